@@ -1,0 +1,133 @@
+"""One input model and one result model per activity: what crosses the workflow/activity line.
+
+Secrets never appear here: activities read them from the worker's settings.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from workflows.models import (
+    Brief,
+    Budget,
+    Counters,
+    Decision,
+    Evidence,
+    Passage,
+    Report,
+    RunStatus,
+    SearchHit,
+    SourceRef,
+    Stance,
+    StopReason,
+    TranscriptEntry,
+)
+
+# Activity names, registered by worker.py and called by the workflow.
+START_RUN = "start_run"
+DECIDE = "decide"
+SEARCH_WEB = "search_web"
+READ_PAGE = "read_page"
+RECORD_EVIDENCE = "record_evidence"
+RECORD_STEP = "record_step"
+SAVE_REPORT = "save_report"
+
+
+class StartRunInput(BaseModel):
+    run_id: str
+    brief: Brief
+    started_at: str  # ISO 8601, from workflow.now()
+
+
+class StartRunResult(BaseModel):
+    created: bool = True
+
+
+class DecideInput(BaseModel):
+    run_id: str
+    turn: int  # 1-based model-call number; the ledger key of the call
+    brief: Brief
+    transcript: list[TranscriptEntry] = Field(default_factory=list)
+    guidance: list[str] = Field(default_factory=list)
+    budget: Budget = Field(default_factory=Budget)
+    context_chars: int = 0  # size of the compacted transcript, for the ledger
+
+
+class SearchInput(BaseModel):
+    run_id: str
+    step: int
+    query: str
+    allowed_hosts: list[str]
+    max_results: int = 8
+
+
+class SearchResult(BaseModel):
+    hits: list[SearchHit] = Field(default_factory=list)
+    provider: str = ""
+
+
+class ReadPageInput(BaseModel):
+    """Read a window of a source. `fetch` is True only for a URL not yet stored for this run."""
+
+    run_id: str
+    step: int
+    source_id: str  # assigned by the workflow ("S3") before the fetch
+    url: str
+    allowed_hosts: list[str]
+    fetch: bool
+    offset: int = 0
+    find: str | None = None
+    window_passages: int = 6
+
+
+class ReadPageResult(BaseModel):
+    source: SourceRef
+    passages: list[Passage] = Field(default_factory=list)
+    next_offset: int | None = None
+    total_chars: int = 0
+    truncated: bool = False  # the snapshot was cut at its size cap
+
+
+class RecordEvidenceInput(BaseModel):
+    run_id: str
+    evidence_id: str  # assigned by the workflow ("E001")
+    question_id: str
+    source_id: str
+    claim: str
+    stance: Stance
+    passage_id: str | None = None
+    quote: str | None = None
+
+
+class RecordEvidenceResult(BaseModel):
+    evidence: Evidence | None = None
+    error: str | None = None  # why the quote or passage was refused
+
+
+class StepRecord(BaseModel):
+    run_id: str
+    step: int
+    turn: int
+    tool: str
+    arguments: str
+    ok: bool
+    error: str | None = None
+    insufficient: bool = False
+    summary: str = ""
+
+
+class RecordStepResult(BaseModel):
+    inserted: bool = True
+
+
+class SaveReportInput(BaseModel):
+    run_id: str
+    status: RunStatus
+    stop_reason: StopReason
+    report: Report
+    counters: Counters
+    finished_at: str
+
+
+class SaveReportResult(BaseModel):
+    saved: bool = True

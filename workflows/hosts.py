@@ -1,0 +1,54 @@
+"""Host allowlist rules (pure): normalising host names and matching URLs against `allowed_hosts`."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
+
+
+def normalise_host(host: str, *, allow_wildcard: bool = False) -> str:
+    """Lower-case, IDNA-encode and strip one trailing dot; raise ValueError with one sentence."""
+    raw = host.strip()
+    if not raw:
+        raise ValueError("an allowed host is empty")
+    wildcard = allow_wildcard and raw.startswith("*.")
+    name = raw[2:] if wildcard else raw
+    if any(char in name for char in "/:@\\ ?#*") or any(ord(c) < 32 for c in name):
+        raise ValueError(f"allowed host {host!r} is not a bare host name (no scheme, port or path)")
+    name = name.rstrip(".") if name.endswith(".") and not name.endswith("..") else name
+    try:
+        name = name.encode("idna").decode("ascii").lower()
+    except UnicodeError as error:
+        raise ValueError(f"allowed host {host!r} is not a valid host name") from error
+    labels = name.split(".")
+    if len(labels) < 2 or not all(_LABEL.match(label) for label in labels):
+        raise ValueError(f"allowed host {host!r} is not a valid host name")
+    return f"*.{name}" if wildcard else name
+
+
+def url_host(url: str) -> str | None:
+    """The normalised host of an http(s) URL, or None when the URL has none."""
+    try:
+        parts = urlsplit(url.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return None
+        return normalise_host(parts.hostname)
+    except ValueError:
+        return None
+
+
+def host_matches(host: str, allowed_hosts: list[str]) -> bool:
+    for rule in allowed_hosts:
+        if rule.startswith("*."):
+            if host.endswith("." + rule[2:]):
+                return True
+        elif host == rule:
+            return True
+    return False
+
+
+def host_allowed(url: str, allowed_hosts: list[str]) -> bool:
+    host = url_host(url)
+    return host is not None and host_matches(host, allowed_hosts)

@@ -1,0 +1,343 @@
+"""The data contract shared by the workflow, the activities and the CLI (pure pydantic models)."""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from workflows.hosts import host_allowed, normalise_host
+
+TASK_QUEUE = "research"
+
+Stance = Literal["supports", "contradicts"]
+
+QUESTION_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    INCOMPLETE = "incomplete"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+class StopReason(StrEnum):
+    COVERAGE_GATE_PASSED = "coverage_gate_passed"
+    STEP_LIMIT = "step_limit"
+    TOKEN_LIMIT = "token_limit"
+    DEADLINE = "deadline"
+    CONTEXT_LIMIT = "context_limit"
+    FINISH_ATTEMPTS_EXHAUSTED = "finish_attempts_exhausted"
+    CANCELLED = "cancelled"
+    OPERATOR_FINISH = "operator_finish"
+    PROVIDER_ERROR = "provider_error"
+
+
+class Limits(BaseModel):
+    """Hard bounds of one run. Defaults from DESIGN.md; the model can never raise them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_steps: int = 20
+    max_searches: int = 4
+    max_page_fetches: int = 6
+    max_tokens: int = 100_000
+    deadline_seconds: int = 300
+    max_finish_attempts: int = 3
+    max_context_chars: int = 60_000
+    min_sources: int = 2
+
+    @model_validator(mode="after")
+    def _within_ceilings(self) -> Limits:
+        for name, value in self.model_dump().items():
+            ceiling = LIMIT_CEILINGS[name]
+            if value < 1:
+                raise ValueError(f"limit {name} must be at least 1, got {value}")
+            if value > ceiling:
+                raise ValueError(f"limit {name} is {value}, above its ceiling of {ceiling}")
+        return self
+
+
+LIMIT_CEILINGS: dict[str, int] = {
+    "max_steps": 500,
+    "max_searches": 100,
+    "max_page_fetches": 200,
+    "max_tokens": 10_000_000,
+    "deadline_seconds": 86_400,
+    "max_finish_attempts": 20,
+    "max_context_chars": 2_000_000,
+    "min_sources": 20,
+}
+# The context bound must leave room for the brief and at least one tool result.
+MIN_CONTEXT_CHARS = 2_000
+
+
+class Question(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    text: str
+    required: bool = True
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, value: str) -> str:
+        if not QUESTION_ID.match(value):
+            raise ValueError(
+                f"question id {value!r} must start with a letter and use only letters, digits, - or _"
+            )
+        return value
+
+    @field_validator("text")
+    @classmethod
+    def _text_present(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("a sub-question has empty text")
+        return value.strip()
+
+
+class Brief(BaseModel):
+    """What the user asks. With no `questions`, the question itself becomes required Q1."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str
+    questions: list[Question] = Field(default_factory=list)
+    allowed_hosts: list[str]
+    seed_urls: list[str] = Field(default_factory=list)
+    limits: Limits = Field(default_factory=Limits)
+
+    @field_validator("question")
+    @classmethod
+    def _question_present(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the brief's question is empty")
+        return value.strip()
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts_valid(cls, hosts: list[str]) -> list[str]:
+        if not hosts:
+            raise ValueError("allowed_hosts is empty: name at least one host the run may read")
+        return [normalise_host(host, allow_wildcard=True) for host in hosts]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Brief:
+        if not self.questions:
+            self.questions = [Question(id="Q1", text=self.question)]
+        ids = [question.id for question in self.questions]
+        duplicates = sorted({qid for qid in ids if ids.count(qid) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate question id {duplicates[0]!r}: question ids must be unique")
+        if not any(question.required for question in self.questions):
+            raise ValueError("at least one question must be required")
+        for url in self.seed_urls:
+            if not host_allowed(url, self.allowed_hosts):
+                raise ValueError(f"seed URL {url!r} is not on an allowed host")
+        if self.limits.max_context_chars < MIN_CONTEXT_CHARS:
+            raise ValueError(f"limit max_context_chars must be at least {MIN_CONTEXT_CHARS}")
+        return self
+
+    def question_ids(self) -> list[str]:
+        return [question.id for question in self.questions]
+
+
+# ---------------------------------------------------------------- budget and tool envelope
+
+
+class Budget(BaseModel):
+    steps_left: int = 0
+    searches_left: int = 0
+    pages_left: int = 0
+    tokens_left: int = 0
+    seconds_left: int = 0
+
+
+class ToolResult(BaseModel):
+    """The one envelope every tool returns to the model."""
+
+    ok: bool
+    data: dict[str, Any] | None = None
+    error: str | None = None
+    insufficient: bool = False
+    budget: Budget = Field(default_factory=Budget)
+
+
+class ToolCall(BaseModel):
+    """One call as the model emitted it: the arguments stay raw until validated."""
+
+    id: str = ""
+    name: str = ""
+    arguments: str = "{}"
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    estimated: bool = False
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class Decision(BaseModel):
+    """One model turn. No tool call at all is a malformed turn that still costs a step."""
+
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    text: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    model: str = ""
+
+
+class TranscriptEntry(BaseModel):
+    step: int
+    call: ToolCall
+    result: ToolResult
+
+
+# ---------------------------------------------------------------- tool arguments
+
+
+class SearchArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=400)
+
+
+class ReadPageArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: str | None = None
+    source_id: str | None = None
+    offset: int = Field(default=0, ge=0)
+    find: str | None = Field(default=None, max_length=200)
+
+    @model_validator(mode="after")
+    def _one_target(self) -> ReadPageArgs:
+        if (self.url is None) == (self.source_id is None):
+            raise ValueError("give exactly one of url or source_id")
+        return self
+
+
+class RecordEvidenceArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question_id: str
+    source_id: str
+    claim: str = Field(min_length=1, max_length=2_000)
+    stance: Stance
+    passage_id: str | None = None
+    quote: str | None = Field(default=None, max_length=4_000)
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> RecordEvidenceArgs:
+        if (self.passage_id is None) == (self.quote is None):
+            raise ValueError("give exactly one of passage_id or quote")
+        return self
+
+
+class Finding(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1)
+    evidence_ids: list[str] = Field(default_factory=list)
+
+
+class FinishArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    answer: str = Field(min_length=1)
+    findings: list[Finding] = Field(default_factory=list)
+    limitations: str = ""
+
+
+# ---------------------------------------------------------------- ledger-facing records
+
+
+class Passage(BaseModel):
+    id: str  # "S1.P4"
+    start: int  # character offset in the snapshot
+    end: int
+    text: str
+    section: str = ""
+
+
+class SourceRef(BaseModel):
+    """What the workflow knows of a stored source: never the body."""
+
+    id: str
+    url: str
+    final_url: str = ""
+    host: str = ""
+    title: str = ""
+    content_hash: str = ""
+    passage_count: int = 0
+    ok: bool = True
+    error: str | None = None
+
+
+class SearchHit(BaseModel):
+    url: str
+    title: str = ""
+    snippet: str = ""
+    host: str = ""
+
+
+class Evidence(BaseModel):
+    id: str  # "E001"
+    question_id: str
+    source_id: str
+    claim: str
+    stance: Stance
+    quote: str
+    passage_id: str | None = None
+    start: int = 0
+    end: int = 0
+
+
+class Report(BaseModel):
+    answer: str
+    findings: list[Finding] = Field(default_factory=list)
+    limitations: str = ""
+    open_questions: list[str] = Field(default_factory=list)
+    composed: bool = False  # True when the host composed it (every end that is not completed)
+
+
+class Counters(BaseModel):
+    steps: int = 0
+    searches: int = 0
+    page_fetches: int = 0
+    tokens: int = 0
+    finish_attempts: int = 0
+    model_calls: int = 0
+
+
+class Progress(BaseModel):
+    run_id: str = ""
+    status: RunStatus = RunStatus.RUNNING
+    stop_reason: StopReason | None = None
+    counters: Counters = Field(default_factory=Counters)
+    limits: Limits = Field(default_factory=Limits)
+    evidence_count: int = 0
+    source_count: int = 0
+    open_questions: list[str] = Field(default_factory=list)
+    last_action: str = ""
+    seconds_left: int = 0
+
+
+class RunResult(BaseModel):
+    run_id: str
+    status: RunStatus
+    stop_reason: StopReason
+    counters: Counters
+    evidence_count: int
+    source_count: int
+    independent_sources: int
+    report: Report
+    message: str = ""
