@@ -341,3 +341,30 @@ class RunResult(BaseModel):
     independent_sources: int
     report: Report
     message: str = ""
+
+
+# ---------------------------------------------------------------- steering (signals, update, query)
+
+
+class GuidanceInput(BaseModel):
+    text: str = Field(min_length=1, max_length=2_000)
+
+
+class SeedUrlsInput(BaseModel):
+    urls: list[str] = Field(min_length=1)
+
+
+class FinishNowInput(BaseModel):
+    reason: str = ""
+
+
+class ExtendLimitsInput(BaseModel):
+    """New absolute values for some limits; each must be above the current value and its ceiling."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_steps: int | None = None
+    max_searches: int | None = None
+    max_page_fetches: int | None = None
+    max_tokens: int | None = None
+    deadline_seconds: int | None = None
