@@ -46,6 +46,7 @@ class Settings:
     temporal_api_key: str | None = field(default=None, repr=False)
     task_queue: str = "research"
     ui_port: int = 8233
+    search_attributes: bool = True  # ResearchStatus / ResearchStopReason registered
     model_provider: ModelProvider = "offline"
     model: str = "gpt-4o-mini"
     openai_api_key: str | None = field(default=None, repr=False)
@@ -85,6 +86,7 @@ class Settings:
             temporal_api_key=env.get("TEMPORAL_API_KEY") or None,
             task_queue=env.get("RESEARCH_TASK_QUEUE") or "research",
             ui_port=_int(env, "RESEARCH_UI_PORT", 8233),
+            search_attributes=env.get("RESEARCH_SEARCH_ATTRIBUTES", "1").strip() != "0",
             model_provider="openai" if provider == "openai" else "offline",
             model=env.get("RESEARCH_MODEL") or "gpt-4o-mini",
             openai_api_key=api_key,

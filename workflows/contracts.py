@@ -11,7 +11,6 @@ from workflows.models import (
     Brief,
     Budget,
     Counters,
-    Decision,
     Evidence,
     Passage,
     Report,
@@ -32,6 +31,10 @@ RECORD_EVIDENCE = "record_evidence"
 RECORD_STEP = "record_step"
 SAVE_REPORT = "save_report"
 
+# ApplicationError type raised by `decide` when the provider refuses (bad key, bad request):
+# the run ends `failed` with stop reason `provider_error` instead of retrying.
+PROVIDER_ERROR = "ProviderError"
+
 
 class StartRunInput(BaseModel):
     run_id: str
@@ -41,6 +44,9 @@ class StartRunInput(BaseModel):
 
 class StartRunResult(BaseModel):
     created: bool = True
+    # Whether the namespace has ResearchStatus / ResearchStopReason registered (worker setting):
+    # recorded in history, so replay makes the same upserts.
+    search_attributes: bool = False
 
 
 class DecideInput(BaseModel):

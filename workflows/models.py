@@ -88,7 +88,8 @@ class Question(BaseModel):
     def _id_shape(cls, value: str) -> str:
         if not QUESTION_ID.match(value):
             raise ValueError(
-                f"question id {value!r} must start with a letter and use only letters, digits, - or _"
+                f"question id {value!r} must start with a letter and use only letters, "
+                "digits, - or _"
             )
         return value
 
@@ -132,7 +133,9 @@ class Brief(BaseModel):
         ids = [question.id for question in self.questions]
         duplicates = sorted({qid for qid in ids if ids.count(qid) > 1})
         if duplicates:
-            raise ValueError(f"duplicate question id {duplicates[0]!r}: question ids must be unique")
+            raise ValueError(
+                f"duplicate question id {duplicates[0]!r}: question ids must be unique"
+            )
         if not any(question.required for question in self.questions):
             raise ValueError("at least one question must be required")
         for url in self.seed_urls:

@@ -1,0 +1,1 @@
+"""Activities: every piece of I/O the research workflow needs (model, search, pages, ledger)."""

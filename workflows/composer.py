@@ -1,0 +1,53 @@
+"""The host-composed report (pure): built only from recorded evidence, for unfinished runs."""
+
+from __future__ import annotations
+
+from workflows.gate import open_questions
+from workflows.models import Brief, Evidence, Finding, Report, StopReason
+
+_WHY = {
+    StopReason.STEP_LIMIT: "the step limit was reached",
+    StopReason.TOKEN_LIMIT: "the token limit was reached",
+    StopReason.DEADLINE: "the deadline passed",
+    StopReason.CONTEXT_LIMIT: "the context limit was reached",
+    StopReason.FINISH_ATTEMPTS_EXHAUSTED: "every finish attempt failed the coverage gate",
+    StopReason.CANCELLED: "the run was cancelled",
+    StopReason.OPERATOR_FINISH: "an operator asked it to finish",
+    StopReason.PROVIDER_ERROR: "the model provider refused the request",
+}
+
+
+def compose(
+    brief: Brief, evidence: dict[str, Evidence], stop_reason: StopReason, detail: str = ""
+) -> Report:
+    """One finding per question with evidence, citing all of it; the rest are open questions."""
+    findings = [
+        Finding(
+            text=f"{question.id} ({question.text}): " + " ".join(item.claim for item in items),
+            evidence_ids=[item.id for item in items],
+        )
+        for question in brief.questions
+        if (items := _evidence_for(question.id, evidence))
+    ]
+    unanswered = open_questions(brief, evidence)
+    why = _WHY.get(stop_reason, str(stop_reason))
+    limitations = [f"The investigation stopped because {why}{': ' + detail if detail else ''}."]
+    if unanswered:
+        limitations.append("Open questions: " + ", ".join(unanswered) + ".")
+    contradicting = sorted(item.id for item in evidence.values() if item.stance == "contradicts")
+    if contradicting:
+        limitations.append("Contradicting evidence recorded: " + ", ".join(contradicting) + ".")
+    return Report(
+        answer=f"Partial answer to: {brief.question} (composed from recorded evidence only).",
+        findings=findings,
+        limitations=" ".join(limitations),
+        open_questions=unanswered,
+        composed=True,
+    )
+
+
+def _evidence_for(question_id: str, evidence: dict[str, Evidence]) -> list[Evidence]:
+    return sorted(
+        (item for item in evidence.values() if item.question_id == question_id),
+        key=lambda item: item.id,
+    )

@@ -1,0 +1,43 @@
+"""What the model is shown each turn (pure): the transcript, with older page windows compacted."""
+
+from __future__ import annotations
+
+from workflows.models import TranscriptEntry
+from workflows.tools import READ_PAGE
+
+COMPACTED = "[compacted to save context: read_page this source again to see it]"
+
+
+def size(transcript: list[TranscriptEntry]) -> int:
+    """Characters of the transcript as serialised for a request (the context bound's unit)."""
+    return sum(len(entry.model_dump_json()) for entry in transcript)
+
+
+def compact(transcript: list[TranscriptEntry], budget_chars: int) -> list[TranscriptEntry]:
+    """Drop passage text from the oldest page windows first until the transcript fits.
+
+    The most recent window is never compacted: the model must see what it just read. Returns
+    the transcript unchanged when it already fits; the caller checks the size afterwards.
+    """
+    entries = list(transcript)
+    windows = [i for i, entry in enumerate(entries) if _has_passages(entry)]
+    for index in windows[:-1]:
+        if size(entries) <= budget_chars:
+            break
+        entries[index] = _without_text(entries[index])
+    return entries
+
+
+def _has_passages(entry: TranscriptEntry) -> bool:
+    data = entry.result.data or {}
+    return entry.call.name == READ_PAGE and bool(data.get("passages"))
+
+
+def _without_text(entry: TranscriptEntry) -> TranscriptEntry:
+    data = dict(entry.result.data or {})
+    data["passages"] = [
+        {"id": passage["id"], "offset": passage.get("offset", 0), "text": COMPACTED}
+        for passage in data["passages"]
+    ]
+    result = entry.result.model_copy(update={"data": data})
+    return entry.model_copy(update={"result": result})

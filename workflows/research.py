@@ -1,0 +1,497 @@
+"""ResearchWorkflow: the deterministic, bounded investigation loop of DESIGN.md."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from temporalio import workflow
+from temporalio.common import RetryPolicy, SearchAttributeKey
+from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import TimeoutError as ActivityTimeout
+
+with workflow.unsafe.imports_passed_through():
+    from workflows import context, contracts, gate
+    from workflows.composer import compose
+    from workflows.models import (
+        Brief,
+        Decision,
+        ExtendLimitsInput,
+        FinishArgs,
+        FinishNowInput,
+        GuidanceInput,
+        Limits,
+        Progress,
+        ReadPageArgs,
+        RecordEvidenceArgs,
+        Report,
+        RunResult,
+        RunStatus,
+        SearchArgs,
+        SeedUrlsInput,
+        SourceRef,
+        StopReason,
+        ToolCall,
+        ToolResult,
+        TranscriptEntry,
+    )
+    from workflows.state import RunState
+    from workflows.tools import InvalidCall, parse_call
+
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+STATUS_KEY = SearchAttributeKey.for_keyword("ResearchStatus")
+STOP_REASON_KEY = SearchAttributeKey.for_keyword("ResearchStopReason")
+
+ACTIVITY_TIMEOUT = timedelta(seconds=60)
+DECIDE_TIMEOUT = timedelta(seconds=120)
+WRAP_UP_TIMEOUT = timedelta(seconds=30)  # saving the report after a bound tripped
+RETRY = RetryPolicy(maximum_attempts=5, initial_interval=timedelta(seconds=1))
+
+
+class Outcome(BaseModel):
+    status: RunStatus
+    stop_reason: StopReason
+    report: Report | None = None  # None: compose one from the recorded evidence
+    detail: str = ""
+
+
+@workflow.defn(name="ResearchWorkflow", failure_exception_types=[ValidationError])
+class ResearchWorkflow:
+    @workflow.init
+    def __init__(self, brief: Brief) -> None:
+        self._state = RunState.begin(brief, workflow.now())
+        self._run_id = workflow.info().workflow_id
+        self._outcome: Outcome | None = None
+        self._search_attributes = False
+
+    @workflow.run
+    async def run(self, brief: Brief) -> RunResult:
+        started = await self._call(
+            contracts.START_RUN,
+            contracts.StartRunInput(
+                run_id=self._run_id, brief=brief, started_at=self._state.started_at.isoformat()
+            ),
+            contracts.StartRunResult,
+            summary=f"start: {brief.question[:80]}",
+        )
+        self._search_attributes = started.search_attributes
+        self._publish()
+        try:
+            self._outcome = await self._investigate()
+        except asyncio.CancelledError:
+            self._outcome = Outcome(status=RunStatus.CANCELLED, stop_reason=StopReason.CANCELLED)
+            await self._wrap_up(self._outcome)
+            raise
+        return await self._wrap_up(self._outcome)
+
+    # ------------------------------------------------------------ the loop
+
+    async def _investigate(self) -> Outcome:
+        while True:
+            stop = self._state.tripped(workflow.now())
+            if stop is not None:
+                return await self._stopped(stop)
+            transcript = context.compact(self._state.transcript, self._context_budget())
+            if context.size(transcript) > self._context_budget():
+                return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.CONTEXT_LIMIT)
+            decision = await self._decide(transcript)
+            if isinstance(decision, Outcome):
+                return decision
+            self._state.counters.tokens += decision.usage.total
+            outcome = await self._act(decision)
+            if outcome is not None:
+                return outcome
+
+    async def _stopped(self, stop: StopReason) -> Outcome:
+        """A bound tripped, or an operator asked to finish: the composed report may still pass."""
+        if stop is not StopReason.OPERATOR_FINISH:
+            return Outcome(status=RunStatus.INCOMPLETE, stop_reason=stop)
+        report = compose(self._state.brief, self._state.evidence, stop)
+        verdict = gate.check(
+            _as_finish(report), self._state.evidence, self._state.sources, self._state.brief
+        )
+        status = RunStatus.COMPLETED if verdict.passed else RunStatus.INCOMPLETE
+        return Outcome(status=status, stop_reason=stop, report=report)
+
+    def _context_budget(self) -> int:
+        return self._state.limits.max_context_chars - len(self._state.brief.model_dump_json())
+
+    async def _decide(self, transcript: list[TranscriptEntry]) -> Decision | Outcome:
+        self._state.counters.model_calls += 1
+        request = contracts.DecideInput(
+            run_id=self._run_id,
+            turn=self._state.counters.model_calls,
+            brief=self._state.brief,
+            transcript=transcript,
+            guidance=list(self._state.guidance),
+            budget=self._state.budget(workflow.now()),
+            context_chars=context.size(transcript),
+        )
+        remaining = self._state.seconds_left(workflow.now())
+        try:
+            return await asyncio.wait_for(
+                self._call(
+                    contracts.DECIDE,
+                    request,
+                    Decision,
+                    timeout=DECIDE_TIMEOUT,
+                    heartbeat=timedelta(seconds=15),
+                    summary=f"decide: turn {request.turn}",
+                ),
+                timeout=remaining,
+            )
+        except TimeoutError:  # the deadline won the race with the model call
+            return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
+        except ActivityError as error:
+            return _provider_outcome(error)
+
+    async def _act(self, decision: Decision) -> Outcome | None:
+        calls = decision.tool_calls
+        if len(calls) != 1:
+            problem = "no tool call" if not calls else f"{len(calls)} tool calls"
+            call = ToolCall(name="", arguments=decision.text[:2_000])
+            error = f"{problem} in this turn: call exactly one tool per turn"
+            self._state.counters.steps += 1
+            await self._record(call, self._result(ok=False, error=error))
+            return None
+        self._state.counters.steps += 1
+        result, outcome = await self._dispatch(calls[0])
+        await self._record(calls[0], result)
+        return outcome
+
+    # ------------------------------------------------------------ tools
+
+    async def _dispatch(self, call: ToolCall) -> tuple[ToolResult, Outcome | None]:
+        try:
+            args = parse_call(call)
+            if isinstance(args, SearchArgs):
+                return await self._search(args), None
+            if isinstance(args, ReadPageArgs):
+                return await self._read(args), None
+            if isinstance(args, RecordEvidenceArgs):
+                return await self._record_evidence(args), None
+            assert isinstance(args, FinishArgs)
+            return self._finish(args)
+        except InvalidCall as error:
+            return self._result(ok=False, error=str(error)), None
+
+    async def _search(self, args: SearchArgs) -> ToolResult:
+        state = self._state
+        if state.counters.searches >= state.limits.max_searches:
+            return self._result(ok=False, error="search budget exhausted: read or record instead")
+        state.counters.searches += 1
+        found = await self._call(
+            contracts.SEARCH_WEB,
+            contracts.SearchInput(
+                run_id=self._run_id,
+                step=state.counters.steps,
+                query=args.query,
+                allowed_hosts=state.brief.allowed_hosts,
+            ),
+            contracts.SearchResult,
+            summary=f"search: {args.query[:80]}",
+        )
+        for hit in found.hits:
+            state.discovered.setdefault(hit.url, hit)
+        results = [hit.model_dump(include={"url", "title", "snippet"}) for hit in found.hits]
+        note = "snippets are for discovery only: read a page before recording evidence"
+        return self._result(data={"results": results, "note": note}, insufficient=not results)
+
+    async def _read(self, args: ReadPageArgs) -> ToolResult:
+        state = self._state
+        target = state.read_target(args)
+        if target.fetch:
+            if state.counters.page_fetches >= state.limits.max_page_fetches:
+                return self._result(
+                    ok=False, error="page budget exhausted: stored pages stay readable by source_id"
+                )
+            state.counters.page_fetches += 1
+            state.url_index[target.url] = target.source_id
+        page = await self._call(
+            contracts.READ_PAGE,
+            contracts.ReadPageInput(
+                run_id=self._run_id,
+                step=state.counters.steps,
+                source_id=target.source_id,
+                url=target.url,
+                allowed_hosts=state.brief.allowed_hosts,
+                fetch=target.fetch,
+                offset=args.offset,
+                find=args.find,
+            ),
+            contracts.ReadPageResult,
+            summary=f"read: {target.source_id} {target.url[:80]}",
+        )
+        state.sources[target.source_id] = page.source
+        if not page.source.ok:
+            return self._result(
+                ok=False, error=f"{target.url} could not be read: {page.source.error}"
+            )
+        return self._result(data=_window(page), insufficient=not page.passages)
+
+    async def _record_evidence(self, args: RecordEvidenceArgs) -> ToolResult:
+        self._state.check_evidence(args)
+        evidence_id = self._state.next_evidence_id()
+        recorded = await self._call(
+            contracts.RECORD_EVIDENCE,
+            contracts.RecordEvidenceInput(
+                run_id=self._run_id,
+                evidence_id=evidence_id,
+                **args.model_dump(),
+            ),
+            contracts.RecordEvidenceResult,
+            summary=f"record: {evidence_id} for {args.question_id}",
+        )
+        if recorded.evidence is None:
+            return self._result(ok=False, error=recorded.error or "evidence refused")
+        self._state.evidence[evidence_id] = recorded.evidence
+        return self._result(data={"evidence_id": evidence_id, "quote": recorded.evidence.quote})
+
+    def _finish(self, args: FinishArgs) -> tuple[ToolResult, Outcome | None]:
+        state = self._state
+        state.counters.finish_attempts += 1
+        verdict = gate.check(args, state.evidence, state.sources, state.brief)
+        if verdict.passed:
+            report = Report(
+                answer=args.answer,
+                findings=args.findings,
+                limitations=args.limitations,
+                open_questions=gate.open_questions(state.brief, state.evidence),
+            )
+            outcome = Outcome(
+                status=RunStatus.COMPLETED,
+                stop_reason=StopReason.COVERAGE_GATE_PASSED,
+                report=report,
+            )
+            return self._result(data={"passed": True}), outcome
+        left = state.limits.max_finish_attempts - state.counters.finish_attempts
+        result = self._result(
+            ok=False,
+            error="the coverage gate failed",
+            data={
+                "gaps": verdict.gaps,
+                "finish_attempts_left": left,
+                "unread_urls": state.unread_urls()[:10],
+            },
+        )
+        if left <= 0:
+            detail = "; ".join(verdict.gaps)
+            return result, Outcome(
+                status=RunStatus.INCOMPLETE,
+                detail=detail,
+                stop_reason=StopReason.FINISH_ATTEMPTS_EXHAUSTED,
+            )
+        return result, None
+
+    def _result(
+        self,
+        *,
+        ok: bool = True,
+        data: dict[str, Any] | None = None,
+        error: str | None = None,
+        insufficient: bool = False,
+    ) -> ToolResult:
+        return ToolResult(
+            ok=ok,
+            data=data,
+            error=error,
+            insufficient=insufficient,
+            budget=self._state.budget(workflow.now()),
+        )
+
+    async def _record(self, call: ToolCall, result: ToolResult) -> None:
+        state = self._state
+        state.transcript.append(
+            TranscriptEntry(step=state.counters.steps, call=call, result=result)
+        )
+        state.last_action = _describe(call, result)
+        await self._call(
+            contracts.RECORD_STEP,
+            contracts.StepRecord(
+                run_id=self._run_id,
+                step=state.counters.steps,
+                turn=state.counters.model_calls,
+                tool=call.name,
+                arguments=call.arguments,
+                ok=result.ok,
+                error=result.error,
+                insufficient=result.insufficient,
+                summary=state.last_action,
+            ),
+            contracts.RecordStepResult,
+            summary=f"step {state.counters.steps}: {call.name}",
+        )
+        self._publish()
+
+    # ------------------------------------------------------------ ending
+
+    async def _wrap_up(self, outcome: Outcome) -> RunResult:
+        state = self._state
+        report = outcome.report or compose(
+            state.brief, state.evidence, outcome.stop_reason, outcome.detail
+        )
+        await self._call(
+            contracts.SAVE_REPORT,
+            contracts.SaveReportInput(
+                run_id=self._run_id,
+                status=outcome.status,
+                stop_reason=outcome.stop_reason,
+                report=report,
+                counters=state.counters,
+                finished_at=workflow.now().isoformat(),
+            ),
+            contracts.SaveReportResult,
+            timeout=WRAP_UP_TIMEOUT,
+            capped=False,
+            summary=f"save report: {outcome.status}",
+        )
+        self._publish()
+        cited = [eid for finding in report.findings for eid in finding.evidence_ids]
+        families = gate.source_families(
+            sorted({state.evidence[e].source_id for e in cited if e in state.evidence}),
+            state.sources,
+        )
+        return RunResult(
+            run_id=self._run_id,
+            status=outcome.status,
+            stop_reason=outcome.stop_reason,
+            counters=state.counters,
+            evidence_count=len(state.evidence),
+            source_count=len(state.sources),
+            independent_sources=len(families),
+            report=report,
+            message=outcome.detail,
+        )
+
+    # ------------------------------------------------------------ plumbing
+
+    async def _call(
+        self,
+        name: str,
+        request: BaseModel,
+        result_type: type[ResultT],
+        *,
+        summary: str,
+        timeout: timedelta = ACTIVITY_TIMEOUT,  # noqa: ASYNC109 (activity timeout)
+        heartbeat: timedelta | None = None,
+        capped: bool = True,
+    ) -> ResultT:
+        """Run an activity; its timeout never reaches past the run's deadline."""
+        total = timeout * (RETRY.maximum_attempts or 1)
+        if capped:
+            left = timedelta(seconds=max(self._state.seconds_left(workflow.now()), 1.0))
+            timeout, total = min(timeout, left), min(total, left)
+        result: ResultT = await workflow.execute_activity(
+            name,
+            request,
+            result_type=result_type,
+            start_to_close_timeout=timeout,
+            schedule_to_close_timeout=total,
+            heartbeat_timeout=heartbeat,
+            retry_policy=RETRY,
+            summary=summary,
+        )
+        return result
+
+    def _publish(self) -> None:
+        progress = self.progress()
+        workflow.set_current_details(
+            f"**step {progress.counters.steps}/{progress.limits.max_steps}** "
+            f"searches {progress.counters.searches} | pages {progress.counters.page_fetches} | "
+            f"evidence {progress.evidence_count} | tokens {progress.counters.tokens}\n\n"
+            f"open questions: {', '.join(progress.open_questions) or 'none'}\n\n"
+            f"last: {progress.last_action}"
+        )
+        if not self._search_attributes:
+            return
+        workflow.upsert_search_attributes(
+            [
+                STATUS_KEY.value_set(progress.status.value),
+                STOP_REASON_KEY.value_set(
+                    progress.stop_reason.value if progress.stop_reason else ""
+                ),
+            ]
+        )
+
+    # ------------------------------------------------------------ steering
+
+    @workflow.query
+    def progress(self) -> Progress:
+        state, outcome = self._state, self._outcome
+        return Progress(
+            run_id=self._run_id,
+            status=outcome.status if outcome else RunStatus.RUNNING,
+            stop_reason=outcome.stop_reason if outcome else None,
+            counters=state.counters,
+            limits=state.limits,
+            evidence_count=len(state.evidence),
+            source_count=len(state.sources),
+            open_questions=gate.open_questions(state.brief, state.evidence),
+            last_action=state.last_action,
+            seconds_left=int(state.seconds_left(workflow.now())),
+        )
+
+    @workflow.signal
+    def add_guidance(self, guidance: GuidanceInput) -> None:
+        self._state.guidance.append(guidance.text)
+
+    @workflow.signal
+    def add_seed_urls(self, seeds: SeedUrlsInput) -> None:
+        from workflows.hosts import host_allowed
+
+        for url in seeds.urls:
+            if host_allowed(url, self._state.brief.allowed_hosts) and url not in self._state.seeds:
+                self._state.seeds.append(url)
+
+    @workflow.signal
+    def finish_now(self, request: FinishNowInput) -> None:
+        self._state.finish_requested = True
+
+    @workflow.update
+    def extend_limits(self, request: ExtendLimitsInput) -> Limits:
+        return self._state.extend(request)
+
+    @extend_limits.validator
+    def _validate_extend(self, request: ExtendLimitsInput) -> None:
+        self._state.model_copy(deep=True).extend(request)
+
+
+def _as_finish(report: Report) -> FinishArgs:
+    return FinishArgs(
+        answer=report.answer, findings=report.findings, limitations=report.limitations
+    )
+
+
+def _window(page: contracts.ReadPageResult) -> dict[str, Any]:
+    source: SourceRef = page.source
+    return {
+        "source_id": source.id,
+        "url": source.url,
+        "title": source.title,
+        "passages": [
+            {"id": p.id, "offset": p.start, "section": p.section, "text": p.text}
+            for p in page.passages
+        ],
+        "next_offset": page.next_offset,
+        "total_chars": page.total_chars,
+        "truncated": page.truncated,
+    }
+
+
+def _describe(call: ToolCall, result: ToolResult) -> str:
+    status = "ok" if result.ok else f"error: {result.error}"
+    return f"{call.name or '(no tool call)'} {call.arguments[:100]} -> {status}"[:300]
+
+
+def _provider_outcome(error: ActivityError) -> Outcome:
+    cause = error.cause
+    if isinstance(cause, ApplicationError) and cause.type == contracts.PROVIDER_ERROR:
+        return Outcome(
+            status=RunStatus.FAILED, stop_reason=StopReason.PROVIDER_ERROR, detail=cause.message
+        )
+    if isinstance(cause, ActivityTimeout):
+        return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
+    raise error

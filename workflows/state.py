@@ -1,0 +1,143 @@
+"""The run's state and its rules (pure): bounds, remaining budget, ID assignment, target checks."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from pydantic import BaseModel, Field
+
+from workflows.hosts import host_allowed
+from workflows.models import (
+    LIMIT_CEILINGS,
+    Brief,
+    Budget,
+    Counters,
+    Evidence,
+    ExtendLimitsInput,
+    Limits,
+    ReadPageArgs,
+    RecordEvidenceArgs,
+    SearchHit,
+    SourceRef,
+    StopReason,
+    TranscriptEntry,
+)
+from workflows.tools import InvalidCall
+
+
+class ReadTarget(BaseModel):
+    url: str
+    source_id: str
+    fetch: bool  # True: a network read of a new URL (counts against max_page_fetches)
+
+
+class RunState(BaseModel):
+    brief: Brief
+    limits: Limits
+    started_at: datetime
+    counters: Counters = Field(default_factory=Counters)
+    evidence: dict[str, Evidence] = Field(default_factory=dict)
+    sources: dict[str, SourceRef] = Field(default_factory=dict)
+    url_index: dict[str, str] = Field(default_factory=dict)  # URL asked for -> source id
+    discovered: dict[str, SearchHit] = Field(default_factory=dict)  # search results, in order
+    seeds: list[str] = Field(default_factory=list)
+    transcript: list[TranscriptEntry] = Field(default_factory=list)
+    guidance: list[str] = Field(default_factory=list)
+    last_action: str = ""
+    finish_requested: bool = False
+
+    @classmethod
+    def begin(cls, brief: Brief, now: datetime) -> RunState:
+        return cls(brief=brief, limits=brief.limits, started_at=now, seeds=list(brief.seed_urls))
+
+    # ------------------------------------------------------------ bounds
+
+    def deadline(self) -> datetime:
+        return self.started_at + timedelta(seconds=self.limits.deadline_seconds)
+
+    def seconds_left(self, now: datetime) -> float:
+        return max(0.0, (self.deadline() - now).total_seconds())
+
+    def tripped(self, now: datetime) -> StopReason | None:
+        """The bound that ends the run now, checked before every model turn."""
+        if self.finish_requested:
+            return StopReason.OPERATOR_FINISH
+        if self.counters.steps >= self.limits.max_steps:
+            return StopReason.STEP_LIMIT
+        if self.counters.tokens >= self.limits.max_tokens:
+            return StopReason.TOKEN_LIMIT
+        if self.seconds_left(now) <= 0:
+            return StopReason.DEADLINE
+        return None
+
+    def budget(self, now: datetime) -> Budget:
+        limits, used = self.limits, self.counters
+        return Budget(
+            steps_left=max(0, limits.max_steps - used.steps),
+            searches_left=max(0, limits.max_searches - used.searches),
+            pages_left=max(0, limits.max_page_fetches - used.page_fetches),
+            tokens_left=max(0, limits.max_tokens - used.tokens),
+            seconds_left=int(self.seconds_left(now)),
+        )
+
+    def extend(self, request: ExtendLimitsInput) -> Limits:
+        """Raise limits on operator request; refuse lowering and anything above the ceilings."""
+        changes = request.model_dump(exclude_none=True)
+        if not changes:
+            raise ValueError("name at least one limit to extend")
+        current = self.limits.model_dump()
+        for name, value in changes.items():
+            if value <= current[name]:
+                raise ValueError(f"{name} can only be raised: it is {current[name]}, asked {value}")
+            if value > LIMIT_CEILINGS[name]:
+                raise ValueError(f"{name} {value} is above its ceiling of {LIMIT_CEILINGS[name]}")
+        self.limits = self.limits.model_copy(update=changes)
+        return self.limits
+
+    # ------------------------------------------------------------ IDs, assigned in order
+
+    def next_source_id(self) -> str:
+        return f"S{len(self.sources) + 1}"
+
+    def next_evidence_id(self) -> str:
+        return f"E{len(self.evidence) + 1:03d}"
+
+    # ------------------------------------------------------------ checks on tool arguments
+
+    def read_target(self, args: ReadPageArgs) -> ReadTarget:
+        if args.source_id is not None:
+            source = self.sources.get(args.source_id)
+            if source is None:
+                raise InvalidCall(f"unknown source_id {args.source_id}; known: {self._known()}")
+            return ReadTarget(url=source.url, source_id=source.id, fetch=False)
+        url = (args.url or "").strip()
+        if url in self.url_index:
+            return ReadTarget(url=url, source_id=self.url_index[url], fetch=False)
+        if not host_allowed(url, self.brief.allowed_hosts):
+            raise InvalidCall(
+                f"{url} is not on an allowed host ({', '.join(self.brief.allowed_hosts)})"
+            )
+        if url not in self.discovered and url not in self.seeds:
+            raise InvalidCall(f"{url} is neither a seed URL nor a search result: search first")
+        return ReadTarget(url=url, source_id=self.next_source_id(), fetch=True)
+
+    def check_evidence(self, args: RecordEvidenceArgs) -> None:
+        if args.question_id not in self.brief.question_ids():
+            known = ", ".join(self.brief.question_ids())
+            raise InvalidCall(f"unknown question_id {args.question_id}; the questions are {known}")
+        source = self.sources.get(args.source_id)
+        if source is None or not source.ok:
+            raise InvalidCall(
+                f"unknown source_id {args.source_id}: evidence must come from a page you have "
+                f"read (known: {self._known()}); search snippets cannot be evidence"
+            )
+        if args.passage_id is not None and not args.passage_id.startswith(f"{args.source_id}.P"):
+            raise InvalidCall(f"passage {args.passage_id} does not belong to {args.source_id}")
+
+    def unread_urls(self) -> list[str]:
+        candidates = [*self.seeds, *self.discovered]
+        return [url for url in dict.fromkeys(candidates) if url not in self.url_index]
+
+    def _known(self) -> str:
+        readable = [sid for sid, source in self.sources.items() if source.ok]
+        return ", ".join(readable) or "none yet"
