@@ -64,9 +64,13 @@ class Settings:
         env = dict(os.environ if environ is None else environ)
         provider = env.get("RESEARCH_MODEL_PROVIDER", "").strip().lower()
         if not provider:
-            provider = "openai" if env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL") else "offline"
+            provider = (
+                "openai" if env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL") else "offline"
+            )
         if provider not in ("offline", "openai"):
-            raise SettingsError(f"RESEARCH_MODEL_PROVIDER must be offline or openai, got {provider!r}")
+            raise SettingsError(
+                f"RESEARCH_MODEL_PROVIDER must be offline or openai, got {provider!r}"
+            )
         search = env.get("RESEARCH_SEARCH_PROVIDER", "corpus").strip().lower()
         if search != "corpus":
             raise SettingsError(f"RESEARCH_SEARCH_PROVIDER must be corpus, got {search!r}")

@@ -1,0 +1,174 @@
+"""The PostgreSQL ledger (schema `research`): every run's calls, steps, sources, evidence, report.
+
+Every write is one transaction keyed by natural keys (`INSERT ... ON CONFLICT DO NOTHING`), so a
+retried activity that writes the same rows again adds nothing. The SQL lives in the `ledger_*`
+modules next to this one; `Ledger` owns connections and transactions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from activities import ledger_corpus, ledger_evidence, ledger_runs, ledger_sources
+from activities.extract import Extracted
+from activities.ledger_base import Connection, LedgerConflict, LedgerError, UnknownRun
+from activities.ledger_base import run_must_exist as _run_must_exist
+from activities.ledger_runs import RunRecord
+from activities.ledger_sources import StoredSource
+from activities.pages import FetchedPage
+from workflows.contracts import (
+    RecordEvidenceInput,
+    RecordEvidenceResult,
+    SaveReportInput,
+    StepRecord,
+)
+from workflows.models import Brief, Decision, Evidence, Passage, SearchHit, SourceRef
+
+__all__ = ["Ledger", "LedgerConflict", "LedgerError", "RunRecord", "StoredSource", "UnknownRun"]
+
+
+class Ledger:
+    """The ledger's reads and writes over an async connection pool (created by the caller)."""
+
+    def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
+        self._pool = pool
+
+    @asynccontextmanager
+    async def _write(self, run_id: str) -> AsyncIterator[Connection]:
+        """One connection inside one transaction; writing for a run never started is UnknownRun."""
+        async with self._pool.connection() as conn, _run_must_exist(run_id), conn.transaction():
+            yield conn
+
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[Connection]:
+        async with self._pool.connection() as conn:
+            yield conn
+
+    # ------------------------------------------------------------ runs, model calls, steps
+
+    async def start_run(self, run_id: str, brief: Brief, started_at: str) -> bool:
+        """Record a new run (`started_at` ISO 8601); False when it was already recorded."""
+        async with self._write(run_id) as conn:
+            return await ledger_runs.insert_run(conn, run_id, brief, started_at)
+
+    async def run(self, run_id: str) -> RunRecord | None:
+        async with self._read() as conn:
+            return await ledger_runs.load_run(conn, run_id)
+
+    async def record_model_call(
+        self, run_id: str, turn: int, decision: Decision, provider: str, context_chars: int
+    ) -> bool:
+        async with self._write(run_id) as conn:
+            return await ledger_runs.insert_model_call(
+                conn, run_id, turn, decision, provider, context_chars
+            )
+
+    async def decisions(self, run_id: str) -> list[Decision]:
+        """The recorded model turns of a run, in order (what a replay provider hands back)."""
+        async with self._read() as conn:
+            return await ledger_runs.load_decisions(conn, run_id)
+
+    async def record_step(self, record: StepRecord) -> bool:
+        async with self._write(record.run_id) as conn:
+            return await ledger_runs.insert_step(conn, record)
+
+    # ------------------------------------------------------------ searches
+
+    async def record_search(
+        self, run_id: str, step: int, query: str, provider: str, hits: list[SearchHit]
+    ) -> list[SearchHit]:
+        """Record a search and its results once; return the results as stored."""
+        async with self._write(run_id) as conn:
+            if await ledger_runs.insert_search(conn, run_id, step, query, provider, hits):
+                return hits
+        recorded = await self.recorded_search(run_id, step)
+        return hits if recorded is None else recorded[1]
+
+    async def recorded_search(self, run_id: str, step: int) -> tuple[str, list[SearchHit]] | None:
+        """The provider and results recorded for this step, or None when it has not run."""
+        async with self._read() as conn:
+            return await ledger_runs.load_search(conn, run_id, step)
+
+    # ------------------------------------------------------------ sources and windows
+
+    async def store_source(
+        self, run_id: str, source_id: str, fetched: FetchedPage, extracted: Extracted
+    ) -> SourceRef:
+        """Store the snapshot and its passages in one transaction; return what is stored."""
+        async with self._write(run_id) as conn:
+            await ledger_sources.insert_source(conn, run_id, source_id, fetched, extracted)
+        return await self._stored_ref(run_id, source_id, fetched.url)
+
+    async def store_failed_source(
+        self, run_id: str, source_id: str, url: str, status: str, error: str
+    ) -> SourceRef:
+        """Record a refused (`status="refused"`) or failed fetch, so a retry does not fetch."""
+        async with self._write(run_id) as conn:
+            await ledger_sources.insert_failed_source(conn, run_id, source_id, url, status, error)
+        return await self._stored_ref(run_id, source_id, url)
+
+    async def _stored_ref(self, run_id: str, source_id: str, url: str) -> SourceRef:
+        stored = await self.source(run_id, source_id, url)
+        if stored is None:  # committed a moment ago: only a concurrent delete gets here
+            raise LedgerConflict(f"source {source_id} of run {run_id} vanished after it was stored")
+        return stored.ref
+
+    async def source(
+        self, run_id: str, source_id: str, url: str | None = None
+    ) -> StoredSource | None:
+        """The source stored under `source_id`, else the one stored for `url`, else None."""
+        async with self._read() as conn:
+            return await ledger_sources.load_source(conn, run_id, source_id, url)
+
+    async def sources(self, run_id: str) -> list[SourceRef]:
+        async with self._read() as conn:
+            return await ledger_sources.load_sources(conn, run_id)
+
+    async def window(
+        self, run_id: str, source_id: str, offset: int = 0, find: str | None = None, size: int = 6
+    ) -> tuple[list[Passage], int | None]:
+        """Up to `size` passages from the one containing `offset` (with `find`, only those that
+        contain it, case-insensitively), and the offset the next window starts at (None: end)."""
+        async with self._read() as conn:
+            return await ledger_sources.load_window(conn, run_id, source_id, offset, find, size)
+
+    # ------------------------------------------------------------ evidence
+
+    async def record_evidence(self, request: RecordEvidenceInput) -> RecordEvidenceResult:
+        """Record evidence whose quote is proven from the stored snapshot, or say why not."""
+        async with self._write(request.run_id) as conn:
+            return await ledger_evidence.insert_evidence(conn, request)
+
+    async def evidence_rows(self, run_id: str) -> list[Evidence]:
+        async with self._read() as conn:
+            return await ledger_evidence.load_evidence(conn, run_id)
+
+    # ------------------------------------------------------------ reports
+
+    async def save_report(self, request: SaveReportInput, markdown: str) -> bool:
+        """Store the report and finish the run row in one transaction; False when already saved."""
+        async with self._write(request.run_id) as conn:
+            return await ledger_runs.insert_report(conn, request, markdown)
+
+    async def report(self, run_id: str) -> str | None:
+        """The stored report's Markdown, or None when no report is saved for the run."""
+        async with self._read() as conn:
+            return await ledger_runs.load_markdown(conn, run_id)
+
+    # ------------------------------------------------------------ the local corpus
+
+    async def index_corpus_document(self, url: str, host: str, title: str, body: str) -> None:
+        """Insert or refresh one corpus document (keyed by URL)."""
+        async with self._pool.connection() as conn, conn.transaction():
+            await ledger_corpus.upsert_document(conn, url, host, title, body)
+
+    async def search_corpus(
+        self, query: str, allowed_hosts: list[str], limit: int
+    ) -> list[SearchHit]:
+        """Corpus documents on allowed hosts matching any word of `query`, best first."""
+        async with self._read() as conn:
+            return await ledger_corpus.search_documents(conn, query, allowed_hosts, limit)

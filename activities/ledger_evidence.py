@@ -1,0 +1,162 @@
+"""Ledger SQL for evidence: a quote is stored only once it is proven to be in the snapshot."""
+
+from __future__ import annotations
+
+from activities.extract import find_quote
+from activities.ledger_base import Connection, Row, execute, fetch_all, fetch_one
+from activities.ledger_sources import passage_id
+from workflows.contracts import RecordEvidenceInput, RecordEvidenceResult
+from workflows.models import Evidence
+
+_SELECT_EVIDENCE = """
+SELECT evidence_id, question_id, source_id, claim, stance, quote, passage_id,
+       start_offset, end_offset
+FROM research.evidence
+WHERE run_id = %s AND evidence_id = %s
+"""
+
+_SELECT_RUN_EVIDENCE = """
+SELECT evidence_id, question_id, source_id, claim, stance, quote, passage_id,
+       start_offset, end_offset
+FROM research.evidence
+WHERE run_id = %s
+ORDER BY length(evidence_id), evidence_id
+"""
+
+_SELECT_SNAPSHOT = """
+SELECT status, error, snapshot,
+       (SELECT count(*) FROM research.passages p
+        WHERE p.run_id = s.run_id AND p.source_id = s.source_id) AS passage_count
+FROM research.sources s
+WHERE run_id = %s AND source_id = %s
+"""
+
+_SELECT_PASSAGE = """
+SELECT passage_id, start_offset, end_offset, text
+FROM research.passages
+WHERE run_id = %s AND source_id = %s AND passage_id = %s
+"""
+
+# The passage a quote starts in (the first one ending after its start offset).
+_SELECT_PASSAGE_AT = """
+SELECT passage_id
+FROM research.passages
+WHERE run_id = %s AND source_id = %s AND end_offset > %s
+ORDER BY passage_no
+LIMIT 1
+"""
+
+_INSERT_EVIDENCE = """
+INSERT INTO research.evidence (
+    run_id, evidence_id, question_id, source_id, claim, stance, quote, passage_id,
+    start_offset, end_offset
+) VALUES (
+    %(run_id)s, %(evidence_id)s, %(question_id)s, %(source_id)s, %(claim)s, %(stance)s,
+    %(quote)s, %(passage_id)s, %(start)s, %(end)s
+) ON CONFLICT DO NOTHING
+"""
+
+
+class EvidenceRefused(Exception):
+    """The quote or passage cannot be proven from the stored snapshot; the message says why."""
+
+
+async def insert_evidence(conn: Connection, request: RecordEvidenceInput) -> RecordEvidenceResult:
+    """Record one piece of evidence (call inside a transaction); a recorded ID returns its row."""
+    stored = await fetch_one(conn, _SELECT_EVIDENCE, (request.run_id, request.evidence_id))
+    if stored is not None:
+        return RecordEvidenceResult(evidence=_evidence(stored))
+    try:
+        evidence = await _proven(conn, request)
+    except EvidenceRefused as refused:
+        return RecordEvidenceResult(error=str(refused))
+    await execute(conn, _INSERT_EVIDENCE, _evidence_params(request.run_id, evidence))
+    return RecordEvidenceResult(evidence=evidence)
+
+
+async def load_evidence(conn: Connection, run_id: str) -> list[Evidence]:
+    return [_evidence(row) for row in await fetch_all(conn, _SELECT_RUN_EVIDENCE, (run_id,))]
+
+
+async def _proven(conn: Connection, request: RecordEvidenceInput) -> Evidence:
+    """The evidence with its quote copied from the snapshot, or EvidenceRefused."""
+    source = await fetch_one(conn, _SELECT_SNAPSHOT, (request.run_id, request.source_id))
+    if source is None:
+        raise EvidenceRefused(
+            f"unknown source {request.source_id}: read the page before recording evidence"
+        )
+    if source["status"] != "ok":
+        raise EvidenceRefused(
+            f"source {request.source_id} could not be read ({source['error']}): "
+            "it has no text to quote"
+        )
+    if request.passage_id is not None:
+        return await _from_passage(conn, request, request.passage_id, source["passage_count"])
+    return await _from_quote(conn, request, source["snapshot"])
+
+
+async def _from_passage(
+    conn: Connection, request: RecordEvidenceInput, wanted: str, passage_count: int
+) -> Evidence:
+    row = await fetch_one(conn, _SELECT_PASSAGE, (request.run_id, request.source_id, wanted))
+    if row is None:
+        raise EvidenceRefused(_unknown_passage(request.source_id, wanted, passage_count))
+    return _new_evidence(
+        request, row["text"], row["passage_id"], row["start_offset"], row["end_offset"]
+    )
+
+
+def _unknown_passage(source_id: str, wanted: str, passage_count: int) -> str:
+    if not wanted.startswith(f"{source_id}.P"):
+        return f"passage {wanted} is not in source {source_id}: its passage ids start {source_id}.P"
+    if passage_count == 0:
+        return f"unknown passage {wanted}: source {source_id} has no passages"
+    last = passage_id(source_id, passage_count)
+    return f"unknown passage {wanted}: source {source_id} has {source_id}.P1 to {last}"
+
+
+async def _from_quote(conn: Connection, request: RecordEvidenceInput, snapshot: str) -> Evidence:
+    span = find_quote(snapshot, request.quote or "")
+    if span is None:
+        raise EvidenceRefused(
+            f"quote not found verbatim in {request.source_id} (copy the words exactly as the page "
+            "shows them, or give a passage_id instead)"
+        )
+    start, end = span
+    row = await fetch_one(conn, _SELECT_PASSAGE_AT, (request.run_id, request.source_id, start))
+    passage = row["passage_id"] if row is not None else None
+    return _new_evidence(request, snapshot[start:end], passage, start, end)
+
+
+def _new_evidence(
+    request: RecordEvidenceInput, quote: str, passage_id: str | None, start: int, end: int
+) -> Evidence:
+    return Evidence(
+        id=request.evidence_id,
+        question_id=request.question_id,
+        source_id=request.source_id,
+        claim=request.claim,
+        stance=request.stance,
+        quote=quote,
+        passage_id=passage_id,
+        start=start,
+        end=end,
+    )
+
+
+def _evidence_params(run_id: str, evidence: Evidence) -> dict[str, object]:
+    return {"run_id": run_id, "evidence_id": evidence.id, **evidence.model_dump(exclude={"id"})}
+
+
+def _evidence(row: Row) -> Evidence:
+    return Evidence(
+        id=row["evidence_id"],
+        question_id=row["question_id"],
+        source_id=row["source_id"],
+        claim=row["claim"],
+        stance=row["stance"],
+        quote=row["quote"],
+        passage_id=row["passage_id"],
+        start=row["start_offset"],
+        end=row["end_offset"],
+    )

@@ -1,0 +1,186 @@
+"""Ledger SQL for sources: snapshots, their passages, and the windows the model reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from activities.extract import Extracted, content_hash
+from activities.ledger_base import Connection, Row, execute, fetch_all, fetch_one
+from activities.pages import FetchedPage
+from workflows.hosts import url_host
+from workflows.models import Passage, SourceRef
+
+
+@dataclass(frozen=True)
+class StoredSource:
+    """A stored source as the workflow may see it (never the body), plus its snapshot's size."""
+
+    ref: SourceRef
+    total_chars: int = 0
+    truncated: bool = False
+
+
+def passage_id(source_id: str, number: int) -> str:
+    return f"{source_id}.P{number}"
+
+
+_INSERT_SOURCE = """
+INSERT INTO research.sources (
+    run_id, source_id, url, final_url, host, title, content_type, http_status,
+    content_hash, snapshot, truncated, status
+) VALUES (
+    %(run_id)s, %(source_id)s, %(url)s, %(final_url)s, %(host)s, %(title)s, %(content_type)s,
+    %(http_status)s, %(content_hash)s, %(snapshot)s, %(truncated)s, 'ok'
+) ON CONFLICT DO NOTHING
+"""
+
+_INSERT_PASSAGE = """
+INSERT INTO research.passages (
+    run_id, source_id, passage_no, passage_id, start_offset, end_offset, section, text
+) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT DO NOTHING
+"""
+
+_INSERT_FAILED = """
+INSERT INTO research.sources (run_id, source_id, url, host, status, error)
+VALUES (%s, %s, %s, %s, %s, %s)
+ON CONFLICT DO NOTHING
+"""
+
+# The row for source_id, or else the row already holding this URL (a URL is stored once per run).
+_SELECT_SOURCE = """
+SELECT s.source_id, s.url, s.final_url, s.host, s.title, s.content_hash, s.status, s.error,
+       s.truncated, coalesce(length(s.snapshot), 0) AS total_chars,
+       (SELECT count(*) FROM research.passages p
+        WHERE p.run_id = s.run_id AND p.source_id = s.source_id) AS passage_count
+FROM research.sources s
+WHERE s.run_id = %(run_id)s AND (s.source_id = %(source_id)s OR s.url = %(url)s)
+ORDER BY s.source_id = %(source_id)s DESC
+LIMIT 1
+"""
+
+_SELECT_SOURCES = """
+SELECT s.source_id, s.url, s.final_url, s.host, s.title, s.content_hash, s.status, s.error,
+       s.truncated, coalesce(length(s.snapshot), 0) AS total_chars,
+       (SELECT count(*) FROM research.passages p
+        WHERE p.run_id = s.run_id AND p.source_id = s.source_id) AS passage_count
+FROM research.sources s
+WHERE s.run_id = %s
+ORDER BY length(s.source_id), s.source_id
+"""
+
+# Passages from the one containing `offset` on; with `find`, only those containing it. One row
+# more than the window is read: its start is the offset to continue from.
+_SELECT_WINDOW = """
+SELECT passage_id, start_offset, end_offset, text, section
+FROM research.passages
+WHERE run_id = %(run_id)s AND source_id = %(source_id)s AND end_offset > %(offset)s
+  AND (%(find)s::text IS NULL OR strpos(lower(text), lower(%(find)s::text)) > 0)
+ORDER BY passage_no
+LIMIT %(limit)s
+"""
+
+
+async def insert_source(
+    conn: Connection, run_id: str, source_id: str, page: FetchedPage, extracted: Extracted
+) -> None:
+    """Insert the snapshot and its passages; a no-op when the source (or its URL) is stored."""
+    inserted = await execute(
+        conn, _INSERT_SOURCE, _source_params(run_id, source_id, page, extracted)
+    )
+    if not inserted:
+        return
+    rows = [
+        (
+            run_id,
+            source_id,
+            number,
+            passage_id(source_id, number),
+            span.start,
+            span.end,
+            span.section,
+            extracted.text[span.start : span.end],
+        )
+        for number, span in enumerate(extracted.passages, start=1)
+    ]
+    async with conn.cursor() as cursor:
+        await cursor.executemany(_INSERT_PASSAGE, rows)
+
+
+def _source_params(
+    run_id: str, source_id: str, page: FetchedPage, extracted: Extracted
+) -> dict[str, object]:
+    return {
+        "run_id": run_id,
+        "source_id": source_id,
+        "url": page.url,
+        "final_url": page.final_url,
+        "host": url_host(page.final_url) or url_host(page.url) or "",
+        "title": extracted.title,
+        "content_type": page.content_type,
+        "http_status": page.status,
+        "content_hash": content_hash(extracted.text),
+        "snapshot": extracted.text,
+        "truncated": extracted.truncated,
+    }
+
+
+async def insert_failed_source(
+    conn: Connection, run_id: str, source_id: str, url: str, status: str, error: str
+) -> None:
+    params = (run_id, source_id, url, url_host(url) or "", status, error)
+    await execute(conn, _INSERT_FAILED, params)
+
+
+async def load_source(
+    conn: Connection, run_id: str, source_id: str, url: str | None = None
+) -> StoredSource | None:
+    params = {"run_id": run_id, "source_id": source_id, "url": url}
+    row = await fetch_one(conn, _SELECT_SOURCE, params)
+    return None if row is None else _stored_source(row)
+
+
+async def load_sources(conn: Connection, run_id: str) -> list[SourceRef]:
+    return [_stored_source(row).ref for row in await fetch_all(conn, _SELECT_SOURCES, (run_id,))]
+
+
+def _stored_source(row: Row) -> StoredSource:
+    ref = SourceRef(
+        id=row["source_id"],
+        url=row["url"],
+        final_url=row["final_url"],
+        host=row["host"],
+        title=row["title"],
+        content_hash=row["content_hash"] or "",
+        passage_count=row["passage_count"],
+        ok=row["status"] == "ok",
+        error=row["error"],
+    )
+    return StoredSource(ref=ref, total_chars=row["total_chars"], truncated=row["truncated"])
+
+
+async def load_window(
+    conn: Connection, run_id: str, source_id: str, offset: int, find: str | None, size: int
+) -> tuple[list[Passage], int | None]:
+    """Up to `size` passages from the one containing `offset`, and where the next window starts."""
+    params = {
+        "run_id": run_id,
+        "source_id": source_id,
+        "offset": max(offset, 0),
+        "find": (find or "").strip() or None,
+        "limit": max(size, 1) + 1,
+    }
+    rows = await fetch_all(conn, _SELECT_WINDOW, params)
+    passages = [_passage(row) for row in rows[: max(size, 1)]]
+    next_offset = rows[-1]["start_offset"] if len(rows) > len(passages) else None
+    return passages, next_offset
+
+
+def _passage(row: Row) -> Passage:
+    return Passage(
+        id=row["passage_id"],
+        start=row["start_offset"],
+        end=row["end_offset"],
+        text=row["text"],
+        section=row["section"],
+    )

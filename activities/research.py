@@ -1,0 +1,195 @@
+"""The research activities other than `decide`: start a run, search, read pages, record, report.
+
+Each takes its contract input model and returns its result model. Writes go through the ledger,
+keyed by the IDs the workflow assigned, so a retried activity repeats nothing: a recorded search is
+returned instead of searching again, and a stored page is never downloaded again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import psycopg
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.extract import extract
+from activities.ledger import Ledger, StoredSource, UnknownRun
+from activities.markdown import render_markdown
+from activities.pages import FetchedPage, FetchFailed, FetchRefused, fetch_page
+from activities.search import SearchProvider
+from runtime.settings import Settings
+from workflows import contracts
+from workflows.hosts import host_allowed, url_host
+from workflows.models import SearchHit, SourceRef
+
+
+class ResearchActivities:
+    """Bound activity methods sharing the ledger, the fetch client and the search provider."""
+
+    def __init__(
+        self, ledger: Ledger, http: httpx.AsyncClient, settings: Settings, search: SearchProvider
+    ) -> None:
+        self._ledger = ledger
+        self._http = http
+        self._settings = settings
+        self._search = search
+
+    def definitions(self) -> list[Callable[..., Any]]:
+        return [
+            self.start_run,
+            self.search_web,
+            self.read_page,
+            self.record_evidence,
+            self.record_step,
+            self.save_report,
+        ]
+
+    @activity.defn(name=contracts.START_RUN)
+    async def start_run(self, request: contracts.StartRunInput) -> contracts.StartRunResult:
+        created = await self._ledger.start_run(request.run_id, request.brief, request.started_at)
+        return contracts.StartRunResult(
+            created=created, search_attributes=self._settings.search_attributes
+        )
+
+    @activity.defn(name=contracts.SEARCH_WEB)
+    async def search_web(self, request: contracts.SearchInput) -> contracts.SearchResult:
+        async with _ledger_errors():
+            recorded = await self._ledger.recorded_search(request.run_id, request.step)
+            if recorded is not None:  # a retry: the search already ran and was recorded
+                return contracts.SearchResult(provider=recorded[0], hits=recorded[1])
+            hits = await self._search.search(
+                request.query, request.allowed_hosts, request.max_results
+            )
+            hits = _allowed_hits(hits, request.allowed_hosts, request.max_results)
+            stored = await self._ledger.record_search(
+                request.run_id, request.step, request.query, self._search.name, hits
+            )
+        return contracts.SearchResult(provider=self._search.name, hits=stored)
+
+    @activity.defn(name=contracts.READ_PAGE)
+    async def read_page(self, request: contracts.ReadPageInput) -> contracts.ReadPageResult:
+        async with _ledger_errors():
+            stored = await self._ledger.source(request.run_id, request.source_id, request.url)
+            if stored is None:
+                stored = await self._fetch(request)
+            if not stored.ref.ok:
+                return contracts.ReadPageResult(source=stored.ref)
+            passages, next_offset = await self._ledger.window(
+                request.run_id,
+                stored.ref.id,
+                request.offset,
+                request.find,
+                request.window_passages,
+            )
+        return contracts.ReadPageResult(
+            source=stored.ref,
+            passages=passages,
+            next_offset=next_offset,
+            total_chars=stored.total_chars,
+            truncated=stored.truncated,
+        )
+
+    @activity.defn(name=contracts.RECORD_EVIDENCE)
+    async def record_evidence(
+        self, request: contracts.RecordEvidenceInput
+    ) -> contracts.RecordEvidenceResult:
+        async with _ledger_errors():
+            return await self._ledger.record_evidence(request)
+
+    @activity.defn(name=contracts.RECORD_STEP)
+    async def record_step(self, request: contracts.StepRecord) -> contracts.RecordStepResult:
+        async with _ledger_errors():
+            inserted = await self._ledger.record_step(request)
+        return contracts.RecordStepResult(inserted=inserted)
+
+    @activity.defn(name=contracts.SAVE_REPORT)
+    async def save_report(self, request: contracts.SaveReportInput) -> contracts.SaveReportResult:
+        async with _ledger_errors():
+            run = await self._ledger.run(request.run_id)
+            if run is None:
+                raise UnknownRun(request.run_id)
+            evidence = await self._ledger.evidence_rows(request.run_id)
+            sources = await self._ledger.sources(request.run_id)
+            markdown = render_markdown(
+                request.report,
+                evidence,
+                sources,
+                request.status,
+                request.stop_reason,
+                question=run.question,
+            )
+            await self._ledger.save_report(request, markdown)
+        return contracts.SaveReportResult(saved=True)
+
+    # ------------------------------------------------------------ reading a new page
+
+    async def _fetch(self, request: contracts.ReadPageInput) -> StoredSource:
+        """Download, extract and store a page (or its failure); the source as stored."""
+        if not request.fetch:
+            raise ApplicationError(
+                f"source {request.source_id} is not stored for run {request.run_id}, "
+                "and this read may not fetch it",
+                type="UnknownSource",
+                non_retryable=True,
+            )
+        ref = await self._download(request)
+        stored = await self._ledger.source(request.run_id, ref.id, request.url)
+        return stored if stored is not None else StoredSource(ref=ref)
+
+    async def _download(self, request: contracts.ReadPageInput) -> SourceRef:
+        settings = self._settings
+        run_id, source_id, url = request.run_id, request.source_id, request.url
+        try:
+            page = await fetch_page(
+                self._http,
+                url,
+                request.allowed_hosts,
+                max_bytes=settings.max_fetch_bytes,
+                timeout_seconds=settings.fetch_timeout_seconds,
+            )
+            extracted = await asyncio.to_thread(
+                extract, page.body, _content_type(page), max_chars=settings.max_snapshot_chars
+            )
+        except FetchRefused as refused:
+            return await self._ledger.store_failed_source(
+                run_id, source_id, url, "refused", _sentence(refused)
+            )
+        except (FetchFailed, ValueError) as failed:
+            return await self._ledger.store_failed_source(
+                run_id, source_id, url, "failed", _sentence(failed)
+            )
+        return await self._ledger.store_source(run_id, source_id, page, extracted)
+
+
+def _content_type(page: FetchedPage) -> str:
+    return f"{page.content_type}; charset={page.charset}" if page.charset else page.content_type
+
+
+def _sentence(error: Exception) -> str:
+    return str(error).strip() or type(error).__name__
+
+
+def _allowed_hits(hits: list[SearchHit], allowed_hosts: list[str], limit: int) -> list[SearchHit]:
+    """Only hits on allowed hosts, each URL once, with their host filled in."""
+    kept: dict[str, SearchHit] = {}
+    for hit in hits:
+        if hit.url not in kept and host_allowed(hit.url, allowed_hosts):
+            kept[hit.url] = hit.model_copy(update={"host": url_host(hit.url) or hit.host})
+    return list(kept.values())[:limit]
+
+
+@asynccontextmanager
+async def _ledger_errors() -> AsyncIterator[None]:
+    """Ledger failures a retry cannot fix become non-retryable; connection trouble is retried."""
+    try:
+        yield
+    except UnknownRun as error:
+        raise ApplicationError(str(error), type="UnknownRun", non_retryable=True) from error
+    except (psycopg.errors.IntegrityError, psycopg.errors.DataError) as error:
+        message = f"the ledger refused a write: {error.diag.message_primary or error}"
+        raise ApplicationError(message, type="LedgerRefused", non_retryable=True) from error

@@ -1,0 +1,112 @@
+"""Search providers. `corpus`: a local folder of documents indexed with PostgreSQL full-text search.
+
+The corpus folder holds one directory per host (`<corpus_dir>/<host>/<path>`), served to the fetcher
+as `https://<host>/<path>` by `activities.pages.CorpusTransport`; `index_corpus` indexes the same
+URLs so search results can be read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from activities.extract import extract
+from activities.ledger import Ledger
+from workflows.hosts import normalise_host
+from workflows.models import SearchHit
+
+logger = logging.getLogger(__name__)
+
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".htm": "text/html; charset=utf-8",
+    ".md": "text/markdown; charset=utf-8",
+    ".txt": "text/plain; charset=utf-8",
+    ".pdf": "application/pdf",
+}
+
+
+class SearchProvider(Protocol):
+    name: str
+
+    async def search(self, query: str, allowed_hosts: list[str], limit: int) -> list[SearchHit]:
+        """Results for `query`, restricted to `allowed_hosts`, best first, at most `limit`."""
+        ...
+
+
+class CorpusSearch:
+    """The `corpus` provider: full-text search over `research.corpus_documents`."""
+
+    name = "corpus"
+
+    def __init__(self, ledger: Ledger) -> None:
+        self._ledger = ledger
+
+    async def search(self, query: str, allowed_hosts: list[str], limit: int) -> list[SearchHit]:
+        return await self._ledger.search_corpus(query, allowed_hosts, limit)
+
+
+@dataclass(frozen=True)
+class CorpusDocument:
+    url: str
+    host: str
+    title: str
+    body: str
+
+
+async def index_corpus(ledger: Ledger, corpus_dir: Path, *, max_chars: int) -> int:
+    """Index (or refresh) every readable document under `corpus_dir`; return how many."""
+    documents = await asyncio.to_thread(read_corpus, corpus_dir, max_chars=max_chars)
+    for document in documents:
+        await ledger.index_corpus_document(
+            document.url, document.host, document.title, document.body
+        )
+    return len(documents)
+
+
+def read_corpus(corpus_dir: Path, *, max_chars: int) -> list[CorpusDocument]:
+    """The documents of every host folder, skipping names that start with `_` or `.`."""
+    if not corpus_dir.is_dir():
+        return []
+    documents: list[CorpusDocument] = []
+    for host_dir in sorted(corpus_dir.iterdir()):
+        host = _host_name(host_dir)
+        if host is None:
+            continue
+        for path in sorted(host_dir.rglob("*")):
+            document = _document(host, host_dir, path, max_chars)
+            if document is not None:
+                documents.append(document)
+    return documents
+
+
+def _host_name(host_dir: Path) -> str | None:
+    if not host_dir.is_dir() or host_dir.name.startswith(("_", ".")):
+        return None
+    try:
+        host = normalise_host(host_dir.name)
+    except ValueError:
+        host = None
+    if host != host_dir.name:  # the fetcher serves only folders named by their normalised host
+        logger.warning("corpus: skipping %s: its name is not a lower-case host name", host_dir)
+        return None
+    return host
+
+
+def _document(host: str, host_dir: Path, path: Path, max_chars: int) -> CorpusDocument | None:
+    relative = path.relative_to(host_dir)
+    if not path.is_file() or any(part.startswith(("_", ".")) for part in relative.parts):
+        return None
+    content_type = CONTENT_TYPES.get(path.suffix.lower())
+    if content_type is None:
+        return None
+    try:
+        extracted = extract(path.read_bytes(), content_type, max_chars=max_chars)
+    except ValueError as error:
+        logger.warning("corpus: skipping %s: %s", path, error)
+        return None
+    url = f"https://{host}/{relative.as_posix()}"
+    return CorpusDocument(url=url, host=host, title=extracted.title, body=extracted.text)

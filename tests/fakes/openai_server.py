@@ -1,0 +1,171 @@
+"""A real local HTTP server speaking the OpenAI chat-completions wire format, scripted per turn.
+
+The real `openai` client talks to it over loopback. A script is a function from the request's
+messages to one assistant reply (tool calls or text); the turn is 1 + the assistant messages
+already in the conversation, so a retried turn is seen as the same turn again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Message = dict[str, Any]
+Reply = dict[str, Any]  # {"tool_calls": [(name, arguments)]} or {"content": "..."}
+Script = Callable[[int, list[Message]], Reply]
+PASSAGE_LINE = re.compile(r"^\[(S\d+\.P\d+) offset=\d+\] (.*)$", re.MULTILINE)
+
+
+def turn_of(messages: list[Message]) -> int:
+    return 1 + sum(1 for message in messages if message.get("role") == "assistant")
+
+
+def passage_containing(messages: list[Message], needle: str) -> str:
+    """The id of the first passage shown in the conversation whose text contains `needle`."""
+    for message in messages:
+        for passage_id, text in PASSAGE_LINE.findall(str(message.get("content") or "")):
+            if needle.lower() in text.lower():
+                return str(passage_id)
+    raise AssertionError(f"no passage containing {needle!r} was shown to the model")
+
+
+class FakeOpenAI:
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.turns: Counter[int] = Counter()
+        self.requests: list[dict[str, Any]] = []
+        self.hold_turn: int | None = None  # block this turn's first request until released
+        self.held = threading.Event()
+        self.release = threading.Event()
+        self.lock = threading.Lock()
+
+    def respond(self, body: dict[str, Any]) -> dict[str, Any]:
+        messages = body["messages"]
+        turn = turn_of(messages)
+        with self.lock:
+            self.turns[turn] += 1
+            self.requests.append(body)
+            first = self.turns[turn] == 1
+        if first and turn == self.hold_turn:
+            self.held.set()
+            self.release.wait(timeout=60)
+        return completion(body, self.script(turn, messages), turn)
+
+
+def completion(body: dict[str, Any], reply: Reply, turn: int) -> dict[str, Any]:
+    calls = [
+        {
+            "id": f"call_{turn}_{index}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
+        for index, (name, arguments) in enumerate(reply.get("tool_calls", []))
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
+    if calls:
+        message["tool_calls"] = calls
+    prompt_tokens = len(json.dumps(body["messages"])) // 4
+    return {
+        "id": f"chatcmpl-{turn}",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": body.get("model", "fake"),
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": 20,
+            "total_tokens": prompt_tokens + 20,
+        },
+    }
+
+
+@contextmanager
+def serve(fake: FakeOpenAI) -> Iterator[str]:
+    """Run the server on 127.0.0.1 in a thread; yields the base URL (…/v1)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", "0"))
+            body = json.loads(self.rfile.read(length))
+            if not self.path.endswith("/chat/completions"):
+                self.send_error(404)
+                return
+            payload = json.dumps(fake.respond(body)).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        fake.release.set()
+        server.shutdown()
+        server.server_close()
+
+
+DOCS = "https://docs.harborq.example"
+DEAD_LETTER = f"{DOCS}/guides/dead-letter-queues.html"
+VISIBILITY = f"{DOCS}/concepts/visibility-timeout.html"
+
+
+def harborq_script(turn: int, messages: list[Message]) -> Reply:
+    """A competent model on the sample brief: two searches, two pages, two quotes, a report."""
+    steps: dict[int, Callable[[], Reply]] = {
+        1: lambda: _tool("search_web", query="dead-letter queue delivery attempts"),
+        2: lambda: _tool("read_page", url=DEAD_LETTER),
+        3: lambda: _tool(
+            "record_evidence",
+            question_id="Q1",
+            source_id="S1",
+            passage_id=passage_containing(messages, "max_deliveries"),
+            claim="After 5 delivery attempts (max_deliveries) the message moves "
+            "to the dead-letter queue.",
+            stance="supports",
+        ),
+        4: lambda: _tool("search_web", query="default visibility timeout"),
+        5: lambda: _tool("read_page", url=VISIBILITY),
+        6: lambda: _tool(
+            "record_evidence",
+            question_id="Q2",
+            source_id="S2",
+            passage_id=passage_containing(messages, "default visibility timeout is"),
+            claim="The default visibility timeout is 30 seconds.",
+            stance="supports",
+        ),
+    }
+    if turn in steps:
+        return steps[turn]()
+    return _tool(
+        "finish_research",
+        answer="After 5 failed deliveries a message moves to the dead-letter queue; "
+        "a received message stays hidden for 30 seconds by default.",
+        findings=[
+            {
+                "text": "Messages move to the DLQ after 5 delivery attempts.",
+                "evidence_ids": ["E001"],
+            },
+            {"text": "The default visibility timeout is 30 seconds.", "evidence_ids": ["E002"]},
+        ],
+        limitations="Q3 (replaying dead letters) was not investigated.",
+    )
+
+
+def _tool(name: str, **arguments: Any) -> Reply:
+    return {"tool_calls": [(name, arguments)]}

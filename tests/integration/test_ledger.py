@@ -1,0 +1,388 @@
+"""The ledger on a real PostgreSQL: idempotent writes, foreign keys, quotes, windows, search."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from activities.extract import Extracted, extract
+from activities.ledger import Ledger, UnknownRun
+from activities.pages import FetchedPage
+from activities.search import CorpusSearch, index_corpus
+from runtime.database import Pool, apply_migrations, migrations, open_pool
+from workflows.contracts import RecordEvidenceInput, SaveReportInput, StepRecord
+from workflows.models import (
+    Brief,
+    Counters,
+    Decision,
+    Finding,
+    Report,
+    RunStatus,
+    SearchHit,
+    StopReason,
+    ToolCall,
+    Usage,
+)
+
+STARTED = "2025-01-02T03:04:05+00:00"
+PARAGRAPHS = [
+    "Hybrid caches keep hot keys in process memory.",
+    "Invalidation messages travel over a pub/sub channel\nto every node within milliseconds.",
+    "A time-to-live bounds staleness when a message is lost.",
+    "Write-through updates the shared cache before the database commit returns.",
+]
+PAGE_TEXT = "\n\n".join(PARAGRAPHS)
+
+
+@pytest.fixture
+async def pool(pg_url: str) -> AsyncIterator[Pool]:
+    opened = await open_pool(pg_url, max_size=4)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+@pytest.fixture
+def ledger(pool: Pool) -> Ledger:
+    return Ledger(pool)
+
+
+@pytest.fixture
+async def run_id(ledger: Ledger) -> str:
+    """A fresh, started run: the database is shared by the whole session."""
+    run = f"test-{uuid.uuid4().hex[:12]}"
+    brief = Brief(question="How do hybrid caches invalidate?", allowed_hosts=["docs.example"])
+    assert await ledger.start_run(run, brief, STARTED)
+    return run
+
+
+def page(url: str = "https://docs.example/cache.txt", text: str = PAGE_TEXT) -> FetchedPage:
+    body = text.encode("utf-8")
+    return FetchedPage(url, url, 200, "text/plain", "utf-8", body)
+
+
+def extracted(text: str = PAGE_TEXT) -> Extracted:
+    return extract(text.encode("utf-8"), "text/plain; charset=utf-8", max_chars=10_000)
+
+
+async def count(pool: Pool, table: str, run: str) -> int:
+    query = sql.SQL("SELECT count(*) FROM research.{} WHERE run_id = %s").format(
+        sql.Identifier(table)
+    )
+    async with pool.connection() as conn:
+        row = await (await conn.execute(query, (run,))).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def evidence_input(run: str, evidence_id: str = "E001", **fields: object) -> RecordEvidenceInput:
+    values: dict[str, object] = {
+        "run_id": run,
+        "evidence_id": evidence_id,
+        "question_id": "Q1",
+        "source_id": "S1",
+        "claim": "Invalidation is broadcast.",
+        "stance": "supports",
+    }
+    return RecordEvidenceInput.model_validate(values | fields)
+
+
+def report_input(run: str, *, answer: str = "They broadcast invalidations.") -> SaveReportInput:
+    return SaveReportInput(
+        run_id=run,
+        status=RunStatus.COMPLETED,
+        stop_reason=StopReason.COVERAGE_GATE_PASSED,
+        report=Report(answer=answer, findings=[Finding(text="Broadcast.", evidence_ids=["E001"])]),
+        counters=Counters(steps=3, searches=1, page_fetches=1, tokens=120, model_calls=3),
+        finished_at="2025-01-02T03:05:00+00:00",
+    )
+
+
+# ---------------------------------------------------------------- migrations
+
+
+def test_migrations_apply_once(pg_url: str) -> None:
+    assert apply_migrations(pg_url) == []
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute("SELECT version FROM research.schema_migrations").fetchall()
+    assert {row[0] for row in rows} >= {migration.version for migration in migrations()}
+
+
+def test_concurrent_migrations_take_turns(pg_url: str) -> None:
+    database = f"migrate_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        try:
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
+        except psycopg.errors.InsufficientPrivilege:
+            pytest.skip("this PostgreSQL user may not create a scratch database")
+    url = psycopg.conninfo.make_conninfo(pg_url, dbname=database)
+    results: list[list[str]] = []
+    try:
+        threads = [threading.Thread(target=lambda: results.append(apply_migrations(url)))]
+        threads.append(threading.Thread(target=lambda: results.append(apply_migrations(url))))
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(database)))
+    assert sorted(version for result in results for version in result) == [
+        migration.version for migration in migrations()
+    ]
+
+
+# ---------------------------------------------------------------- idempotent writes
+
+
+async def test_rewriting_the_same_rows_adds_nothing(
+    ledger: Ledger, pool: Pool, run_id: str
+) -> None:
+    brief = Brief(question="again?", allowed_hosts=["docs.example"])
+    step = StepRecord(run_id=run_id, step=1, turn=1, tool="search_web", arguments="{}", ok=True)
+    decision = Decision(
+        tool_calls=[ToolCall(id="c1", name="search_web", arguments='{"query": "cache"}')],
+        usage=Usage(input_tokens=10, output_tokens=2),
+        model="offline",
+    )
+    hits = [SearchHit(url="https://docs.example/cache.txt", title="Cache", host="docs.example")]
+    for attempt in range(2):
+        first = attempt == 0
+        assert await ledger.start_run(run_id, brief, STARTED) is False
+        assert await ledger.record_step(step) is first
+        assert await ledger.record_model_call(run_id, 1, decision, "offline", 500) is first
+        assert await ledger.record_search(run_id, 1, "cache", "corpus", hits) == hits
+        ref = await ledger.store_source(run_id, "S1", page(), extracted())
+        result = await ledger.record_evidence(evidence_input(run_id, passage_id="S1.P2"))
+        assert ref.id == "S1" and ref.passage_count == len(PARAGRAPHS)
+        assert result.error is None
+    tables = {"runs": 1, "steps": 1, "model_calls": 1, "searches": 1, "search_results": 1}
+    tables |= {"sources": 1, "passages": len(PARAGRAPHS), "evidence": 1}
+    for table, expected in tables.items():
+        assert await count(pool, table, run_id) == expected, table
+    assert await ledger.decisions(run_id) == [decision]
+    assert await ledger.recorded_search(run_id, 1) == ("corpus", hits)
+
+
+async def test_writes_for_a_run_never_started_are_refused(ledger: Ledger) -> None:
+    step = StepRecord(run_id="never-started", step=1, turn=1, tool="x", arguments="", ok=False)
+    with pytest.raises(UnknownRun, match="never-started"):
+        await ledger.record_step(step)
+    with pytest.raises(UnknownRun):
+        await ledger.store_source("never-started", "S1", page(), extracted())
+
+
+async def test_a_second_source_for_a_stored_url_returns_the_stored_one(
+    ledger: Ledger, run_id: str
+) -> None:
+    await ledger.store_source(run_id, "S1", page(), extracted())
+    again = await ledger.store_source(run_id, "S2", page(), extracted())
+    assert again.id == "S1"
+    assert [source.id for source in await ledger.sources(run_id)] == ["S1"]
+
+
+async def test_failed_fetch_is_stored_without_snapshot(ledger: Ledger, run_id: str) -> None:
+    ref = await ledger.store_failed_source(
+        run_id,
+        "S1",
+        "https://docs.example/gone",
+        "failed",
+        "HTTP 404 from https://docs.example/gone",
+    )
+    assert (ref.ok, ref.error, ref.host) == (
+        False,
+        "HTTP 404 from https://docs.example/gone",
+        "docs.example",
+    )
+    result = await ledger.record_evidence(evidence_input(run_id, quote="anything"))
+    assert result.evidence is None and "could not be read" in (result.error or "")
+
+
+# ---------------------------------------------------------------- evidence
+
+
+async def test_evidence_for_an_unknown_source_is_refused(
+    ledger: Ledger, pool: Pool, run_id: str
+) -> None:
+    result = await ledger.record_evidence(evidence_input(run_id, source_id="S9", quote="keys"))
+    assert result.evidence is None
+    assert result.error == "unknown source S9: read the page before recording evidence"
+    async with pool.connection() as conn:
+        with pytest.raises(psycopg.errors.ForeignKeyViolation, match="evidence_source_fk"):
+            await conn.execute(
+                "INSERT INTO research.evidence (run_id, evidence_id, question_id, source_id, claim,"
+                " stance, quote, start_offset, end_offset)"
+                " VALUES (%s, 'E001', 'Q1', 'S9', 'c', 'supports', 'q', 0, 1)",
+                (run_id,),
+            )
+    assert await count(pool, "evidence", run_id) == 0
+
+
+async def test_a_quote_is_accepted_verbatim_up_to_whitespace(ledger: Ledger, run_id: str) -> None:
+    await ledger.store_source(run_id, "S1", page(), extracted())
+    quote = "Invalidation  messages travel over a pub/sub channel to   every node"
+    result = await ledger.record_evidence(evidence_input(run_id, quote=quote))
+    evidence = result.evidence
+    assert result.error is None and evidence is not None
+    stored = extracted().text
+    assert evidence.quote == stored[evidence.start : evidence.end]
+    assert evidence.quote == "Invalidation messages travel over a pub/sub channel\nto every node"
+    assert evidence.passage_id == "S1.P2"
+
+
+async def test_a_fabricated_quote_is_refused(ledger: Ledger, pool: Pool, run_id: str) -> None:
+    await ledger.store_source(run_id, "S1", page(), extracted())
+    result = await ledger.record_evidence(
+        evidence_input(run_id, quote="Invalidation messages are never lost.")
+    )
+    assert result.evidence is None
+    assert (result.error or "").startswith("quote not found verbatim in S1 (")
+    assert await count(pool, "evidence", run_id) == 0
+
+
+async def test_a_passage_id_copies_the_stored_text(ledger: Ledger, run_id: str) -> None:
+    await ledger.store_source(run_id, "S1", page(), extracted())
+    result = await ledger.record_evidence(evidence_input(run_id, passage_id="S1.P3"))
+    assert result.evidence is not None and result.evidence.quote == PARAGRAPHS[2]
+    unknown = await ledger.record_evidence(evidence_input(run_id, "E002", passage_id="S1.P9"))
+    assert unknown.error == "unknown passage S1.P9: source S1 has S1.P1 to S1.P4"
+    other = await ledger.record_evidence(evidence_input(run_id, "E003", passage_id="S2.P1"))
+    assert (other.error or "").startswith("passage S2.P1 is not in source S1")
+
+
+async def test_evidence_joins_to_its_source_url(ledger: Ledger, pool: Pool, run_id: str) -> None:
+    await ledger.store_source(run_id, "S1", page(), extracted())
+    await ledger.record_evidence(evidence_input(run_id, passage_id="S1.P2"))
+    await ledger.save_report(report_input(run_id), "# report")
+    async with pool.connection() as conn:
+        joined = await (
+            await conn.execute(
+                "SELECT e.evidence_id, e.quote, p.text, s.url"
+                " FROM research.evidence e"
+                " JOIN research.sources s USING (run_id, source_id)"
+                " LEFT JOIN research.passages p USING (run_id, source_id, passage_id)"
+                " WHERE e.run_id = %s ORDER BY e.evidence_id",
+                (run_id,),
+            )
+        ).fetchall()
+        cited = await (
+            await conn.execute(
+                "SELECT finding, evidence_id, url FROM research.cited_evidence WHERE run_id = %s",
+                (run_id,),
+            )
+        ).fetchall()
+    url = "https://docs.example/cache.txt"
+    assert joined == [("E001", PARAGRAPHS[1], PARAGRAPHS[1], url)]
+    assert cited == [("Broadcast.", "E001", url)]
+
+
+# ---------------------------------------------------------------- windows
+
+
+async def test_window_pages_through_passages(ledger: Ledger, run_id: str) -> None:
+    await ledger.store_source(run_id, "S1", page(), extracted())
+    first, next_offset = await ledger.window(run_id, "S1", offset=0, size=2)
+    assert [passage.id for passage in first] == ["S1.P1", "S1.P2"]
+    assert next_offset == first[-1].end + 2
+    rest, end = await ledger.window(run_id, "S1", offset=next_offset or 0, size=2)
+    assert [passage.id for passage in rest] == ["S1.P3", "S1.P4"] and end is None
+    inside, _ = await ledger.window(run_id, "S1", offset=first[1].start + 5, size=1)
+    assert [passage.id for passage in inside] == ["S1.P2"]
+    assert await ledger.window(run_id, "S1", offset=100_000) == ([], None)
+
+
+async def test_window_find_keeps_matching_passages(ledger: Ledger, run_id: str) -> None:
+    await ledger.store_source(run_id, "S1", page(), extracted())
+    found, next_offset = await ledger.window(run_id, "S1", find="CACHE", size=1)
+    assert [passage.id for passage in found] == ["S1.P1"]
+    later, end = await ledger.window(run_id, "S1", offset=next_offset or 0, find="cache", size=5)
+    assert [passage.id for passage in later] == ["S1.P4"] and end is None
+    assert await ledger.window(run_id, "S1", find="no such words") == ([], None)
+
+
+# ---------------------------------------------------------------- reports
+
+
+async def test_saving_a_report_twice_changes_nothing(
+    ledger: Ledger, pool: Pool, run_id: str
+) -> None:
+    assert await ledger.save_report(report_input(run_id), "# first") is True
+    assert await ledger.save_report(report_input(run_id, answer="other"), "# second") is False
+    run = await ledger.run(run_id)
+    assert run is not None
+    assert (run.status, run.stop_reason, run.version) == (
+        RunStatus.COMPLETED,
+        "coverage_gate_passed",
+        2,
+    )
+    assert run.counters.tokens == 120 and run.finished_at is not None
+    assert await ledger.report(run_id) == "# first"
+    assert await count(pool, "reports", run_id) == 1
+    assert await ledger.report("no-such-run") is None
+
+
+# ---------------------------------------------------------------- the corpus
+
+
+@pytest.fixture
+async def tag(pool: Pool) -> AsyncIterator[str]:
+    """A unique host-name tag; the corpus documents indexed under it are removed afterwards."""
+    value = uuid.uuid4().hex[:10]
+    yield value
+    async with pool.connection() as conn:
+        await conn.execute(
+            "DELETE FROM research.corpus_documents WHERE host LIKE %s", (f"%{value}.test",)
+        )
+
+
+def write_corpus(root: Path, host: str, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / host / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+async def test_corpus_search_matches_any_word_best_first(
+    ledger: Ledger, tmp_path: Path, tag: str
+) -> None:
+    host, other = f"docs.c{tag}.test", f"other{tag}.test"
+    write_corpus(tmp_path, host, {
+        "both.md": "# Hybrid caching\n\nHybrid cache invalidation uses pub/sub messages.",
+        "one.txt": "Cache sizing\n\nA cache is sized by its working set.",
+        "none.html": "<title>Unrelated</title><p>Gardening tips for spring.</p>",
+        "_draft.md": "cache invalidation draft",
+        "notes/.hidden.md": "cache invalidation hidden",
+    })  # fmt: skip
+    write_corpus(tmp_path, other, {"elsewhere.md": "Hybrid cache invalidation elsewhere."})
+    assert await index_corpus(ledger, tmp_path, max_chars=10_000) == 4
+    search = CorpusSearch(ledger)
+    question = "How does hybrid cache invalidation work?"
+    hits = await search.search(question, [f"*.c{tag}.test"], 10)
+    assert [hit.url for hit in hits] == [f"https://{host}/both.md", f"https://{host}/one.txt"]
+    assert hits[0].title == "Hybrid caching" and hits[0].host == host
+    assert "invalidation" in hits[0].snippet and "<b>" not in hits[0].snippet
+    assert [hit.host for hit in await search.search(question, [other], 10)] == [other]
+    assert await search.search(question, [f"c{tag}.test"], 10) == []
+    assert await search.search("the of and", [host], 10) == []
+    assert await search.search("   ", [host], 10) == []
+
+
+async def test_reindexing_refreshes_changed_documents(
+    ledger: Ledger, tmp_path: Path, tag: str
+) -> None:
+    host = f"r{tag}.test"
+    write_corpus(tmp_path, host, {"page.md": "Original wording about latency."})
+    await index_corpus(ledger, tmp_path, max_chars=10_000)
+    write_corpus(tmp_path, host, {"page.md": "Rewritten wording about throughput."})
+    assert await index_corpus(ledger, tmp_path, max_chars=10_000) == 1
+    assert await ledger.search_corpus("latency", [host], 5) == []
+    assert [hit.url for hit in await ledger.search_corpus("throughput", [host], 5)] == [
+        f"https://{host}/page.md"
+    ]

@@ -1,0 +1,218 @@
+"""The research activities through Temporal's ActivityEnvironment, on PostgreSQL and a corpus."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+from psycopg_pool import AsyncConnectionPool
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from activities.ledger import Ledger
+from activities.pages import CorpusTransport, FetchClient
+from activities.research import ResearchActivities
+from activities.search import CorpusSearch, index_corpus
+from runtime.settings import Settings
+from workflows import contracts
+from workflows.models import Brief, Counters, Finding, Report, RunStatus, SearchHit, StopReason
+
+PAGE = """<html><head><title>Hybrid caches</title></head><body><main>
+<h1>Hybrid caches</h1>
+<p>Each node keeps hot keys in process memory.</p>
+<p>Invalidation messages travel over pub/sub to every node.</p>
+<p>A time-to-live bounds staleness when a message is lost.</p>
+</main></body></html>"""
+
+
+class CountingTransport(httpx.AsyncBaseTransport):
+    """Passes every request to the corpus and remembers the URLs asked for."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.urls: list[str] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.urls.append(str(request.url))
+        return await self.inner.handle_async_request(request)
+
+
+class CountingSearch(CorpusSearch):
+    """The corpus provider, counting how often it is asked."""
+
+    calls = 0
+
+    async def search(self, query: str, allowed_hosts: list[str], limit: int) -> list[SearchHit]:
+        self.calls += 1
+        return await super().search(query, allowed_hosts, limit)
+
+
+@dataclass
+class Harness:
+    activities: ResearchActivities
+    ledger: Ledger
+    web: CountingTransport
+    search: CountingSearch
+    host: str
+    run_id: str
+    env: ActivityEnvironment
+
+    def url(self, path: str) -> str:
+        return f"https://{self.host}/{path}"
+
+    def read(self, path: str, **fields: object) -> contracts.ReadPageInput:
+        values: dict[str, object] = {
+            "run_id": self.run_id,
+            "step": 1,
+            "source_id": "S1",
+            "url": self.url(path),
+            "allowed_hosts": [self.host],
+            "fetch": True,
+        }
+        return contracts.ReadPageInput.model_validate(values | fields)
+
+
+@pytest.fixture
+async def harness(pg_url: str, tmp_path: Path) -> AsyncIterator[Harness]:
+    host = f"docs-{uuid.uuid4().hex[:10]}.example"
+    (tmp_path / host).mkdir()
+    (tmp_path / host / "cache.html").write_text(PAGE, encoding="utf-8")
+    (tmp_path / host / "data.json").write_text("{}", encoding="utf-8")
+    settings = Settings(state_dir=tmp_path / "state", corpus_dir=tmp_path)
+    pool: AsyncConnectionPool[psycopg.AsyncConnection[object]] = AsyncConnectionPool(
+        pg_url, open=False, max_size=4
+    )
+    await pool.open(wait=True)
+    web = CountingTransport(CorpusTransport(tmp_path))
+    async with FetchClient(timeout_seconds=5, transport=web) as http:
+        ledger = Ledger(pool)
+        search = CountingSearch(ledger)
+        activities = ResearchActivities(ledger, http, settings, search)
+        run_id = f"test-{uuid.uuid4().hex[:12]}"
+        yield Harness(activities, ledger, web, search, host, run_id, ActivityEnvironment())
+    async with pool.connection() as conn:
+        await conn.execute("DELETE FROM research.corpus_documents WHERE host = %s", (host,))
+    await pool.close()
+
+
+async def start(harness: Harness) -> None:
+    brief = Brief(question="How do hybrid caches invalidate?", allowed_hosts=[harness.host])
+    request = contracts.StartRunInput(
+        run_id=harness.run_id, brief=brief, started_at="2025-01-02T03:04:05+00:00"
+    )
+    result = await harness.env.run(harness.activities.start_run, request)
+    assert result.created
+
+
+async def test_a_page_is_fetched_once(harness: Harness) -> None:
+    await start(harness)
+    read = harness.activities.read_page
+    first = await harness.env.run(read, harness.read("cache.html"))
+    assert first.source.ok and first.source.title == "Hybrid caches"
+    assert [passage.id for passage in first.passages][:2] == ["S1.P1", "S1.P2"]
+    assert first.total_chars > 0 and first.next_offset is None and not first.truncated
+    retried = await harness.env.run(read, harness.read("cache.html"))
+    assert retried == first
+    found = await harness.env.run(read, harness.read("cache.html", fetch=False, find="PUB/SUB"))
+    assert [passage.text for passage in found.passages] == [
+        "Invalidation messages travel over pub/sub to every node."
+    ]
+    assert harness.web.urls == [harness.url("cache.html")]
+
+
+async def test_a_failed_fetch_is_stored_and_returned_as_an_error(harness: Harness) -> None:
+    await start(harness)
+    read = harness.activities.read_page
+    missing = await harness.env.run(read, harness.read("missing.html"))
+    assert not missing.source.ok and missing.passages == []
+    assert missing.source.error == f"HTTP 404 from {harness.url('missing.html')}"
+    again = await harness.env.run(read, harness.read("missing.html"))
+    assert again == missing and len(harness.web.urls) == 1
+    data = await harness.env.run(read, harness.read("data.json", source_id="S2"))
+    assert not data.source.ok and "not a page type that can be read" in (data.source.error or "")
+    stored = await harness.ledger.source(harness.run_id, "S2")
+    assert stored is not None and stored.ref.error == data.source.error
+
+
+async def test_a_refused_url_is_never_requested(harness: Harness) -> None:
+    await start(harness)
+    request = harness.read("cache.html", url="https://elsewhere.example/cache.html")
+    result = await harness.env.run(harness.activities.read_page, request)
+    assert not result.source.ok and "not in the allowed hosts" in (result.source.error or "")
+    assert harness.web.urls == []
+
+
+async def test_reading_an_unstored_source_without_fetch_fails_for_good(harness: Harness) -> None:
+    await start(harness)
+    with pytest.raises(ApplicationError) as raised:
+        await harness.env.run(harness.activities.read_page, harness.read("cache.html", fetch=False))
+    assert raised.value.non_retryable
+    assert harness.web.urls == []
+
+
+async def test_a_search_is_recorded_and_never_repeated(harness: Harness, tmp_path: Path) -> None:
+    await start(harness)
+    await index_corpus(harness.ledger, tmp_path, max_chars=10_000)
+    request = contracts.SearchInput(
+        run_id=harness.run_id, step=1, query="cache invalidation", allowed_hosts=[harness.host]
+    )
+    first = await harness.env.run(harness.activities.search_web, request)
+    assert first.provider == "corpus"
+    assert [hit.url for hit in first.hits] == [harness.url("cache.html")]
+    again = await harness.env.run(harness.activities.search_web, request)
+    assert again == first and harness.search.calls == 1
+
+
+async def test_evidence_step_and_report(harness: Harness) -> None:
+    await start(harness)
+    activities, env = harness.activities, harness.env
+    await env.run(activities.read_page, harness.read("cache.html"))
+    evidence = contracts.RecordEvidenceInput(
+        run_id=harness.run_id,
+        evidence_id="E001",
+        question_id="Q1",
+        source_id="S1",
+        claim="Invalidations are broadcast.",
+        stance="supports",
+        quote="Invalidation messages travel over pub/sub",
+    )
+    recorded = await env.run(activities.record_evidence, evidence)
+    assert recorded.evidence is not None and recorded.evidence.passage_id is not None
+    step = contracts.StepRecord(
+        run_id=harness.run_id, step=1, turn=1, tool="read_page", arguments="{}", ok=True
+    )
+    assert (await env.run(activities.record_step, step)).inserted
+    assert not (await env.run(activities.record_step, step)).inserted
+    report = Report(
+        answer="By broadcasting invalidations.",
+        findings=[Finding(text="Invalidations are broadcast.", evidence_ids=["E001"])],
+        limitations="One source only.",
+    )
+    save = contracts.SaveReportInput(
+        run_id=harness.run_id,
+        status=RunStatus.COMPLETED,
+        stop_reason=StopReason.COVERAGE_GATE_PASSED,
+        report=report,
+        counters=Counters(steps=3),
+        finished_at="2025-01-02T03:05:00+00:00",
+    )
+    assert (await env.run(activities.save_report, save)).saved
+    markdown = await harness.ledger.report(harness.run_id)
+    assert markdown is not None
+    assert "> Invalidation messages travel over pub/sub" in markdown
+    assert harness.url("cache.html") in markdown and "[E001]" in markdown
+    assert "Status: completed | Stop: coverage_gate_passed" in markdown
+
+
+async def test_a_run_never_started_fails_for_good(harness: Harness) -> None:
+    step = contracts.StepRecord(
+        run_id=harness.run_id, step=1, turn=1, tool="search_web", arguments="{}", ok=True
+    )
+    with pytest.raises(ApplicationError) as raised:
+        await harness.env.run(harness.activities.record_step, step)
+    assert raised.value.non_retryable and raised.value.type == "UnknownRun"
