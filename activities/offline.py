@@ -33,6 +33,10 @@ def keywords(text: str) -> set[str]:
 
 
 def _stem(word: str) -> str:
+    """Crude suffix stripping: "replayed" matches "replay", "queues" matches "queue"."""
+    for suffix, shortest in (("ing", 6), ("ed", 5)):
+        if word.endswith(suffix) and len(word) >= shortest:
+            return word[: -len(suffix)]
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
@@ -43,6 +47,7 @@ class Seen:
     searches: dict[str, list[str]] = field(default_factory=dict)  # query -> result URLs
     passages: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (source, text)
     read_urls: dict[str, str] = field(default_factory=dict)  # url -> source id
+    next_offsets: dict[str, int | None] = field(default_factory=dict)  # source -> unread rest
     failed_urls: set[str] = field(default_factory=set)
     evidence: dict[str, list[str]] = field(default_factory=dict)  # question -> evidence ids
     used_passages: set[str] = field(default_factory=set)
@@ -72,6 +77,7 @@ def _observe_read(seen: Seen, args: dict[str, Any], ok: bool, data: dict[str, An
         seen.failed_urls.add(str(args.get("url", "")))
         return
     seen.read_urls[data["url"]] = data["source_id"]
+    seen.next_offsets[data["source_id"]] = data.get("next_offset")
     for passage in data.get("passages", []):
         seen.passages[passage["id"]] = (data["source_id"], passage["text"])
 
@@ -114,21 +120,34 @@ def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
 
 
 def _work_on(question: Question, request: DecideInput, seen: Seen) -> ToolCall | None:
-    best = _best_passage(question, seen, exclude_sources=set())
-    if best is not None:
-        return _record(question, best, seen)
-    if question.text not in seen.searches and request.budget.searches_left > 0:
-        return _call(SEARCH_WEB, query=question.text)
-    unread = _unread(seen.searches.get(question.text, []), seen)
-    if unread and request.budget.pages_left > 0:
-        return _call(READ_PAGE, url=unread[0])
+    """Search the question, then walk its results in rank order: read the next unread one, or
+    record from a read one whose best passage matches the question well enough."""
+    if question.text not in seen.searches:
+        if request.budget.searches_left > 0:
+            return _call(SEARCH_WEB, query=question.text)
+        return None
+    for url in seen.searches[question.text]:
+        if url in seen.failed_urls:
+            continue
+        if url not in seen.read_urls:
+            if request.budget.pages_left > 0:
+                return _call(READ_PAGE, url=url)
+            continue
+        source_id = seen.read_urls[url]
+        best = _best_passage(question, seen, among={source_id})
+        if best is not None:
+            return _record(question, best, seen)
+        offset = seen.next_offsets.get(source_id)
+        if offset is not None:  # page on through a stored page: a step, not a fetch
+            return _call(READ_PAGE, source_id=source_id, offset=offset)
     return None
 
 
 def _another_source(request: DecideInput, seen: Seen) -> ToolCall | None:
     """Record from a source not cited yet, or read one more result to find one."""
+    uncited = {sid for sid in seen.read_urls.values() if sid not in seen.cited_sources}
     for question in request.brief.questions:
-        best = _best_passage(question, seen, exclude_sources=seen.cited_sources)
+        best = _best_passage(question, seen, among=uncited)
         if best is not None:
             return _record(question, best, seen)
     unread = _unread([url for urls in seen.searches.values() for url in urls], seen)
@@ -141,15 +160,18 @@ def _unread(urls: list[str], seen: Seen) -> list[str]:
     return [url for url in urls if url not in seen.read_urls and url not in seen.failed_urls]
 
 
-def _best_passage(question: Question, seen: Seen, exclude_sources: set[str]) -> str | None:
+def _best_passage(question: Question, seen: Seen, among: set[str]) -> str | None:
+    """The unused passage of the given sources sharing the most keywords with the question,
+    if it shares at least two thirds of them (and never fewer than MIN_SHARED_KEYWORDS)."""
     wanted = keywords(question.text)
     scored = [
         (len(wanted & keywords(text)), passage_id)
         for passage_id, (source_id, text) in seen.passages.items()
-        if passage_id not in seen.used_passages and source_id not in exclude_sources
+        if passage_id not in seen.used_passages and source_id in among
     ]
     best = max(scored, key=lambda item: item[0], default=(0, ""))
-    return best[1] if best[0] >= MIN_SHARED_KEYWORDS else None
+    needed = max(MIN_SHARED_KEYWORDS, -(-2 * len(wanted) // 3))
+    return best[1] if best[0] >= needed else None
 
 
 def _record(question: Question, passage_id: str, seen: Seen) -> ToolCall:
