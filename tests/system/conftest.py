@@ -82,7 +82,8 @@ class WorkerProcess:
             try:
                 line = self.lines.get(timeout=timeout)
             except queue.Empty:
-                raise AssertionError("worker never became ready:\n" + "".join(self.output))
+                output = "".join(self.output)
+                raise AssertionError(f"worker never became ready:\n{output}") from None
             if "worker ready" in line:
                 return
 

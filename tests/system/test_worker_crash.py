@@ -7,7 +7,6 @@ import asyncio
 import uuid
 
 import psycopg
-
 from temporalio.client import Client
 
 from activities.ledger import Ledger
