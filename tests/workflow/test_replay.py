@@ -1,0 +1,27 @@
+"""Recorded histories replay against the current workflow code: a change that would alter the
+decisions of running workflows fails here (re-record only on purpose, with a versioning plan)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
+
+from workflows.research import ResearchWorkflow
+
+HISTORIES = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
+
+
+def test_there_are_recorded_histories() -> None:
+    assert HISTORIES, "tests/histories holds no recorded history"
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=lambda path: path.stem)
+async def test_recorded_history_replays(path: Path) -> None:
+    history = WorkflowHistory.from_json("replayed", path.read_text())
+    replayer = Replayer(workflows=[ResearchWorkflow], data_converter=pydantic_data_converter)
+    result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
+    assert result.replay_failure is None
