@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 from temporalio import workflow
@@ -15,6 +15,7 @@ from temporalio.exceptions import TimeoutError as ActivityTimeout
 with workflow.unsafe.imports_passed_through():
     from workflows import context, contracts, gate
     from workflows.composer import compose
+    from workflows.dispatch import Outcome, ToolDispatcher
     from workflows.models import (
         Brief,
         Decision,
@@ -24,21 +25,16 @@ with workflow.unsafe.imports_passed_through():
         GuidanceInput,
         Limits,
         Progress,
-        ReadPageArgs,
-        RecordEvidenceArgs,
         Report,
         RunResult,
         RunStatus,
-        SearchArgs,
         SeedUrlsInput,
-        SourceRef,
         StopReason,
         ToolCall,
         ToolResult,
         TranscriptEntry,
     )
     from workflows.state import RunState
-    from workflows.tools import InvalidCall, parse_call
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
@@ -51,13 +47,6 @@ WRAP_UP_TIMEOUT = timedelta(seconds=30)  # saving the report after a bound tripp
 RETRY = RetryPolicy(maximum_attempts=5, initial_interval=timedelta(seconds=1))
 
 
-class Outcome(BaseModel):
-    status: RunStatus
-    stop_reason: StopReason
-    report: Report | None = None  # None: compose one from the recorded evidence
-    detail: str = ""
-
-
 @workflow.defn(name="ResearchWorkflow", failure_exception_types=[ValidationError])
 class ResearchWorkflow:
     @workflow.init
@@ -65,6 +54,7 @@ class ResearchWorkflow:
         self._state = RunState.begin(brief, workflow.now())
         self._run_id = workflow.info().workflow_id
         self._outcome: Outcome | None = None
+        self._tools = ToolDispatcher(self._state, self._run_id, self._call, workflow.now)
         self._search_attributes = False
 
     @workflow.run
@@ -155,152 +145,12 @@ class ResearchWorkflow:
             call = ToolCall(name="", arguments=decision.text[:2_000])
             error = f"{problem} in this turn: call exactly one tool per turn"
             self._state.counters.steps += 1
-            await self._record(call, self._result(ok=False, error=error))
+            await self._record(call, self._tools.result(ok=False, error=error))
             return None
         self._state.counters.steps += 1
-        result, outcome = await self._dispatch(calls[0])
+        result, outcome = await self._tools.dispatch(calls[0])
         await self._record(calls[0], result)
         return outcome
-
-    # ------------------------------------------------------------ tools
-
-    async def _dispatch(self, call: ToolCall) -> tuple[ToolResult, Outcome | None]:
-        try:
-            args = parse_call(call)
-            if isinstance(args, SearchArgs):
-                return await self._search(args), None
-            if isinstance(args, ReadPageArgs):
-                return await self._read(args), None
-            if isinstance(args, RecordEvidenceArgs):
-                return await self._record_evidence(args), None
-            assert isinstance(args, FinishArgs)
-            return self._finish(args)
-        except InvalidCall as error:
-            return self._result(ok=False, error=str(error)), None
-
-    async def _search(self, args: SearchArgs) -> ToolResult:
-        state = self._state
-        if state.counters.searches >= state.limits.max_searches:
-            return self._result(ok=False, error="search budget exhausted: read or record instead")
-        state.counters.searches += 1
-        found = await self._call(
-            contracts.SEARCH_WEB,
-            contracts.SearchInput(
-                run_id=self._run_id,
-                step=state.counters.steps,
-                query=args.query,
-                allowed_hosts=state.brief.allowed_hosts,
-            ),
-            contracts.SearchResult,
-            summary=f"search: {args.query[:80]}",
-        )
-        for hit in found.hits:
-            state.discovered.setdefault(hit.url, hit)
-        results = [hit.model_dump(include={"url", "title", "snippet"}) for hit in found.hits]
-        note = "snippets are for discovery only: read a page before recording evidence"
-        return self._result(data={"results": results, "note": note}, insufficient=not results)
-
-    async def _read(self, args: ReadPageArgs) -> ToolResult:
-        state = self._state
-        target = state.read_target(args)
-        if target.fetch:
-            if state.counters.page_fetches >= state.limits.max_page_fetches:
-                return self._result(
-                    ok=False, error="page budget exhausted: stored pages stay readable by source_id"
-                )
-            state.counters.page_fetches += 1
-            state.url_index[target.url] = target.source_id
-        page = await self._call(
-            contracts.READ_PAGE,
-            contracts.ReadPageInput(
-                run_id=self._run_id,
-                step=state.counters.steps,
-                source_id=target.source_id,
-                url=target.url,
-                allowed_hosts=state.brief.allowed_hosts,
-                fetch=target.fetch,
-                offset=args.offset,
-                find=args.find,
-            ),
-            contracts.ReadPageResult,
-            summary=f"read: {target.source_id} {target.url[:80]}",
-        )
-        state.sources[target.source_id] = page.source
-        if not page.source.ok:
-            return self._result(
-                ok=False, error=f"{target.url} could not be read: {page.source.error}"
-            )
-        return self._result(data=_window(page), insufficient=not page.passages)
-
-    async def _record_evidence(self, args: RecordEvidenceArgs) -> ToolResult:
-        self._state.check_evidence(args)
-        evidence_id = self._state.next_evidence_id()
-        recorded = await self._call(
-            contracts.RECORD_EVIDENCE,
-            contracts.RecordEvidenceInput(
-                run_id=self._run_id,
-                evidence_id=evidence_id,
-                **args.model_dump(),
-            ),
-            contracts.RecordEvidenceResult,
-            summary=f"record: {evidence_id} for {args.question_id}",
-        )
-        if recorded.evidence is None:
-            return self._result(ok=False, error=recorded.error or "evidence refused")
-        self._state.evidence[evidence_id] = recorded.evidence
-        return self._result(data={"evidence_id": evidence_id, "quote": recorded.evidence.quote})
-
-    def _finish(self, args: FinishArgs) -> tuple[ToolResult, Outcome | None]:
-        state = self._state
-        state.counters.finish_attempts += 1
-        verdict = gate.check(args, state.evidence, state.sources, state.brief)
-        if verdict.passed:
-            report = Report(
-                answer=args.answer,
-                findings=args.findings,
-                limitations=args.limitations,
-                open_questions=gate.open_questions(state.brief, state.evidence),
-            )
-            outcome = Outcome(
-                status=RunStatus.COMPLETED,
-                stop_reason=StopReason.COVERAGE_GATE_PASSED,
-                report=report,
-            )
-            return self._result(data={"passed": True}), outcome
-        left = state.limits.max_finish_attempts - state.counters.finish_attempts
-        result = self._result(
-            ok=False,
-            error="the coverage gate failed",
-            data={
-                "gaps": verdict.gaps,
-                "finish_attempts_left": left,
-                "unread_urls": state.unread_urls()[:10],
-            },
-        )
-        if left <= 0:
-            detail = "; ".join(verdict.gaps)
-            return result, Outcome(
-                status=RunStatus.INCOMPLETE,
-                detail=detail,
-                stop_reason=StopReason.FINISH_ATTEMPTS_EXHAUSTED,
-            )
-        return result, None
-
-    def _result(
-        self,
-        *,
-        ok: bool = True,
-        data: dict[str, Any] | None = None,
-        error: str | None = None,
-        insufficient: bool = False,
-    ) -> ToolResult:
-        return ToolResult(
-            ok=ok,
-            data=data,
-            error=error,
-            insufficient=insufficient,
-            budget=self._state.budget(workflow.now()),
-        )
 
     async def _record(self, call: ToolCall, result: ToolResult) -> None:
         state = self._state
@@ -463,22 +313,6 @@ def _as_finish(report: Report) -> FinishArgs:
     return FinishArgs(
         answer=report.answer, findings=report.findings, limitations=report.limitations
     )
-
-
-def _window(page: contracts.ReadPageResult) -> dict[str, Any]:
-    source: SourceRef = page.source
-    return {
-        "source_id": source.id,
-        "url": source.url,
-        "title": source.title,
-        "passages": [
-            {"id": p.id, "offset": p.start, "section": p.section, "text": p.text}
-            for p in page.passages
-        ],
-        "next_offset": page.next_offset,
-        "total_chars": page.total_chars,
-        "truncated": page.truncated,
-    }
 
 
 def _describe(call: ToolCall, result: ToolResult) -> str:
