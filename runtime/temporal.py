@@ -1,0 +1,205 @@
+"""The Temporal client (pydantic payloads, tracing interceptors) and the local dev server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import IO
+
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import RPCError
+
+from runtime.settings import Settings
+from runtime.telemetry import tracing_interceptors
+
+SEARCH_ATTRIBUTES = ("ResearchStatus=Keyword", "ResearchStopReason=Keyword")
+SETTLE_SECONDS = 0.2
+_connected: list[str] = []  # addresses this process opened a client to (see settle_before_exit)
+STARTUP_SECONDS = 60.0
+STOP_SECONDS = 10.0
+
+
+class TemporalUnavailable(RuntimeError):
+    """No Temporal server answers at the configured address; the message says what to do."""
+
+
+class DevServerError(RuntimeError):
+    """The local dev server could not be started; the message says why (and shows its log tail)."""
+
+
+async def connect(settings: Settings, *, address: str | None = None) -> Client:
+    """A client for `address` (default TEMPORAL_ADDRESS); an API key implies TLS."""
+    target = address or settings.temporal_address
+    _connected.append(target)
+    try:
+        return await Client.connect(
+            target,
+            namespace=settings.temporal_namespace,
+            api_key=settings.temporal_api_key,
+            tls=bool(settings.temporal_api_key),
+            data_converter=pydantic_data_converter,
+            interceptors=tracing_interceptors(),
+        )
+    except RuntimeError as error:
+        hint = "start it with `research dev` or set TEMPORAL_ADDRESS"
+        raise TemporalUnavailable(f"cannot reach Temporal at {target}: {hint}") from error
+
+
+async def settle_before_exit() -> None:
+    """Give the SDK core a moment to finish in-flight callbacks before the interpreter exits.
+
+    A short-lived client process can otherwise abort at finalisation (PyGILState_Release fatal
+    error or a segfault, temporalio/sdk-python#300); seen here about once in 30 CLI runs.
+    """
+    if _connected:
+        await asyncio.sleep(SETTLE_SECONDS)
+
+
+def split_address(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    try:
+        return host.strip("[]") or "localhost", int(port)
+    except ValueError:
+        raise DevServerError(f"TEMPORAL_ADDRESS {address!r} must be host:port") from None
+
+
+def is_local_address(address: str) -> bool:
+    """True when TEMPORAL_ADDRESS names this machine: the embedded stack may run a server there."""
+    host, _ = split_address(address)
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class DevServer:
+    """A `temporal server start-dev` process we started, or a reused server (process None)."""
+
+    address: str
+    ui_url: str
+    process: subprocess.Popen[bytes] | None = None
+    log_path: Path | None = None
+    _log: IO[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def reused(self) -> bool:
+        return self.process is None
+
+    def stop(self) -> None:
+        """Terminate, then kill after STOP_SECONDS; a no-op for a reused server."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+def temporal_binary() -> str:
+    candidate = Path(sys.executable).parent / "temporal"
+    found = str(candidate) if candidate.exists() else shutil.which("temporal")
+    if not found:
+        raise DevServerError("the temporal CLI is not installed: run `make dev` to bootstrap .venv")
+    return found
+
+
+async def start_dev_server(settings: Settings) -> DevServer:
+    """Start a dev server on TEMPORAL_ADDRESS's port, or reuse a Temporal server already there."""
+    _, port = split_address(settings.temporal_address)
+    address = f"127.0.0.1:{port}"
+    ui_url = f"http://localhost:{settings.ui_port}"
+    if _port_in_use(port):
+        if await _is_temporal(settings, address):
+            return DevServer(address=address, ui_url=ui_url)
+        raise DevServerError(
+            f"port {port} is in use by something that is not Temporal: set TEMPORAL_ADDRESS to "
+            f"localhost:<free port> to run the dev server elsewhere"
+        )
+    if _port_in_use(settings.ui_port):
+        raise DevServerError(
+            f"port {settings.ui_port} for the Web UI is in use: set RESEARCH_UI_PORT to a free port"
+        )
+    server = _spawn(settings, address, ui_url)
+    try:
+        await _wait_until_ready(settings, server)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+def _spawn(settings: Settings, address: str, ui_url: str) -> DevServer:
+    state_dir = settings.state_dir
+    state_dir.mkdir(parents=True, exist_ok=True)
+    log_path = state_dir / "temporal.log"
+    _, port = split_address(address)
+    command = [temporal_binary(), "server", "start-dev", "--ip", "127.0.0.1"]
+    command += ["--port", str(port), "--ui-port", str(settings.ui_port)]
+    command += ["--db-filename", str(state_dir / "temporal.db"), "--namespace", "default"]
+    for attribute in SEARCH_ATTRIBUTES:
+        command += ["--search-attribute", attribute]
+    command += ["--log-level", "warn"]
+    log = log_path.open("ab")
+    # A session of its own: a terminal's Ctrl-C reaches only us, and we stop the server in order
+    # (after the worker), instead of it dying under a worker that is still draining.
+    process = subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+    )
+    return DevServer(address, ui_url, process=process, log_path=log_path, _log=log)
+
+
+async def _wait_until_ready(settings: Settings, server: DevServer) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        assert server.process is not None
+        if server.process.poll() is not None:
+            raise DevServerError(
+                f"the Temporal dev server exited with code {server.process.returncode}; "
+                f"end of {server.log_path}:\n{_log_tail(server.log_path)}"
+            )
+        if await _is_temporal(settings, server.address):
+            return
+        await asyncio.sleep(0.25)
+    raise DevServerError(
+        f"the Temporal dev server did not answer on {server.address} within "
+        f"{STARTUP_SECONDS:.0f} s; end of {server.log_path}:\n{_log_tail(server.log_path)}"
+    )
+
+
+async def _is_temporal(settings: Settings, address: str) -> bool:
+    try:
+        client = await asyncio.wait_for(
+            Client.connect(address, namespace=settings.temporal_namespace), timeout=5
+        )
+        return await client.service_client.check_health(timeout=timedelta(seconds=5))
+    except (RuntimeError, RPCError, TimeoutError, OSError):
+        return False
+
+
+def _port_in_use(port: int) -> bool:
+    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as probe:
+        probe.settimeout(1.0)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _log_tail(path: Path | None, lines: int = 20) -> str:
+    if path is None or not path.exists():
+        return "(no log)"
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])

@@ -1,0 +1,1 @@
+"""The `research` command line: start, steer and inspect research runs (entry: starter.cli:main)."""

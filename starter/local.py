@@ -1,0 +1,128 @@
+"""Commands that run the embedded stack on this machine: demo, dev, init-db, corpus index."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+
+from activities.search import index_corpus
+from runtime.database import apply_migrations
+from runtime.devstack import EmbeddedStack, embedded_stack, open_database, open_ledger
+from runtime.settings import PROJECT_ROOT, Settings
+from starter.briefs import load_brief
+from starter.errors import EXIT_USAGE, CliError
+from starter.progress import follow
+from starter.runs import finish_output, new_run_id, start_run, web_ui_link
+from worker import run_worker
+
+DEMO_BRIEF = PROJECT_ROOT / "examples" / "briefs" / "harborq-failures.json"
+WORKER_STOP_SECONDS = 15.0
+
+
+@asynccontextmanager
+async def background_worker(stack: EmbeddedStack) -> AsyncIterator[asyncio.Task[None]]:
+    """An in-process worker for the length of the block; stopped (drained) on the way out."""
+    stop, ready = asyncio.Event(), asyncio.Event()
+    task = asyncio.create_task(run_worker(stack.settings, stack.client, stop=stop, ready=ready))
+    waiting = asyncio.create_task(ready.wait())
+    try:
+        await asyncio.wait({task, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            task.result()  # the worker's own error
+        yield task
+    finally:
+        waiting.cancel()
+        stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), WORKER_STOP_SECONDS)
+        except TimeoutError:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
+
+
+async def demo(settings: Settings, args: argparse.Namespace) -> int:
+    brief = load_brief(args.brief or DEMO_BRIEF)
+    async with embedded_stack(settings) as stack, background_worker(stack) as worker:
+        handle = await start_run(stack.client, stack.settings, brief, new_run_id())
+        print(f"Started run {handle.id}: {brief.question}", flush=True)
+        summary = await follow(handle, worker=worker)
+        code = await finish_output(stack.settings, summary, handle.id, stack.ledger)
+        reused = stack.dev_server_reused
+    print()
+    print(f"Web UI: {web_ui_link(settings, handle.id)}")
+    if not reused:
+        print("(the Web UI is up only while `research dev` runs: start it to browse this run)")
+    return code
+
+
+async def dev(settings: Settings, args: argparse.Namespace) -> int:
+    async with embedded_stack(settings) as stack, background_worker(stack) as worker:
+        stop = _stop_on_signals()  # from here on Ctrl-C drains the worker, then stops the stack
+        _print_addresses(stack)
+        waiting = asyncio.create_task(stop.wait())
+        await asyncio.wait({worker, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        waiting.cancel()
+        print("\nstopping: worker, Temporal, PostgreSQL", flush=True)
+    return 0
+
+
+def _stop_on_signals() -> asyncio.Event:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    return stop
+
+
+def _print_addresses(stack: EmbeddedStack) -> None:
+    note = " (reused: it was already running)" if stack.dev_server_reused else ""
+    ui = stack.ui_url or "(none: TEMPORAL_ADDRESS points to a server this command does not run)"
+    print(f"Temporal:     {stack.temporal_address}{note}")
+    print(f"Web UI:       {ui}")
+    print(f"DATABASE_URL: {stack.database_url}")
+    print(f"Task queue:   {stack.settings.task_queue}")
+    print(f"Corpus:       {stack.corpus_documents} documents from {stack.settings.corpus_dir}")
+    print()
+    print("In another terminal:")
+    for line in _example_commands(stack):
+        print(f"  {line}")
+    print("Ctrl-C stops everything.", flush=True)
+
+
+def _example_commands(stack: EmbeddedStack) -> list[str]:
+    brief = DEMO_BRIEF.relative_to(PROJECT_ROOT)
+    queue = stack.settings.task_queue
+    address = stack.temporal_address
+    commands = [f"export TEMPORAL_ADDRESS={address}"] if address.split(":")[-1] != "7233" else []
+    return [
+        *commands,
+        f"research start {brief} --wait",
+        "research status <run id>    research report <run id>",
+        f"DATABASE_URL='{stack.database_url}' python worker.py   (one more worker)",
+        f"temporal workflow start --address {address} --type ResearchWorkflow "
+        f'--task-queue {queue} --input "$(cat {brief})"',
+    ]
+
+
+async def init_db(settings: Settings, args: argparse.Namespace) -> int:
+    async with open_database(settings) as url:
+        applied = await asyncio.to_thread(apply_migrations, url)
+    print(f"applied: {', '.join(applied)}" if applied else "database is up to date")
+    return 0
+
+
+async def corpus_index(settings: Settings, args: argparse.Namespace) -> int:
+    folder = Path(args.dir)
+    if not await asyncio.to_thread(folder.is_dir):
+        raise CliError(f"corpus folder {args.dir} does not exist or is not a folder", EXIT_USAGE)
+    async with open_database(settings) as url:
+        await asyncio.to_thread(apply_migrations, url)
+        async with open_ledger(url) as ledger:
+            count = await index_corpus(ledger, folder, max_chars=settings.max_snapshot_chars)
+    print(f"indexed {count} documents from {folder}")
+    return 0

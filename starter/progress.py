@@ -1,0 +1,129 @@
+"""Following a run: one line per new step while it runs, then the DESIGN.md summary."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import CancelledError, TemporalError
+
+from starter.errors import CliError
+from workflows.models import Counters, Progress, RunResult, RunStatus, StopReason
+from workflows.research import ResearchWorkflow
+
+POLL_SECONDS = 0.5
+ACTION_CHARS = 80  # one terminal line per step
+QUERY_TIMEOUT = timedelta(seconds=5)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The four DESIGN.md summary lines of a run, and whether it completed."""
+
+    lines: list[str]
+    status: str
+
+    @property
+    def completed(self) -> bool:
+        return self.status == RunStatus.COMPLETED
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def summarise(
+    run_id: str,
+    status: RunStatus | str,
+    stop_reason: StopReason | str | None,
+    counters: Counters,
+    evidence: int,
+) -> Summary:
+    lines = [
+        f"Run: {run_id}",
+        f"Status: {status} | Stop: {stop_reason or '-'}",
+        f"Steps: {counters.steps} | Searches: {counters.searches} | "
+        f"Pages: {counters.page_fetches} | Evidence: {evidence}",
+        f"Reported tokens: {counters.tokens}",
+    ]
+    return Summary(lines, str(status))
+
+
+def result_summary(result: RunResult) -> Summary:
+    return summarise(
+        result.run_id, result.status, result.stop_reason, result.counters, result.evidence_count
+    )
+
+
+def progress_summary(progress: Progress, run_id: str) -> Summary:
+    return summarise(
+        progress.run_id or run_id,
+        progress.status,
+        progress.stop_reason,
+        progress.counters,
+        progress.evidence_count,
+    )
+
+
+def step_line(progress: Progress) -> str:
+    """`step 3/20  read_page S2 docs.harborq.example/...  evidence 1`"""
+    steps = f"step {progress.counters.steps}/{progress.limits.max_steps}"
+    action = progress.last_action or "-"
+    if len(action) > ACTION_CHARS:
+        action = action[: ACTION_CHARS - 3] + "..."
+    return f"{steps}  {action}  evidence {progress.evidence_count}"
+
+
+async def query_progress(handle: WorkflowHandle[Any, Any]) -> Progress | None:
+    """The run's progress, or None while it cannot answer (not started, no worker, ...)."""
+    try:
+        return await handle.query(ResearchWorkflow.progress, rpc_timeout=QUERY_TIMEOUT)
+    except (TemporalError, RuntimeError, TimeoutError):  # RPC and query failures alike
+        return None
+
+
+async def follow(
+    handle: WorkflowHandle[Any, RunResult], *, worker: asyncio.Task[None] | None = None
+) -> Summary:
+    """Print a line per new step until the run ends; return its summary lines."""
+    result = asyncio.ensure_future(handle.result())
+    watched: set[asyncio.Future[Any]] = {result} | ({worker} if worker else set())
+    last_step = -1
+    try:
+        while not result.done():
+            done, _ = await asyncio.wait(
+                watched, timeout=POLL_SECONDS, return_when=asyncio.FIRST_COMPLETED
+            )
+            if worker is not None and worker in done and not result.done():
+                worker.result()  # raises the worker's own error
+                raise CliError("the in-process worker stopped before the run ended")
+            # The last step is shown too when our own worker can answer a query on a closed run.
+            if not result.done() or worker is not None:
+                last_step = _show_new_step(await query_progress(handle), last_step)
+        return result_summary(result.result())
+    except WorkflowFailureError as failure:
+        return await _closed_summary(handle, failure)
+    finally:
+        result.cancel()
+
+
+def _show_new_step(progress: Progress | None, last_step: int) -> int:
+    if progress is None or progress.counters.steps == last_step:
+        return last_step
+    print(step_line(progress), flush=True)
+    return progress.counters.steps
+
+
+async def _closed_summary(
+    handle: WorkflowHandle[Any, Any], failure: WorkflowFailureError
+) -> Summary:
+    """A run that ended without a result (cancelled, failed, terminated): its last progress."""
+    progress = await query_progress(handle)
+    if progress is not None:
+        return progress_summary(progress, handle.id)
+    status = "cancelled" if isinstance(failure.cause, CancelledError) else "failed"
+    return Summary(
+        [f"Run: {handle.id}", f"Status: {status} | Stop: -", f"Reason: {failure.cause}"], status
+    )

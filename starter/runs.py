@@ -1,0 +1,194 @@
+"""Commands on runs through a Temporal server: start, status, report, signal, extend, cancel."""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from typing import Any
+
+from temporalio.client import (
+    Client,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from activities.ledger import Ledger
+from runtime.devstack import open_database, open_ledger
+from runtime.settings import Settings
+from runtime.temporal import connect
+from starter.briefs import load_brief
+from starter.errors import EXIT_USAGE, CliError
+from starter.progress import Summary, follow, progress_summary, query_progress, result_summary
+from workflows.models import (
+    Brief,
+    ExtendLimitsInput,
+    FinishNowInput,
+    GuidanceInput,
+    RunResult,
+    RunStatus,
+    SeedUrlsInput,
+)
+from workflows.research import ResearchWorkflow
+
+
+def new_run_id() -> str:
+    return f"research-{uuid.uuid4().hex[:8]}"
+
+
+def web_ui_link(settings: Settings, run_id: str) -> str:
+    return (
+        f"http://localhost:{settings.ui_port}/namespaces/{settings.temporal_namespace}"
+        f"/workflows/{run_id}"
+    )
+
+
+async def start_run(
+    client: Client, settings: Settings, brief: Brief, run_id: str
+) -> WorkflowHandle[Any, RunResult]:
+    try:
+        return await client.start_workflow(
+            ResearchWorkflow.run,
+            brief,
+            id=run_id,
+            task_queue=settings.task_queue,
+            # The id is the ledger's run key: a second run under it would mix two runs' rows.
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+        )
+    except WorkflowAlreadyStartedError:
+        raise CliError(f"a run with id {run_id} already exists: pick another --id") from None
+
+
+async def print_report(settings: Settings, run_id: str, ledger: Ledger | None = None) -> None:
+    """The report Markdown as the ledger stored it (`reports.markdown`)."""
+    if ledger is not None:
+        markdown = await ledger.report(run_id)
+    else:
+        async with open_database(settings) as url, open_ledger(url) as opened:
+            markdown = await opened.report(run_id)
+    if markdown is None:
+        raise CliError(f"no report is stored for run {run_id} (yet)")
+    print(markdown)
+
+
+async def start(settings: Settings, args: argparse.Namespace) -> int:
+    brief = load_brief(args.brief)  # before any connection: a bad brief starts nothing
+    client = await connect(settings)
+    handle = await start_run(client, settings, brief, args.id or new_run_id())
+    print(f"Started run {handle.id} on task queue {settings.task_queue}", flush=True)
+    if not args.wait:
+        print(
+            f"Follow it: research status {handle.id}  |  Web UI: {web_ui_link(settings, handle.id)}"
+        )
+        return 0
+    summary = await follow(handle)
+    return await finish_output(settings, summary, handle.id)
+
+
+async def finish_output(
+    settings: Settings, summary: Summary, run_id: str, ledger: Ledger | None = None
+) -> int:
+    """The summary, then the report; exit 0 only for a completed run."""
+    print()
+    print(summary.text())
+    print()
+    await print_report(settings, run_id, ledger)
+    return 0 if summary.completed else 1
+
+
+async def status(settings: Settings, args: argparse.Namespace) -> int:
+    handle, state = await _existing(settings, args.id)
+    summary = await _summary(handle, state)
+    print(summary.text())
+    return 0
+
+
+async def _summary(handle: WorkflowHandle[Any, RunResult], state: str) -> Summary:
+    if state == "completed":
+        return result_summary(await handle.result())
+    progress = await query_progress(handle)
+    if progress is not None and state != "running" and progress.status == RunStatus.RUNNING:
+        # Closed before the workflow recorded an outcome (cancelled early, terminated, ...).
+        progress = progress.model_copy(update={"status": _ended(state)})
+    if progress is not None:
+        return progress_summary(progress, handle.id)
+    lines = [f"Run: {handle.id}", f"Status: {_ended(state)} | Stop: -"]
+    return Summary([*lines, "(no worker answered the progress query)"], _ended(state))
+
+
+def _ended(state: str) -> str:
+    """Temporal's closed states in this project's spelling (DESIGN.md, Outcomes)."""
+    return {"canceled": "cancelled", "timed_out": "timed out"}.get(state, state)
+
+
+async def report(settings: Settings, args: argparse.Namespace) -> int:
+    await print_report(settings, args.id)
+    return 0
+
+
+async def signal(settings: Settings, args: argparse.Namespace) -> int:
+    handle = await _running(settings, args.id)
+    if args.signal == "guidance":
+        await handle.signal(ResearchWorkflow.add_guidance, GuidanceInput(text=" ".join(args.text)))
+    elif args.signal == "seed":
+        await handle.signal(ResearchWorkflow.add_seed_urls, SeedUrlsInput(urls=args.urls))
+    else:
+        await handle.signal(ResearchWorkflow.finish_now, FinishNowInput(reason=args.reason))
+    print(f"Sent {args.signal} to run {args.id}")
+    return 0
+
+
+async def extend(settings: Settings, args: argparse.Namespace) -> int:
+    request = ExtendLimitsInput(
+        max_steps=args.steps,
+        max_searches=args.searches,
+        max_page_fetches=args.pages,
+        max_tokens=args.tokens,
+        deadline_seconds=args.deadline,
+    )
+    if not request.model_dump(exclude_none=True):
+        raise CliError(
+            "extend needs at least one of --steps --searches --pages --tokens --deadline",
+            EXIT_USAGE,
+        )
+    handle = await _running(settings, args.id)
+    try:
+        limits = await handle.execute_update(ResearchWorkflow.extend_limits, request)
+    except WorkflowUpdateFailedError as error:
+        reason = getattr(error.cause, "message", None) or str(error.cause)
+        raise CliError(f"run {args.id} refused the new limits: {reason}") from None
+    values = ", ".join(f"{name} {value}" for name, value in limits.model_dump().items())
+    print(f"Limits of run {args.id}: {values}")
+    return 0
+
+
+async def cancel(settings: Settings, args: argparse.Namespace) -> int:
+    handle = await _running(settings, args.id)
+    await handle.cancel()
+    print(f"Cancellation requested for run {args.id}: it saves a partial report and ends cancelled")
+    return 0
+
+
+async def _existing(settings: Settings, run_id: str) -> tuple[WorkflowHandle[Any, RunResult], str]:
+    """The run's handle and its Temporal status (`running`, `completed`, ...)."""
+    client = await connect(settings)
+    handle = client.get_workflow_handle_for(ResearchWorkflow.run, run_id)
+    try:
+        description = await handle.describe()
+    except RPCError as error:
+        if error.status == RPCStatusCode.NOT_FOUND:
+            namespace = settings.temporal_namespace
+            raise CliError(f"no run with id {run_id} in namespace {namespace}") from None
+        raise
+    state = description.status.name.lower() if description.status else "unknown"
+    return handle, state
+
+
+async def _running(settings: Settings, run_id: str) -> WorkflowHandle[Any, RunResult]:
+    """A run that can still be steered; an ended one is a one-sentence error."""
+    handle, state = await _existing(settings, run_id)
+    if state != "running":
+        raise CliError(f"run {run_id} has already ended ({_ended(state)}): it can no longer change")
+    return handle

@@ -1,0 +1,188 @@
+"""`research start` rejects a bad brief in one sentence, exit 2, before contacting Temporal."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from starter.cli import main
+
+GOOD_BRIEF: dict[str, Any] = {
+    "question": "How does Harbor Queue handle poison messages?",
+    "questions": [
+        {"id": "Q1", "text": "How many delivery attempts before dead-lettering?"},
+        {"id": "Q2", "text": "What is the default visibility timeout?", "required": False},
+    ],
+    "allowed_hosts": ["docs.harborq.example"],
+    "seed_urls": ["https://docs.harborq.example/queues"],
+}
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A local port nothing listens on: any Temporal connection attempt there fails."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+@pytest.fixture(autouse=True)
+def unreachable_temporal(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, closed_port: int) -> None:
+    monkeypatch.setenv("TEMPORAL_ADDRESS", f"127.0.0.1:{closed_port}")
+    monkeypatch.setenv("RESEARCH_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("RESEARCH_MODEL_PROVIDER", raising=False)
+
+
+def brief_with(tmp_path: Path, **changes: Any) -> Path:
+    brief = {**GOOD_BRIEF, **changes}
+    path = tmp_path / "brief.json"
+    path.write_text(json.dumps(brief), encoding="utf-8")
+    return path
+
+
+def run_start(path: Path | str, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
+    code = main(["start", str(path)])
+    return code, capsys.readouterr().err.splitlines()
+
+
+def assert_brief_rejected(code: int, lines: list[str], path: Path | str, expected: str) -> None:
+    assert code == 2
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"error: brief {path}: ")
+    assert expected in lines[0]
+    assert "Temporal" not in lines[0]  # rejected before any connection was attempted
+    assert "Value error" not in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"question": "   "}, "the brief's question is empty"),
+        ({"questions": [{"id": "Q1", "text": ""}]}, "a sub-question has empty text"),
+        ({"allowed_hosts": []}, "allowed_hosts is empty: name at least one host"),
+        ({"allowed_hosts": ["https://x.com/"]}, "allowed host 'https://x.com/' is not a bare host"),
+        (
+            {"questions": [{"id": "Q1", "text": "a"}, {"id": "Q1", "text": "b"}]},
+            "duplicate question id 'Q1': question ids must be unique",
+        ),
+        (
+            {"seed_urls": ["https://evil.example/page"]},
+            "seed URL 'https://evil.example/page' is not on an allowed host",
+        ),
+        ({"limits": {"max_steps": 0}}, "limit max_steps must be at least 1, got 0"),
+        ({"limits": {"max_searches": -3}}, "limit max_searches must be at least 1, got -3"),
+        ({"limits": {"max_steps": 1_000_000}}, "limit max_steps is 1000000, above its ceiling"),
+        ({"limits": {"max_steps": "many"}}, "field limits.max_steps: Input should be a valid"),
+        ({"questoin": "typo"}, "field questoin is not a brief field"),
+    ],
+)
+def test_an_invalid_brief_is_one_sentence_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], changes: dict[str, Any], expected: str
+) -> None:
+    path = brief_with(tmp_path, **changes)
+
+    code, lines = run_start(path, capsys)
+
+    assert_brief_rejected(code, lines, path, expected)
+
+
+def test_a_missing_required_field_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "brief.json"
+    path.write_text(json.dumps({"question": "Why?"}), encoding="utf-8")
+
+    code, lines = run_start(path, capsys)
+
+    assert_brief_rejected(code, lines, path, "field allowed_hosts is required")
+
+
+def test_invalid_json_names_line_and_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "brief.json"
+    path.write_text('{\n  "question": "Why?",\n  "allowed_hosts": [,]\n}\n', encoding="utf-8")
+
+    code, lines = run_start(path, capsys)
+
+    assert_brief_rejected(code, lines, path, "invalid JSON at line 3, column")
+
+
+def test_a_json_value_that_is_not_an_object_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "brief.json"
+    path.write_text("[1, 2]", encoding="utf-8")
+
+    code, lines = run_start(path, capsys)
+
+    assert_brief_rejected(code, lines, path, "the brief must be a JSON object")
+
+
+def test_a_missing_file_is_one_sentence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "nowhere.json"
+
+    code, lines = run_start(path, capsys)
+
+    assert_brief_rejected(code, lines, path, "no such file")
+
+
+def test_a_valid_brief_goes_on_to_connect_and_fails_in_one_sentence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], closed_port: int
+) -> None:
+    """The control for the tests above: a good brief does reach the connection step."""
+    code, lines = run_start(brief_with(tmp_path), capsys)
+
+    assert code == 1
+    assert lines == [
+        f"error: cannot reach Temporal at 127.0.0.1:{closed_port}: start it with `research dev` "
+        "or set TEMPORAL_ADDRESS"
+    ]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["status", "research-1234"],
+        ["cancel", "research-1234"],
+        ["signal", "research-1234", "finish"],
+        ["extend", "research-1234", "--steps", "40"],
+    ],
+)
+def test_run_commands_without_temporal_fail_in_one_sentence(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    code = main(argv)
+
+    lines = capsys.readouterr().err.splitlines()
+    assert code == 1
+    assert len(lines) == 1
+    assert lines[0].startswith("error: cannot reach Temporal at 127.0.0.1:")
+
+
+def test_a_settings_error_is_one_sentence_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("RESEARCH_MODEL_PROVIDER", "openai")
+
+    code = main(["status", "research-1234"])
+
+    lines = capsys.readouterr().err.splitlines()
+    assert code == 2
+    assert len(lines) == 1
+    assert "OPENAI_API_KEY" in lines[0]
+
+
+def test_extend_without_a_limit_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["extend", "research-1234"])
+
+    lines = capsys.readouterr().err.splitlines()
+    assert code == 2
+    assert lines == [
+        "error: extend needs at least one of --steps --searches --pages --tokens --deadline"
+    ]

@@ -1,0 +1,120 @@
+"""Composition root: settings -> telemetry -> client -> Worker(workflows, activities).
+
+Run as its own process (`python worker.py`) with only environment variables (TEMPORAL_ADDRESS,
+DATABASE_URL, RESEARCH_TASK_QUEUE, RESEARCH_MODEL_PROVIDER, OPENAI_BASE_URL, ...), or in-process
+through `run_worker` (`research dev` and `research demo`). Every client is created once, here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+from openai import AsyncOpenAI
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities.ledger import Ledger
+from activities.model import ModelActivities
+from activities.pages import build_http_client
+from activities.research import ResearchActivities
+from activities.search import CorpusSearch
+from runtime.devstack import open_database, open_ledger
+from runtime.settings import Settings, SettingsError
+from runtime.telemetry import tracing_interceptors
+from runtime.temporal import TemporalUnavailable, connect, settle_before_exit
+from workflows.research import ResearchWorkflow
+
+# A SIGTERM lets running activities finish (or heartbeat their way out) before the worker exits.
+GRACEFUL_SHUTDOWN = timedelta(seconds=10)
+
+
+async def run_worker(
+    settings: Settings,
+    client: Client,
+    *,
+    stop: asyncio.Event | None = None,
+    ready: asyncio.Event | None = None,
+) -> None:
+    """Poll the task queue until `stop` is set (forever without one)."""
+    async with _activities(settings) as activities:
+        worker = Worker(
+            client,
+            task_queue=settings.task_queue,
+            workflows=[ResearchWorkflow],
+            activities=activities,
+            graceful_shutdown_timeout=GRACEFUL_SHUTDOWN,
+        )
+        async with worker:
+            print(f"worker ready on task queue {settings.task_queue}", flush=True)
+            if ready is not None:
+                ready.set()
+            await (stop or asyncio.Event()).wait()
+
+
+@asynccontextmanager
+async def _activities(settings: Settings) -> AsyncIterator[list[Callable[..., Any]]]:
+    async with AsyncExitStack() as resources:
+        database_url = await resources.enter_async_context(open_database(settings))
+        ledger: Ledger = await resources.enter_async_context(open_ledger(database_url))
+        http = build_http_client(settings)
+        resources.push_async_callback(http.aclose)
+        model_client = _openai_client(settings)
+        if model_client is not None:
+            resources.push_async_callback(model_client.close)
+        model = ModelActivities(settings, ledger, model_client)
+        research = ResearchActivities(ledger, http, settings, CorpusSearch(ledger))
+        yield [*model.definitions(), *research.definitions()]
+
+
+def _openai_client(settings: Settings) -> AsyncOpenAI | None:
+    if settings.model_provider != "openai":
+        return None
+    # max_retries=0: Temporal's retry policy owns retries (and honours Retry-After).
+    return AsyncOpenAI(
+        api_key=settings.openai_api_key or "unused",  # local OpenAI-compatible servers need none
+        base_url=settings.openai_base_url,
+        max_retries=0,
+    )
+
+
+async def _serve() -> None:
+    settings = Settings.from_env()
+    tracing_interceptors()
+    client = await connect(settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await run_worker(settings, client, stop=stop)
+    finally:
+        await settle_before_exit()
+
+
+def main() -> int:
+    try:
+        asyncio.run(_serve())
+    except SettingsError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except TemporalUnavailable as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except psycopg.Error as error:
+        detail = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        print(f"error: the ledger database failed: {detail} (check DATABASE_URL)", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
