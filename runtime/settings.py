@@ -79,7 +79,7 @@ class Settings:
         if provider == "openai" and not (api_key or base_url):
             raise SettingsError(
                 "RESEARCH_MODEL_PROVIDER=openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a "
-                "local OpenAI-compatible server); set it in the environment or in .env"
+                "local OpenAI-compatible server); set it in the environment"
             )
         state_dir = Path(env.get("RESEARCH_STATE_DIR") or PROJECT_ROOT / ".research")
         return cls(

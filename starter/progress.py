@@ -11,7 +11,7 @@ from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import CancelledError, TemporalError
 
 from starter.errors import CliError
-from workflows.models import Counters, Progress, RunResult, RunStatus, StopReason
+from workflows.models import Counters, Progress, RunResult, RunStatus, StepNote, StopReason
 from workflows.research import ResearchWorkflow
 
 POLL_SECONDS = 0.5
@@ -67,13 +67,13 @@ def progress_summary(progress: Progress, run_id: str) -> Summary:
     )
 
 
-def step_line(progress: Progress) -> str:
-    """`step 3/20  read_page S2 docs.harborq.example/...  evidence 1`"""
-    steps = f"step {progress.counters.steps}/{progress.limits.max_steps}"
-    action = progress.last_action or "-"
+def step_line(progress: Progress, note: StepNote) -> str:
+    """`step 3/20  read S2 docs.harborq.example/... (6 passages)`"""
+    steps = f"step {note.step}/{progress.limits.max_steps}"
+    action = note.action or "-"
     if len(action) > ACTION_CHARS:
         action = action[: ACTION_CHARS - 3] + "..."
-    return f"{steps}  {action}  evidence {progress.evidence_count}"
+    return f"{steps}  {action}"
 
 
 async def query_progress(handle: WorkflowHandle[Any, Any]) -> Progress | None:
@@ -110,10 +110,14 @@ async def follow(
 
 
 def _show_new_step(progress: Progress | None, last_step: int) -> int:
-    if progress is None or progress.counters.steps == last_step:
+    """Print every step taken since the last poll (the query carries the recent ones)."""
+    if progress is None:
         return last_step
-    print(step_line(progress), flush=True)
-    return progress.counters.steps
+    for note in progress.recent_steps:
+        if note.step > last_step:
+            print(step_line(progress, note), flush=True)
+            last_step = note.step
+    return last_step
 
 
 async def _closed_summary(

@@ -5,6 +5,7 @@ Deterministic: the only outside effects are activity calls through the workflow'
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
@@ -25,7 +26,7 @@ from workflows.models import (
     ToolResult,
 )
 from workflows.state import RunState
-from workflows.tools import InvalidCall, parse_call
+from workflows.tools import READ_PAGE, RECORD_EVIDENCE, SEARCH_WEB, InvalidCall, parse_call
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
@@ -207,3 +208,31 @@ def _window(page: contracts.ReadPageResult) -> dict[str, Any]:
         "total_chars": page.total_chars,
         "truncated": page.truncated,
     }
+
+
+def describe_step(call: ToolCall, result: ToolResult) -> str:
+    """One short line for progress displays: `read S2 docs.example/page (6 passages)`."""
+    if not result.ok:
+        return f"{call.name or '(no tool call)'}: {result.error}"[:200]
+    data = result.data or {}
+    if call.name == SEARCH_WEB:
+        query = _argument(call, "query")
+        query = query if len(query) <= 50 else query[:47] + "..."
+        return f"search {query!r}: {len(data.get('results', []))} results"
+    if call.name == READ_PAGE:
+        url = str(data.get("url", "")).split("://", 1)[-1]
+        return f"read {data.get('source_id')} {url} ({len(data.get('passages', []))} passages)"
+    if call.name == RECORD_EVIDENCE:
+        return (
+            f"record {data.get('evidence_id')} for {_argument(call, 'question_id')} "
+            f"from {_argument(call, 'source_id')}"
+        )
+    return "finish: the coverage gate passed"
+
+
+def _argument(call: ToolCall, name: str) -> str:
+    try:
+        value = json.loads(call.arguments).get(name, "")
+    except (ValueError, AttributeError):
+        value = ""
+    return str(value)[:80]

@@ -321,6 +321,11 @@ class Counters(BaseModel):
     model_calls: int = 0
 
 
+class StepNote(BaseModel):
+    step: int
+    action: str
+
+
 class Progress(BaseModel):
     run_id: str = ""
     status: RunStatus = RunStatus.RUNNING
@@ -331,6 +336,7 @@ class Progress(BaseModel):
     source_count: int = 0
     open_questions: list[str] = Field(default_factory=list)
     last_action: str = ""
+    recent_steps: list[StepNote] = Field(default_factory=list)  # the last ones, oldest first
     seconds_left: int = 0
 
 

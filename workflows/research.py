@@ -15,7 +15,8 @@ from temporalio.exceptions import TimeoutError as ActivityTimeout
 with workflow.unsafe.imports_passed_through():
     from workflows import context, contracts, gate
     from workflows.composer import compose
-    from workflows.dispatch import Outcome, ToolDispatcher
+    from workflows.dispatch import Outcome, ToolDispatcher, describe_step
+    from workflows.hosts import host_allowed
     from workflows.models import (
         Brief,
         Decision,
@@ -29,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
         RunResult,
         RunStatus,
         SeedUrlsInput,
+        StepNote,
         StopReason,
         ToolCall,
         ToolResult,
@@ -44,6 +46,7 @@ STOP_REASON_KEY = SearchAttributeKey.for_keyword("ResearchStopReason")
 ACTIVITY_TIMEOUT = timedelta(seconds=60)
 DECIDE_TIMEOUT = timedelta(seconds=120)
 WRAP_UP_TIMEOUT = timedelta(seconds=30)  # saving the report after a bound tripped
+RECENT_STEPS = 50  # step lines the progress query carries, so a poller misses none
 RETRY = RetryPolicy(maximum_attempts=5, initial_interval=timedelta(seconds=1))
 
 
@@ -56,9 +59,24 @@ class ResearchWorkflow:
         self._outcome: Outcome | None = None
         self._tools = ToolDispatcher(self._state, self._run_id, self._call, workflow.now)
         self._search_attributes = False
+        self._started = False
 
     @workflow.run
     async def run(self, brief: Brief) -> RunResult:
+        try:
+            await self._start()
+            self._outcome = await self._investigate()
+        except asyncio.CancelledError:
+            # Cancellation is not a crash: leave a composed report, then end CANCELLED.
+            self._outcome = Outcome(status=RunStatus.CANCELLED, stop_reason=StopReason.CANCELLED)
+            if not self._started:
+                await self._start()
+            await self._wrap_up(self._outcome)
+            raise
+        return await self._wrap_up(self._outcome)
+
+    async def _start(self) -> None:
+        brief = self._state.brief
         started = await self._call(
             contracts.START_RUN,
             contracts.StartRunInput(
@@ -66,16 +84,11 @@ class ResearchWorkflow:
             ),
             contracts.StartRunResult,
             summary=f"start: {brief.question[:80]}",
+            capped=False,
         )
+        self._started = True
         self._search_attributes = started.search_attributes
         self._publish()
-        try:
-            self._outcome = await self._investigate()
-        except asyncio.CancelledError:
-            self._outcome = Outcome(status=RunStatus.CANCELLED, stop_reason=StopReason.CANCELLED)
-            await self._wrap_up(self._outcome)
-            raise
-        return await self._wrap_up(self._outcome)
 
     # ------------------------------------------------------------ the loop
 
@@ -157,7 +170,7 @@ class ResearchWorkflow:
         state.transcript.append(
             TranscriptEntry(step=state.counters.steps, call=call, result=result)
         )
-        state.last_action = _describe(call, result)
+        state.last_action = describe_step(call, result)
         await self._call(
             contracts.RECORD_STEP,
             contracts.StepRecord(
@@ -281,6 +294,10 @@ class ResearchWorkflow:
             source_count=len(state.sources),
             open_questions=gate.open_questions(state.brief, state.evidence),
             last_action=state.last_action,
+            recent_steps=[
+                StepNote(step=entry.step, action=describe_step(entry.call, entry.result))
+                for entry in state.transcript[-RECENT_STEPS:]
+            ],
             seconds_left=int(state.seconds_left(workflow.now())),
         )
 
@@ -290,8 +307,6 @@ class ResearchWorkflow:
 
     @workflow.signal
     def add_seed_urls(self, seeds: SeedUrlsInput) -> None:
-        from workflows.hosts import host_allowed
-
         for url in seeds.urls:
             if host_allowed(url, self._state.brief.allowed_hosts) and url not in self._state.seeds:
                 self._state.seeds.append(url)
@@ -313,11 +328,6 @@ def _as_finish(report: Report) -> FinishArgs:
     return FinishArgs(
         answer=report.answer, findings=report.findings, limitations=report.limitations
     )
-
-
-def _describe(call: ToolCall, result: ToolResult) -> str:
-    status = "ok" if result.ok else f"error: {result.error}"
-    return f"{call.name or '(no tool call)'} {call.arguments[:100]} -> {status}"[:300]
 
 
 def _provider_outcome(error: ActivityError) -> Outcome:

@@ -127,6 +127,8 @@ def spawn_worker(worker_env: dict[str, str]) -> Iterator[type[WorkerProcess]]:
     yield Tracked
     for worker in started:
         worker.stop()
+        if worker.process.stdout is not None:
+            worker.process.stdout.close()
 
 
 def project_path(*parts: str) -> Path:
