@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import IO
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError
 
+from runtime.converter import DATA_CONVERTER
 from runtime.settings import Settings
 from runtime.telemetry import tracing_interceptors
 
@@ -47,7 +47,7 @@ async def connect(settings: Settings, *, address: str | None = None) -> Client:
             namespace=settings.temporal_namespace,
             api_key=settings.temporal_api_key,
             tls=bool(settings.temporal_api_key),
-            data_converter=pydantic_data_converter,
+            data_converter=DATA_CONVERTER,
             interceptors=tracing_interceptors(),
         )
     except RuntimeError as error:

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from pydantic_core import ErrorDetails
 
 from starter.errors import EXIT_USAGE, CliError
 from workflows.models import Brief
+from workflows.validation import describe_validation
 
 
 def load_brief(path: str | Path) -> Brief:
@@ -45,27 +45,3 @@ def _read_json(path: Path) -> Any:
         raise _BriefProblem(
             f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}"
         ) from None
-
-
-def describe_validation(error: ValidationError) -> str:
-    """The first problem as one sentence: a validator's own words, or `field X: <message>`."""
-    return _one_line(_describe(error.errors(include_url=False)[0]))
-
-
-def _describe(detail: ErrorDetails) -> str:
-    location = ".".join(str(part) for part in detail["loc"])
-    kind = detail["type"]
-    message = detail["msg"]
-    if kind in ("value_error", "assertion_error"):
-        return message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
-    if not location:
-        return "the brief must be a JSON object with question and allowed_hosts"
-    if kind == "missing":
-        return f"field {location} is required"
-    if kind == "extra_forbidden":
-        return f"field {location} is not a brief field (check its spelling)"
-    return f"field {location}: {message}"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())

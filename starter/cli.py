@@ -14,8 +14,8 @@ from temporalio.service import RPCError
 
 from runtime.settings import Settings, SettingsError
 from runtime.temporal import DevServerError, TemporalUnavailable, settle_before_exit
-from starter.briefs import describe_validation
 from starter.errors import EXIT_FAILED, EXIT_USAGE, CliError
+from workflows.validation import describe_validation
 
 Command = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
 

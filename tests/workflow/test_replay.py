@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from runtime.converter import DATA_CONVERTER
 from workflows.research import ResearchWorkflow
 
 HISTORIES = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
@@ -22,6 +22,6 @@ def test_there_are_recorded_histories() -> None:
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda path: path.stem)
 async def test_recorded_history_replays(path: Path) -> None:
     history = WorkflowHistory.from_json("replayed", path.read_text())
-    replayer = Replayer(workflows=[ResearchWorkflow], data_converter=pydantic_data_converter)
+    replayer = Replayer(workflows=[ResearchWorkflow], data_converter=DATA_CONVERTER)
     result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
     assert result.replay_failure is None
