@@ -16,9 +16,13 @@ from typing import Any
 
 from temporalio import activity
 from temporalio.client import Client, WorkflowHandle
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.extract import content_hash, find_quote
+from runtime.converter import DATA_CONVERTER
+from tests.conftest import installed_binary
 from workflows import contracts
 from workflows.models import (
     Brief,
@@ -33,6 +37,47 @@ from workflows.models import (
 from workflows.research import ResearchWorkflow
 
 Script = Callable[[contracts.DecideInput], Decision]
+
+# Two pages on two hosts: one answers Q1 (timeout), the other Q2 (attempts).
+PAGE_A = "https://a.example/one"
+PAGE_B = "https://b.example/two"
+PAGES = {
+    PAGE_A: ["Intro text here.", "The default timeout is 30 seconds."],
+    PAGE_B: ["Messages move to the dead-letter queue after 5 attempts."],
+}
+
+
+def with_usage(decision: Decision, input_tokens: int, output_tokens: int = 0) -> Decision:
+    """The same decision, reporting a different token usage (for the token bound)."""
+    return decision.model_copy(
+        update={"usage": Usage(input_tokens=input_tokens, output_tokens=output_tokens)}
+    )
+
+
+def refusing(message: str, before: list[Decision] | None = None) -> Script:
+    """A model that plays `before` and then refuses every request, as a provider with a bad key."""
+    played = list(before or [])
+
+    def script(request: contracts.DecideInput) -> Decision:
+        if request.turn <= len(played):
+            return played[request.turn - 1]
+        raise ApplicationError(message, type=contracts.PROVIDER_ERROR, non_retryable=True)
+
+    return script
+
+
+class Checkpoint:
+    """Holds the scripted model at one turn until the test releases it: steer a run mid-flight."""
+
+    def __init__(self, turn: int) -> None:
+        self.turn = turn
+        self.reached = asyncio.Event()
+        self.released = asyncio.Event()
+
+    async def hold(self, request: contracts.DecideInput) -> None:
+        if request.turn == self.turn:
+            self.reached.set()
+            await self.released.wait()
 
 
 def call(name: str, **arguments: Any) -> Decision:
@@ -56,6 +101,7 @@ class FakeWeb:
     reports: list[contracts.SaveReportInput] = field(default_factory=list)
     decide_calls: list[contracts.DecideInput] = field(default_factory=list)
     stored: dict[tuple[str, str], tuple[str, list[Passage]]] = field(default_factory=dict)
+    failed: dict[tuple[str, str], SourceRef] = field(default_factory=dict)  # stored failures
 
     def text(self, url: str) -> str:
         return "\n\n".join(self.pages[url])
@@ -63,11 +109,18 @@ class FakeWeb:
 
 class StandIns:
     def __init__(
-        self, web: FakeWeb, script: list[Decision] | Script, decide_delay: float = 0.0
+        self,
+        web: FakeWeb,
+        script: list[Decision] | Script,
+        decide_delay: float = 0.0,
+        checkpoint: Checkpoint | None = None,
+        read_delay: float = 0.0,
     ) -> None:
         self.web = web
         self.script = script
         self.decide_delay = decide_delay
+        self.checkpoint = checkpoint
+        self.read_delay = read_delay  # a slow page: real seconds before read_page answers
 
     def definitions(self) -> list[Callable[..., Any]]:
         return [
@@ -89,6 +142,8 @@ class StandIns:
         self.web.decide_calls.append(request)
         if self.decide_delay:
             await asyncio.sleep(self.decide_delay)
+        if self.checkpoint is not None:
+            await self.checkpoint.hold(request)
         if callable(self.script):
             return self.script(request)
         index = request.turn - 1
@@ -109,15 +164,19 @@ class StandIns:
 
     @activity.defn(name=contracts.READ_PAGE)
     async def read_page(self, request: contracts.ReadPageInput) -> contracts.ReadPageResult:
+        if self.read_delay:
+            await asyncio.sleep(self.read_delay)
         key = (request.run_id, request.source_id)
+        if key in self.web.failed:  # a stored failure reads back as the same failure
+            return contracts.ReadPageResult(source=self.web.failed[key])
         if request.fetch and key not in self.web.stored:
             self.web.fetches.append(request.url)
             if request.url not in self.web.pages:
-                return contracts.ReadPageResult(
-                    source=SourceRef(
-                        id=request.source_id, url=request.url, ok=False, error="HTTP 404"
-                    )
+                failure = SourceRef(
+                    id=request.source_id, url=request.url, ok=False, error="HTTP 404"
                 )
+                self.web.failed[key] = failure
+                return contracts.ReadPageResult(source=failure)
             self.web.stored[key] = (self.web.text(request.url), _passages(self.web, request))
         text, passages = self.web.stored[key]
         window = [p for p in passages if p.end > request.offset]
@@ -204,7 +263,64 @@ async def research_worker(client: Client, stand_ins: StandIns) -> AsyncIterator[
         yield task_queue
 
 
+@asynccontextmanager
+async def own_test_server() -> AsyncIterator[Client]:
+    """A fresh time-skipping server, for a test whose workflow closes while an activity still runs.
+
+    Once that happens the test server stops skipping time for the rest of its life (the activity
+    keeps a time-skipping lock), which would turn later retry back-offs into real waits.
+    """
+    env = await WorkflowEnvironment.start_time_skipping(
+        data_converter=DATA_CONVERTER,
+        test_server_existing_path=installed_binary("temporal-test-server"),
+    )
+    try:
+        yield env.client
+    finally:
+        await env.shutdown()
+
+
 async def start(client: Client, task_queue: str, brief: Brief) -> WorkflowHandle[Any, Any]:
     return await client.start_workflow(
         ResearchWorkflow.run, brief, id=f"run-{uuid.uuid4().hex[:10]}", task_queue=task_queue
     )
+
+
+def make_brief(seeds: tuple[str, ...] = (), **limits: int) -> Brief:
+    """Two required questions (Q1 timeout, Q2 attempts) on the hosts of PAGES, with some limits."""
+    return Brief.model_validate(
+        {
+            "question": "How does the queue behave?",
+            "questions": [{"id": "Q1", "text": "timeout"}, {"id": "Q2", "text": "attempts"}],
+            "allowed_hosts": ["a.example", "b.example"],
+            "seed_urls": list(seeds),
+            "limits": limits,
+        }
+    )
+
+
+def record(
+    question_id: str,
+    source_id: str,
+    *,
+    passage_id: str | None = None,
+    quote: str | None = None,
+    stance: str = "supports",
+    claim: str = "claim",
+) -> Decision:
+    """A record_evidence call citing a passage or a quote."""
+    origin = {"passage_id": passage_id} if passage_id is not None else {"quote": quote}
+    return call(
+        "record_evidence",
+        question_id=question_id,
+        source_id=source_id,
+        claim=claim,
+        stance=stance,
+        **origin,
+    )
+
+
+def finish(*cited: list[str], limitations: str = "") -> Decision:
+    """A finish_research call with one finding per list of evidence ids."""
+    findings = [{"text": f"finding {n}", "evidence_ids": ids} for n, ids in enumerate(cited, 1)]
+    return call("finish_research", answer="answer", findings=findings, limitations=limitations)

@@ -1,0 +1,179 @@
+"""The coverage gate: each of its five rules failing and passing, and every gap reported at once."""
+
+from __future__ import annotations
+
+from workflows.gate import check, open_questions
+from workflows.models import Brief, Evidence, Finding, FinishArgs, SourceRef, Stance
+
+SOURCES = {
+    "S1": SourceRef(id="S1", url="https://a.example/one", content_hash="hash-one"),
+    "S2": SourceRef(id="S2", url="https://b.example/two", content_hash="hash-two"),
+    # A mirror: a different URL serving the same normalised text as S1.
+    "S3": SourceRef(id="S3", url="https://mirror.example/one", content_hash="hash-one"),
+}
+
+
+def brief(min_sources: int = 2, optional: bool = False) -> Brief:
+    questions: list[dict[str, object]] = [
+        {"id": "Q1", "text": "timeout"},
+        {"id": "Q2", "text": "attempts"},
+    ]
+    if optional:
+        questions.append({"id": "Q3", "text": "history", "required": False})
+    return Brief.model_validate(
+        {
+            "question": "How does the queue behave?",
+            "questions": questions,
+            "allowed_hosts": ["a.example", "b.example", "mirror.example"],
+            "limits": {"min_sources": min_sources},
+        }
+    )
+
+
+def evidence(*items: tuple[str, str, str, Stance]) -> dict[str, Evidence]:
+    """(id, question, source, stance) tuples as recorded evidence."""
+    return {
+        eid: Evidence(id=eid, question_id=qid, source_id=sid, claim="c", stance=stance, quote="q")
+        for eid, qid, sid, stance in items
+    }
+
+
+SUPPORTED = evidence(("E001", "Q1", "S1", "supports"), ("E002", "Q2", "S2", "supports"))
+
+
+def report(*cited: list[str], limitations: str = "") -> FinishArgs:
+    findings = [Finding(text=f"finding {n}", evidence_ids=ids) for n, ids in enumerate(cited, 1)]
+    return FinishArgs(answer="answer", findings=findings, limitations=limitations)
+
+
+def test_a_report_citing_both_questions_from_two_sources_passes() -> None:
+    verdict = check(report(["E001"], ["E002"]), SUPPORTED, SOURCES, brief())
+
+    assert verdict.passed, verdict.gaps
+    assert verdict.gaps == []
+    assert verdict.cited_evidence == ["E001", "E002"]
+    assert verdict.independent_sources == 2
+
+
+def test_a_report_without_findings_fails() -> None:
+    verdict = check(report(), SUPPORTED, SOURCES, brief())
+
+    assert not verdict.passed
+    assert "the report has no findings: each finding must cite recorded evidence" in verdict.gaps
+
+
+def test_a_finding_without_evidence_ids_is_a_gap() -> None:
+    verdict = check(report(["E001", "E002"], []), SUPPORTED, SOURCES, brief())
+
+    assert verdict.gaps == ["finding 2 cites no evidence"]
+
+
+def test_an_unknown_evidence_id_is_a_gap() -> None:
+    verdict = check(report(["E001", "E099"], ["E002"]), SUPPORTED, SOURCES, brief())
+
+    assert verdict.gaps == ["finding 1 cites unknown evidence E099"]
+
+
+def test_a_required_question_without_cited_evidence_is_a_gap() -> None:
+    recorded = {**SUPPORTED, **evidence(("E003", "Q1", "S2", "supports"))}
+
+    verdict = check(report(["E001", "E003"]), recorded, SOURCES, brief())
+
+    assert verdict.gaps == ["required question Q2 has no cited evidence: attempts"]
+
+
+def test_recorded_but_uncited_evidence_does_not_cover_a_question() -> None:
+    verdict = check(report(["E001"]), SUPPORTED, SOURCES, brief(min_sources=1))
+
+    assert verdict.gaps == ["required question Q2 has no cited evidence: attempts"]
+
+
+def test_fewer_independent_sources_than_min_sources_is_a_gap() -> None:
+    recorded = evidence(("E001", "Q1", "S1", "supports"), ("E002", "Q2", "S1", "supports"))
+
+    verdict = check(report(["E001"], ["E002"]), recorded, SOURCES, brief(min_sources=2))
+
+    assert not verdict.passed
+    assert verdict.independent_sources == 1
+    assert verdict.gaps == [
+        "the cited evidence comes from 1 independent source(s); at least 2 are required "
+        "(a mirror with the same text counts once)"
+    ]
+
+
+def test_min_sources_of_one_accepts_a_single_source() -> None:
+    recorded = evidence(("E001", "Q1", "S1", "supports"), ("E002", "Q2", "S1", "supports"))
+
+    verdict = check(report(["E001"], ["E002"]), recorded, SOURCES, brief(min_sources=1))
+
+    assert verdict.passed, verdict.gaps
+
+
+def test_a_mirror_with_the_same_content_counts_once() -> None:
+    recorded = evidence(("E001", "Q1", "S1", "supports"), ("E002", "Q2", "S3", "supports"))
+
+    verdict = check(report(["E001"], ["E002"]), recorded, SOURCES, brief())
+
+    assert not verdict.passed
+    assert verdict.independent_sources == 1
+    assert any("1 independent source(s)" in gap for gap in verdict.gaps), verdict.gaps
+
+
+def test_undisclosed_contradicting_evidence_is_a_gap() -> None:
+    recorded = {**SUPPORTED, **evidence(("E003", "Q1", "S2", "contradicts"))}
+
+    verdict = check(report(["E001"], ["E002"]), recorded, SOURCES, brief())
+
+    assert verdict.gaps == [
+        "contradicting evidence E003 for Q1 is neither cited in a finding nor named in the "
+        "limitations"
+    ]
+
+
+def test_contradicting_evidence_cited_in_a_finding_is_disclosed() -> None:
+    recorded = {**SUPPORTED, **evidence(("E003", "Q1", "S2", "contradicts"))}
+
+    verdict = check(report(["E001", "E003"], ["E002"]), recorded, SOURCES, brief())
+
+    assert verdict.passed, verdict.gaps
+
+
+def test_contradicting_evidence_named_in_the_limitations_is_disclosed() -> None:
+    recorded = {**SUPPORTED, **evidence(("E003", "Q1", "S2", "contradicts"))}
+    disclosed = report(["E001"], ["E002"], limitations="E003 reports a 60 s timeout instead.")
+
+    verdict = check(disclosed, recorded, SOURCES, brief())
+
+    assert verdict.passed, verdict.gaps
+
+
+def test_an_optional_question_without_evidence_does_not_block() -> None:
+    verdict = check(report(["E001"], ["E002"]), SUPPORTED, SOURCES, brief(optional=True))
+
+    assert verdict.passed, verdict.gaps
+    assert open_questions(brief(optional=True), SUPPORTED) == ["Q3"]
+
+
+def test_open_questions_lists_required_before_optional() -> None:
+    assert open_questions(brief(optional=True), {}) == ["Q1", "Q2", "Q3"]
+
+
+def test_a_failing_report_returns_every_gap_at_once() -> None:
+    recorded = evidence(
+        ("E001", "Q1", "S1", "supports"),
+        ("E002", "Q2", "S3", "supports"),  # mirror of S1
+        ("E003", "Q1", "S2", "contradicts"),
+    )
+
+    verdict = check(report(["E001", "E042"], []), recorded, SOURCES, brief())
+
+    assert not verdict.passed
+    assert verdict.gaps == [
+        "finding 1 cites unknown evidence E042",
+        "finding 2 cites no evidence",
+        "required question Q2 has no cited evidence: attempts",
+        "the cited evidence comes from 1 independent source(s); at least 2 are required "
+        "(a mirror with the same text counts once)",
+        "contradicting evidence E003 for Q1 is neither cited in a finding nor named in the "
+        "limitations",
+    ]

@@ -1,0 +1,291 @@
+"""Operators steer a running investigation: finish, extend, guide, seed, query, cancel; and a
+provider that refuses ends the run failed with a report."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+from temporalio.exceptions import ApplicationError, CancelledError
+
+from tests.workflow.harness import (
+    PAGE_A,
+    PAGE_B,
+    PAGES,
+    Checkpoint,
+    FakeWeb,
+    Script,
+    StandIns,
+    call,
+    make_brief,
+    own_test_server,
+    record,
+    refusing,
+    research_worker,
+    start,
+)
+from workflows.models import (
+    Brief,
+    Decision,
+    ExtendLimitsInput,
+    FinishNowInput,
+    GuidanceInput,
+    Limits,
+    RunResult,
+    RunStatus,
+    SeedUrlsInput,
+    StopReason,
+)
+from workflows.research import ResearchWorkflow
+
+SEARCH = call("search_web", query="timeout attempts")
+READ_A = call("read_page", url=PAGE_A)
+READ_B = call("read_page", url=PAGE_B)
+REREAD_A = call("read_page", source_id="S1", offset=18)
+
+
+@asynccontextmanager
+async def held_run(
+    client: Client, web: FakeWeb, script: list[Decision] | Script, brief: Brief, turn: int
+) -> AsyncIterator[tuple[WorkflowHandle[Any, Any], Checkpoint]]:
+    """A run whose model is held at `turn` until the test releases the checkpoint."""
+    checkpoint = Checkpoint(turn)
+    async with research_worker(client, StandIns(web, script, checkpoint=checkpoint)) as queue:
+        handle = await start(client, queue, brief)
+        await checkpoint.reached.wait()
+        try:
+            yield handle, checkpoint
+        finally:
+            checkpoint.released.set()
+
+
+async def finished(handle: WorkflowHandle[Any, Any]) -> RunResult:
+    result: RunResult = await handle.result()
+    return result
+
+
+async def test_finish_now_completes_when_the_composed_report_passes(client: Client) -> None:
+    web = FakeWeb(pages=PAGES)
+    script = [
+        SEARCH,
+        READ_A,
+        READ_B,
+        record("Q1", "S1", passage_id="S1.P2", claim="30 s"),
+        record("Q2", "S2", passage_id="S2.P1", claim="5 attempts"),
+        REREAD_A,
+    ]
+
+    async with held_run(client, web, script, make_brief(), turn=6) as (handle, held):
+        await handle.signal(ResearchWorkflow.finish_now, FinishNowInput(reason="enough"))
+        held.released.set()
+        result = await finished(handle)
+
+    assert (result.status, result.stop_reason) == (RunStatus.COMPLETED, StopReason.OPERATOR_FINISH)
+    assert result.counters.steps == 6
+    assert result.counters.model_calls == 6, "no model call after the operator asked to finish"
+    saved = web.reports[-1]
+    assert (saved.status, saved.stop_reason) == (RunStatus.COMPLETED, StopReason.OPERATOR_FINISH)
+    assert saved.report.composed
+    assert [finding.evidence_ids for finding in saved.report.findings] == [["E001"], ["E002"]]
+    assert "an operator asked it to finish" in saved.report.limitations
+
+
+async def test_finish_now_is_incomplete_when_the_composed_report_fails(client: Client) -> None:
+    web = FakeWeb(pages=PAGES)
+
+    async with held_run(client, web, [SEARCH], make_brief(), turn=2) as (handle, held):
+        await handle.signal(ResearchWorkflow.finish_now, FinishNowInput())
+        held.released.set()
+        result = await finished(handle)
+
+    assert (result.status, result.stop_reason) == (
+        RunStatus.INCOMPLETE,
+        StopReason.OPERATOR_FINISH,
+    )
+    assert result.counters.steps == 2
+    saved = web.reports[-1]
+    assert saved.report.composed
+    assert saved.report.open_questions == ["Q1", "Q2"]
+
+
+async def test_extend_limits_raises_max_steps_on_a_running_run(client: Client) -> None:
+    web = FakeWeb(pages=PAGES)
+    script = [SEARCH, READ_A, REREAD_A]
+
+    async with held_run(client, web, script, make_brief(max_steps=3), turn=2) as (handle, held):
+        limits: Limits = await handle.execute_update(
+            ResearchWorkflow.extend_limits, ExtendLimitsInput(max_steps=6, max_tokens=200_000)
+        )
+        held.released.set()
+        result = await finished(handle)
+        progress = await handle.query(ResearchWorkflow.progress)
+
+    assert limits == Limits(max_steps=6, max_tokens=200_000)
+    assert (result.status, result.stop_reason) == (RunStatus.INCOMPLETE, StopReason.STEP_LIMIT)
+    assert result.counters.steps == 6
+    assert web.decide_calls[2].budget.steps_left == 4
+    assert progress.limits.max_steps == 6
+
+
+@pytest.mark.parametrize(
+    ("request_", "sentence"),
+    [
+        (ExtendLimitsInput(max_steps=2), "max_steps can only be raised: it is 3, asked 2"),
+        (ExtendLimitsInput(max_steps=501), "max_steps 501 is above its ceiling of 500"),
+    ],
+)
+async def test_extend_limits_refuses_lowering_and_leaves_the_run_unaffected(
+    client: Client, request_: ExtendLimitsInput, sentence: str
+) -> None:
+    web = FakeWeb(pages=PAGES)
+    script = [SEARCH, READ_A, REREAD_A]
+
+    async with held_run(client, web, script, make_brief(max_steps=3), turn=2) as (handle, held):
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await handle.execute_update(ResearchWorkflow.extend_limits, request_)
+        held.released.set()
+        result = await finished(handle)
+
+    cause = refused.value.cause
+    assert isinstance(cause, ApplicationError)
+    assert cause.message == sentence
+    assert (result.status, result.stop_reason) == (RunStatus.INCOMPLETE, StopReason.STEP_LIMIT)
+    assert result.counters.steps == 3
+
+
+async def test_add_guidance_reaches_the_next_model_turn(client: Client) -> None:
+    web = FakeWeb(pages=PAGES)
+    text = "Prefer the official documentation over blog posts."
+
+    async with held_run(client, web, [SEARCH], make_brief(max_steps=3), turn=1) as (handle, held):
+        await handle.signal(ResearchWorkflow.add_guidance, GuidanceInput(text=text))
+        held.released.set()
+        await finished(handle)
+
+    assert [request.guidance for request in web.decide_calls] == [[], [text], [text]]
+
+
+async def test_add_seed_urls_makes_an_allowed_url_readable(client: Client) -> None:
+    web = FakeWeb(pages={**PAGES, "https://evil.example/x": ["timeout"]})
+    script = [READ_A, READ_A, call("read_page", url="https://evil.example/x")]
+    seeds = SeedUrlsInput(urls=[PAGE_A, "https://evil.example/x"])
+
+    async with held_run(client, web, script, make_brief(max_steps=4), turn=2) as (handle, held):
+        await handle.signal(ResearchWorkflow.add_seed_urls, seeds)
+        held.released.set()
+        await finished(handle)
+
+    results = [entry.result for entry in web.decide_calls[-1].transcript]
+    assert results[0].error == f"{PAGE_A} is neither a seed URL nor a search result: search first"
+    assert results[1].ok and results[1].data is not None
+    assert results[1].data["source_id"] == "S1"
+    assert results[2].error == (
+        "https://evil.example/x is not on an allowed host (a.example, b.example)"
+    )
+    assert web.fetches == [PAGE_A], "an off-list seed never reaches the fetcher"
+
+
+async def test_progress_reports_the_counters_of_a_running_run(client: Client) -> None:
+    web = FakeWeb(pages=PAGES)
+    script = [SEARCH, READ_A, record("Q1", "S1", passage_id="S1.P2")]
+
+    async with held_run(client, web, script, make_brief(max_steps=3), turn=3) as (handle, held):
+        running = await handle.query(ResearchWorkflow.progress)
+        held.released.set()
+        await finished(handle)
+        ended = await handle.query(ResearchWorkflow.progress)
+
+    assert running.status == RunStatus.RUNNING
+    assert running.stop_reason is None
+    assert running.counters.model_dump() == {
+        "steps": 2,
+        "searches": 1,
+        "page_fetches": 1,
+        "tokens": 20,
+        "finish_attempts": 0,
+        "model_calls": 3,
+    }
+    assert (running.evidence_count, running.source_count) == (0, 1)
+    assert running.open_questions == ["Q1", "Q2"]
+    assert running.last_action.startswith("read S1 a.example/one")
+    assert [note.step for note in running.recent_steps] == [1, 2]
+    assert 0 < running.seconds_left <= 300
+    assert (ended.status, ended.stop_reason) == (RunStatus.INCOMPLETE, StopReason.STEP_LIMIT)
+    assert (ended.counters.steps, ended.evidence_count, ended.open_questions) == (3, 1, ["Q2"])
+
+
+async def test_cancelling_a_running_run_saves_a_cancelled_report() -> None:
+    web = FakeWeb(pages=PAGES)
+    script = [SEARCH, READ_A, record("Q1", "S1", passage_id="S1.P2"), SEARCH]
+
+    # Its own server: the run ends while the held model call still runs (see own_test_server).
+    async with (
+        own_test_server() as client,
+        held_run(client, web, script, make_brief(), turn=4) as (handle, _),
+    ):
+        await handle.cancel()
+        # The held model call stays held until the run has ended: a model call that completes
+        # in the same instant as the cancellation races it on the test server.
+        with pytest.raises(WorkflowFailureError) as ended:
+            await handle.result()
+        description = await handle.describe()
+
+    assert isinstance(ended.value.cause, CancelledError)
+    assert description.status == WorkflowExecutionStatus.CANCELED
+    saved = web.reports[-1]
+    assert (saved.status, saved.stop_reason) == (RunStatus.CANCELLED, StopReason.CANCELLED)
+    assert saved.report.composed
+    assert saved.report.open_questions == ["Q2"]
+    assert [finding.evidence_ids for finding in saved.report.findings] == [["E001"]]
+    assert "the run was cancelled" in saved.report.limitations
+    assert saved.counters.steps == 3
+
+
+async def test_a_provider_refusal_ends_the_run_failed_with_a_report(client: Client) -> None:
+    web = FakeWeb(pages=PAGES)
+    script = refusing("401 Unauthorized: invalid API key", before=[SEARCH])
+
+    async with research_worker(client, StandIns(web, script)) as queue:
+        result = await finished(await start(client, queue, make_brief()))
+
+    assert (result.status, result.stop_reason) == (RunStatus.FAILED, StopReason.PROVIDER_ERROR)
+    assert result.message == "401 Unauthorized: invalid API key"
+    assert result.counters.steps == 1
+    assert len(web.decide_calls) == 2, "a non-retryable refusal is not retried"
+    saved = web.reports[-1]
+    assert (saved.status, saved.stop_reason) == (RunStatus.FAILED, StopReason.PROVIDER_ERROR)
+    assert saved.report.composed
+    assert "the model provider refused the request: 401 Unauthorized" in saved.report.limitations
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=WorkflowFailureError,
+    reason="BUG: a retryable provider error (e.g. HTTP 503) that outlasts the retry policy makes "
+    "_provider_outcome re-raise the ActivityError: the workflow fails with no report saved",
+)
+async def test_a_provider_that_keeps_failing_ends_the_run_failed_with_a_report() -> None:
+    web = FakeWeb(pages=PAGES)
+
+    def unavailable(request: Any) -> Decision:
+        raise ApplicationError("HTTP 503 Service Unavailable", type="ProviderUnavailable")
+
+    # Its own server, so the retry back-offs (1 + 2 + 4 + 8 s) are always skipped.
+    async with (
+        own_test_server() as client,
+        research_worker(client, StandIns(web, unavailable)) as queue,
+    ):
+        result = await finished(await start(client, queue, make_brief()))
+
+    assert len(web.decide_calls) == 5, "Temporal's retry policy retried the call"
+    assert result.status == RunStatus.FAILED
+    assert web.reports[-1].status == RunStatus.FAILED
