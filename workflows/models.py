@@ -35,6 +35,7 @@ class StopReason(StrEnum):
     CANCELLED = "cancelled"
     OPERATOR_FINISH = "operator_finish"
     PROVIDER_ERROR = "provider_error"
+    INFRASTRUCTURE_ERROR = "infrastructure_error"
 
 
 class Limits(BaseModel):
@@ -72,8 +73,9 @@ LIMIT_CEILINGS: dict[str, int] = {
     "max_context_chars": 2_000_000,
     "min_sources": 20,
 }
-# The context bound must leave room for the brief and at least one tool result.
 MIN_CONTEXT_CHARS = 2_000
+# Beyond the brief itself, the context bound must leave room for at least one tool result.
+CONTEXT_RESERVE_CHARS = 1_000
 
 
 class Question(BaseModel):
@@ -143,6 +145,12 @@ class Brief(BaseModel):
                 raise ValueError(f"seed URL {url!r} is not on an allowed host")
         if self.limits.max_context_chars < MIN_CONTEXT_CHARS:
             raise ValueError(f"limit max_context_chars must be at least {MIN_CONTEXT_CHARS}")
+        needed = len(self.model_dump_json()) + CONTEXT_RESERVE_CHARS
+        if self.limits.max_context_chars < needed:
+            raise ValueError(
+                f"the brief leaves no room in its context: raise limits.max_context_chars to "
+                f"at least {needed}"
+            )
         return self
 
     def question_ids(self) -> list[str]:

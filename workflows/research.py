@@ -10,7 +10,6 @@ from pydantic import BaseModel, ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy, SearchAttributeKey
 from temporalio.exceptions import ActivityError, ApplicationError
-from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 with workflow.unsafe.imports_passed_through():
     from workflows import context, contracts, gate
@@ -45,6 +44,7 @@ STOP_REASON_KEY = SearchAttributeKey.for_keyword("ResearchStopReason")
 
 ACTIVITY_TIMEOUT = timedelta(seconds=60)
 DECIDE_TIMEOUT = timedelta(seconds=120)
+DEADLINE_GRACE = timedelta(seconds=5)  # decide's own timeout fires after the deadline timer
 WRAP_UP_TIMEOUT = timedelta(seconds=30)  # saving the report after a bound tripped
 RECENT_STEPS = 50  # step lines the progress query carries, so a poller misses none
 RETRY = RetryPolicy(maximum_attempts=5, initial_interval=timedelta(seconds=1))
@@ -94,19 +94,39 @@ class ResearchWorkflow:
 
     async def _investigate(self) -> Outcome:
         while True:
-            stop = self._state.tripped(workflow.now())
-            if stop is not None:
-                return await self._stopped(stop)
-            transcript = context.compact(self._state.transcript, self._context_budget())
-            if context.size(transcript) > self._context_budget():
-                return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.CONTEXT_LIMIT)
-            decision = await self._decide(transcript)
-            if isinstance(decision, Outcome):
-                return decision
-            self._state.counters.tokens += decision.usage.total
-            outcome = await self._act(decision)
+            try:
+                outcome = await self._turn()
+            except ActivityError as error:
+                return self._failed(error)
             if outcome is not None:
                 return outcome
+
+    async def _turn(self) -> Outcome | None:
+        """Check the bounds, take one model turn, run its tool call."""
+        stop = self._state.tripped(workflow.now())
+        if stop is not None:
+            return await self._stopped(stop)
+        transcript = context.compact(self._state.transcript, self._context_budget())
+        if context.size(transcript) > self._context_budget():
+            return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.CONTEXT_LIMIT)
+        decision = await self._decide(transcript)
+        if isinstance(decision, Outcome):
+            return decision
+        self._state.counters.tokens += decision.usage.total
+        return await self._act(decision)
+
+    def _failed(self, error: ActivityError) -> Outcome:
+        """An activity gave up: past the deadline that is the deadline; else the run failed."""
+        if self._state.seconds_left(workflow.now()) <= 0:
+            return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
+        cause = error.cause
+        detail = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
+        reason = (
+            StopReason.PROVIDER_ERROR
+            if error.activity_type == contracts.DECIDE
+            else StopReason.INFRASTRUCTURE_ERROR
+        )
+        return Outcome(status=RunStatus.FAILED, stop_reason=reason, detail=detail)
 
     async def _stopped(self, stop: StopReason) -> Outcome:
         """A bound tripped, or an operator asked to finish: the composed report may still pass."""
@@ -133,23 +153,23 @@ class ResearchWorkflow:
             budget=self._state.budget(workflow.now()),
             context_chars=context.size(transcript),
         )
-        remaining = self._state.seconds_left(workflow.now())
-        try:
-            return await asyncio.wait_for(
-                self._call(
-                    contracts.DECIDE,
-                    request,
-                    Decision,
-                    timeout=DECIDE_TIMEOUT,
-                    heartbeat=timedelta(seconds=15),
-                    summary=f"decide: turn {request.turn}",
-                ),
-                timeout=remaining,
+        call = asyncio.ensure_future(
+            self._call(
+                contracts.DECIDE,
+                request,
+                Decision,
+                timeout=DECIDE_TIMEOUT,
+                heartbeat=timedelta(seconds=15),
+                grace=DEADLINE_GRACE,
+                summary=f"decide: turn {request.turn}",
             )
-        except TimeoutError:  # the deadline won the race with the model call
+        )
+        # Waiting on the model races the deadline; the activity's own timeout ends a little later.
+        done, _ = await workflow.wait({call}, timeout=self._state.seconds_left(workflow.now()))
+        if not done:
+            call.cancel()
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
-        except ActivityError as error:
-            return _provider_outcome(error)
+        return call.result()
 
     async def _act(self, decision: Decision) -> Outcome | None:
         calls = decision.tool_calls
@@ -241,11 +261,12 @@ class ResearchWorkflow:
         timeout: timedelta = ACTIVITY_TIMEOUT,  # noqa: ASYNC109 (activity timeout)
         heartbeat: timedelta | None = None,
         capped: bool = True,
+        grace: timedelta = timedelta(0),
     ) -> ResultT:
         """Run an activity; its timeout never reaches past the run's deadline."""
         total = timeout * (RETRY.maximum_attempts or 1)
         if capped:
-            left = timedelta(seconds=max(self._state.seconds_left(workflow.now()), 1.0))
+            left = timedelta(seconds=max(self._state.seconds_left(workflow.now()), 1.0)) + grace
             timeout, total = min(timeout, left), min(total, left)
         result: ResultT = await workflow.execute_activity(
             name,
@@ -328,14 +349,3 @@ def _as_finish(report: Report) -> FinishArgs:
     return FinishArgs(
         answer=report.answer, findings=report.findings, limitations=report.limitations
     )
-
-
-def _provider_outcome(error: ActivityError) -> Outcome:
-    cause = error.cause
-    if isinstance(cause, ApplicationError) and cause.type == contracts.PROVIDER_ERROR:
-        return Outcome(
-            status=RunStatus.FAILED, stop_reason=StopReason.PROVIDER_ERROR, detail=cause.message
-        )
-    if isinstance(cause, ActivityTimeout):
-        return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
-    raise error

@@ -151,11 +151,6 @@ def test_a_context_bound_below_the_minimum_is_refused() -> None:
     assert Brief.model_validate(brief(limits={"max_context_chars": 2_000}))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Brief accepts a brief whose own JSON leaves no room in max_context_chars; the run "
-    "then ends context_limit before a single model call",
-)
 def test_a_brief_too_large_for_its_context_bound_is_refused() -> None:
     sentence = refusal(brief(question="why? " * 500, limits={"max_context_chars": 2_000}))
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import Client
 
 from tests.workflow.harness import (
     PAGE_A,
@@ -181,13 +180,6 @@ async def test_deadline_passing_during_a_tool_call_ends_the_run_before_the_next_
     assert "the deadline passed" in web.reports[-1].report.limitations
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=WorkflowFailureError,
-    reason="BUG: when the deadline timer wins the race with decide, asyncio.wait_for re-raises the "
-    "cancelled activity's ActivityError(CancelledError); _provider_outcome re-raises it and the "
-    "workflow fails with no report instead of ending incomplete/deadline",
-)
 async def test_deadline_ends_a_run_whose_model_is_still_thinking() -> None:
     # Each turn takes 0.6 s of a 1 s deadline: the second turn is still thinking when the deadline
     # passes, and the deadline timer fires well before the (1 s minimum) activity timeout. Its
@@ -204,13 +196,6 @@ async def test_deadline_ends_a_run_whose_model_is_still_thinking() -> None:
     assert result.counters.model_calls == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=WorkflowFailureError,
-    reason="BUG: a read_page (or search/record) activity capped at the time left times out at the "
-    "deadline; ToolDispatcher lets the ActivityError escape and the workflow fails with no report "
-    "instead of ending incomplete/deadline",
-)
 async def test_deadline_ends_a_run_whose_page_read_outlasts_it(client: Client) -> None:
     web = FakeWeb(pages=PAGES)
     brief = make_brief(seeds=(PAGE_A,), deadline_seconds=1)
