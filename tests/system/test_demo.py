@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from runtime.database import start_embedded_postgres
 from runtime.settings import PROJECT_ROOT
@@ -28,6 +29,7 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@pytest.mark.timeout(300)
 def test_demo_completes_and_the_ledger_shows_its_evidence(tmp_path: Path) -> None:
     state = tmp_path / "state"
     env = {

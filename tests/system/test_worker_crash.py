@@ -7,6 +7,7 @@ import asyncio
 import uuid
 
 import psycopg
+import pytest
 from temporalio.client import Client
 
 from activities.ledger import Ledger
@@ -18,6 +19,7 @@ from workflows.research import ResearchWorkflow
 HELD_TURN = 4  # the model call in flight when the worker dies
 
 
+@pytest.mark.timeout(240)
 async def test_sigkilled_worker_resumes_without_repeating_model_calls(
     dev_client: Client,
     corpus_ledger: Ledger,
