@@ -55,7 +55,18 @@ class FakeOpenAI:
         if first and turn == self.hold_turn:
             self.held.set()
             self.release.wait(timeout=60)
-        return completion(body, self.script(turn, messages), turn)
+        reply = self.script(turn, messages)
+        if "status" in reply:  # an error answer: {"status": 429, "headers": {...}, "error": "..."}
+            error = {"error": {"message": reply.get("error", "error"), "type": "fake"}}
+            return {
+                "_status": reply["status"],
+                "_headers": reply.get("headers", {}),
+                "_body": error,
+            }
+        answer = completion(body, reply, turn)
+        if reply.get("no_usage"):
+            answer["_no_usage"] = True
+        return answer
 
 
 def completion(body: dict[str, Any], reply: Reply, turn: int) -> dict[str, Any]:
@@ -98,8 +109,15 @@ def serve(fake: FakeOpenAI) -> Iterator[str]:
             if not self.path.endswith("/chat/completions"):
                 self.send_error(404)
                 return
-            payload = json.dumps(fake.respond(body)).encode()
-            self.send_response(200)
+            response = fake.respond(body)
+            status = int(response.pop("_status", 200))
+            headers = response.pop("_headers", {})
+            if response.pop("_no_usage", False):
+                response.pop("usage", None)
+            payload = json.dumps(response.get("_body", response)).encode()
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
