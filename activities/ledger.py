@@ -15,7 +15,13 @@ from psycopg_pool import AsyncConnectionPool
 
 from activities import ledger_corpus, ledger_evidence, ledger_runs, ledger_sources
 from activities.extract import Extracted
-from activities.ledger_base import Connection, LedgerConflict, LedgerError, UnknownRun
+from activities.ledger_base import (
+    Connection,
+    LedgerConflict,
+    LedgerError,
+    RunIdTaken,
+    UnknownRun,
+)
 from activities.ledger_base import run_must_exist as _run_must_exist
 from activities.ledger_runs import RunRecord
 from activities.ledger_sources import StoredSource
@@ -28,7 +34,15 @@ from workflows.contracts import (
 )
 from workflows.models import Brief, Decision, Evidence, Passage, SearchHit, SourceRef
 
-__all__ = ["Ledger", "LedgerConflict", "LedgerError", "RunRecord", "StoredSource", "UnknownRun"]
+__all__ = [
+    "Ledger",
+    "LedgerConflict",
+    "LedgerError",
+    "RunIdTaken",
+    "RunRecord",
+    "StoredSource",
+    "UnknownRun",
+]
 
 
 class Ledger:
@@ -50,10 +64,13 @@ class Ledger:
 
     # ------------------------------------------------------------ runs, model calls, steps
 
-    async def start_run(self, run_id: str, brief: Brief, started_at: str) -> bool:
-        """Record a new run (`started_at` ISO 8601); False when it was already recorded."""
-        async with self._write(run_id) as conn:
-            return await ledger_runs.insert_run(conn, run_id, brief, started_at)
+    async def start_run(
+        self, run_id: str, brief: Brief, started_at: str, execution_id: str = ""
+    ) -> bool:
+        """Record a new run (`started_at` ISO 8601); False when this execution already did.
+        Raises RunIdTaken when another Temporal execution owns `run_id`."""
+        async with self._pool.connection() as conn, conn.transaction():
+            return await ledger_runs.insert_run(conn, run_id, brief, started_at, execution_id)
 
     async def run(self, run_id: str) -> RunRecord | None:
         async with self._read() as conn:
@@ -66,6 +83,11 @@ class Ledger:
             return await ledger_runs.insert_model_call(
                 conn, run_id, turn, decision, provider, context_chars
             )
+
+    async def decision(self, run_id: str, turn: int) -> Decision | None:
+        """The recorded model turn, if this turn was answered already (a retried `decide`)."""
+        async with self._read() as conn:
+            return await ledger_runs.load_decision(conn, run_id, turn)
 
     async def decisions(self, run_id: str) -> list[Decision]:
         """The recorded model turns of a run, in order (what a replay provider hands back)."""

@@ -26,6 +26,17 @@ class UnknownRun(LedgerError):
         self.run_id = run_id
 
 
+class RunIdTaken(LedgerError):
+    """The run id belongs to another Temporal execution: a new run needs a new workflow id."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(
+            f"run id {run_id} already holds an earlier investigation: start this one under a "
+            "new workflow id"
+        )
+        self.run_id = run_id
+
+
 class LedgerConflict(LedgerError):
     """An optimistic update lost a race (the row's version moved): a retry re-reads and succeeds."""
 

@@ -11,6 +11,7 @@ from activities.ledger_base import (
     Connection,
     LedgerConflict,
     Row,
+    RunIdTaken,
     UnknownRun,
     execute,
     fetch_all,
@@ -20,10 +21,12 @@ from workflows.contracts import SaveReportInput, StepRecord
 from workflows.models import Brief, Counters, Decision, RunStatus, SearchHit, ToolCall, Usage
 
 _INSERT_RUN = """
-INSERT INTO research.runs (run_id, question, brief, counters, started_at)
-VALUES (%s, %s, %s, %s, %s)
+INSERT INTO research.runs (run_id, question, brief, counters, started_at, execution_id)
+VALUES (%s, %s, %s, %s, %s, %s)
 ON CONFLICT (run_id) DO NOTHING
 """
+
+_SELECT_EXECUTION = "SELECT execution_id FROM research.runs WHERE run_id = %s"
 
 _SELECT_RUN = """
 SELECT run_id, question, status, stop_reason, counters, version, started_at, finished_at
@@ -44,6 +47,12 @@ SELECT model, input_tokens, output_tokens, reasoning_tokens, estimated, tool_cal
 FROM research.model_calls
 WHERE run_id = %s
 ORDER BY turn
+"""
+
+_SELECT_MODEL_CALL = """
+SELECT model, input_tokens, output_tokens, reasoning_tokens, estimated, tool_calls, text
+FROM research.model_calls
+WHERE run_id = %s AND turn = %s
 """
 
 _INSERT_STEP = """
@@ -105,15 +114,26 @@ class RunRecord:
     finished_at: datetime | None
 
 
-async def insert_run(conn: Connection, run_id: str, brief: Brief, started_at: str) -> bool:
+async def insert_run(
+    conn: Connection, run_id: str, brief: Brief, started_at: str, execution_id: str
+) -> bool:
+    """True when the run is new; False when this execution recorded it already (a retry).
+    Raises RunIdTaken when another execution owns the run id."""
     params = (
         run_id,
         brief.question,
         Jsonb(brief.model_dump(mode="json")),
         Jsonb(Counters().model_dump()),
         datetime.fromisoformat(started_at),
+        execution_id or None,
     )
-    return await execute(conn, _INSERT_RUN, params) == 1
+    if await execute(conn, _INSERT_RUN, params) == 1:
+        return True
+    row = await fetch_one(conn, _SELECT_EXECUTION, (run_id,))
+    owner = row["execution_id"] if row else None
+    if execution_id and owner != execution_id:
+        raise RunIdTaken(run_id)
+    return False
 
 
 async def load_run(conn: Connection, run_id: str) -> RunRecord | None:
@@ -139,6 +159,11 @@ async def insert_model_call(
 
 async def load_decisions(conn: Connection, run_id: str) -> list[Decision]:
     return [_decision(row) for row in await fetch_all(conn, _SELECT_MODEL_CALLS, (run_id,))]
+
+
+async def load_decision(conn: Connection, run_id: str, turn: int) -> Decision | None:
+    row = await fetch_one(conn, _SELECT_MODEL_CALL, (run_id, turn))
+    return _decision(row) if row else None
 
 
 def _decision(row: Row) -> Decision:

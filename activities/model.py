@@ -43,6 +43,9 @@ class ModelActivities:
 
     @activity.defn(name=DECIDE)
     async def decide(self, request: DecideInput) -> Decision:
+        recorded = await self._ledger.decision(request.run_id, request.turn)
+        if recorded is not None:  # a retry after the answer was stored: never ask (or pay) twice
+            return recorded
         async with _heartbeating():
             if self._settings.model_provider == "offline":
                 decision = decide_offline(request)
@@ -115,6 +118,13 @@ def _usage(response: Any, request: DecideInput, text: str, calls: list[ToolCall]
 def provider_failure(error: openai.APIStatusError) -> ApplicationError:
     """408/409/429/5xx retry (honouring Retry-After); any other refusal ends the run."""
     status = error.status_code
+    if status in (401, 403):  # the provider's text may echo part of the key: never pass it on
+        return ApplicationError(
+            f"model provider answered HTTP {status}: the credentials were rejected "
+            "(check OPENAI_API_KEY and OPENAI_BASE_URL)",
+            type=PROVIDER_ERROR,
+            non_retryable=True,
+        )
     message = f"model provider answered HTTP {status}: {_short(error)}"
     if status in RETRYABLE_STATUS or status >= 500:
         return ApplicationError(

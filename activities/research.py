@@ -18,7 +18,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.extract import extract
-from activities.ledger import Ledger, StoredSource, UnknownRun
+from activities.ledger import Ledger, RunIdTaken, StoredSource, UnknownRun
 from activities.markdown import render_markdown
 from activities.pages import FetchedPage, FetchFailed, FetchRefused, fetch_page
 from activities.search import SearchProvider
@@ -51,7 +51,9 @@ class ResearchActivities:
 
     @activity.defn(name=contracts.START_RUN)
     async def start_run(self, request: contracts.StartRunInput) -> contracts.StartRunResult:
-        created = await self._ledger.start_run(request.run_id, request.brief, request.started_at)
+        created = await self._ledger.start_run(
+            request.run_id, request.brief, request.started_at, request.execution_id
+        )
         return contracts.StartRunResult(
             created=created, search_attributes=self._settings.search_attributes
         )
@@ -188,8 +190,8 @@ async def _ledger_errors() -> AsyncIterator[None]:
     """Ledger failures a retry cannot fix become non-retryable; connection trouble is retried."""
     try:
         yield
-    except UnknownRun as error:
-        raise ApplicationError(str(error), type="UnknownRun", non_retryable=True) from error
+    except (UnknownRun, RunIdTaken) as error:
+        raise ApplicationError(str(error), type=type(error).__name__, non_retryable=True) from error
     except (psycopg.errors.IntegrityError, psycopg.errors.DataError) as error:
         message = f"the ledger refused a write: {error.diag.message_primary or error}"
         raise ApplicationError(message, type="LedgerRefused", non_retryable=True) from error

@@ -8,6 +8,7 @@ import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from activities.search import index_corpus
 from runtime.database import apply_migrations
@@ -84,7 +85,7 @@ def _print_addresses(stack: EmbeddedStack) -> None:
     ui = stack.ui_url or "(none: TEMPORAL_ADDRESS points to a server this command does not run)"
     print(f"Temporal:     {stack.temporal_address}{note}")
     print(f"Web UI:       {ui}")
-    print(f"DATABASE_URL: {stack.database_url}")
+    print(f"DATABASE_URL: {_without_password(stack.database_url)}")
     print(f"Task queue:   {stack.settings.task_queue}")
     print(f"Corpus:       {stack.corpus_documents} documents from {stack.settings.corpus_dir}")
     print()
@@ -103,7 +104,8 @@ def _example_commands(stack: EmbeddedStack) -> list[str]:
         *commands,
         f"research start {brief} --wait",
         "research status <run id>    research report <run id>",
-        f"DATABASE_URL='{stack.database_url}' python worker.py   (one more worker)",
+        f"DATABASE_URL='{_without_password(stack.database_url)}' python worker.py"
+        "   (one more worker)",
         f"temporal workflow start --address {address} --type ResearchWorkflow "
         f'--task-queue {queue} --input "$(cat {brief})"',
     ]
@@ -126,3 +128,12 @@ async def corpus_index(settings: Settings, args: argparse.Namespace) -> int:
             count = await index_corpus(ledger, folder, max_chars=settings.max_snapshot_chars)
     print(f"indexed {count} documents from {folder}")
     return 0
+
+
+def _without_password(url: str) -> str:
+    """A database URL fit to print: any password is masked."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))

@@ -40,6 +40,7 @@ class StartRunInput(BaseModel):
     run_id: str
     brief: Brief
     started_at: str  # ISO 8601, from workflow.now()
+    execution_id: str = ""  # Temporal run id: a reused workflow id must not share rows
 
 
 class StartRunResult(BaseModel):

@@ -41,7 +41,7 @@ class StopReason(StrEnum):
 class Limits(BaseModel):
     """Hard bounds of one run. Defaults from DESIGN.md; the model can never raise them."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     max_steps: int = 20
     max_searches: int = 4
@@ -64,16 +64,19 @@ class Limits(BaseModel):
 
 
 LIMIT_CEILINGS: dict[str, int] = {
-    "max_steps": 500,
+    "max_steps": 300,
     "max_searches": 100,
     "max_page_fetches": 200,
     "max_tokens": 10_000_000,
     "deadline_seconds": 86_400,
     "max_finish_attempts": 20,
-    "max_context_chars": 2_000_000,
+    "max_context_chars": 500_000,
     "min_sources": 20,
 }
 MIN_CONTEXT_CHARS = 2_000
+# Every turn's request lands in the workflow history: steps x context must stay well inside
+# Temporal's history size limit.
+HISTORY_BUDGET_CHARS = 20_000_000
 # Beyond the brief itself, the context bound must leave room for at least one tool result.
 CONTEXT_RESERVE_CHARS = 1_000
 
@@ -145,6 +148,11 @@ class Brief(BaseModel):
                 raise ValueError(f"seed URL {url!r} is not on an allowed host")
         if self.limits.max_context_chars < MIN_CONTEXT_CHARS:
             raise ValueError(f"limit max_context_chars must be at least {MIN_CONTEXT_CHARS}")
+        if self.limits.max_steps * self.limits.max_context_chars > HISTORY_BUDGET_CHARS:
+            raise ValueError(
+                f"limits max_steps x max_context_chars is above {HISTORY_BUDGET_CHARS:,}: "
+                "lower one of them"
+            )
         needed = len(self.model_dump_json()) + CONTEXT_RESERVE_CHARS
         if self.limits.max_context_chars < needed:
             raise ValueError(

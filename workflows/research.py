@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from datetime import timedelta
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy, SearchAttributeKey
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from workflows import context, contracts, gate
@@ -38,6 +39,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.state import RunState
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
+T = TypeVar("T")
 
 STATUS_KEY = SearchAttributeKey.for_keyword("ResearchStatus")
 STOP_REASON_KEY = SearchAttributeKey.for_keyword("ResearchStopReason")
@@ -46,6 +48,7 @@ ACTIVITY_TIMEOUT = timedelta(seconds=60)
 DECIDE_TIMEOUT = timedelta(seconds=120)
 DEADLINE_GRACE = timedelta(seconds=5)  # decide's own timeout fires after the deadline timer
 WRAP_UP_TIMEOUT = timedelta(seconds=30)  # saving the report after a bound tripped
+MAX_GUIDANCE = 10  # operator guidance kept (newest)
 RECENT_STEPS = 50  # step lines the progress query carries, so a poller misses none
 RETRY = RetryPolicy(maximum_attempts=5, initial_interval=timedelta(seconds=1))
 
@@ -64,7 +67,7 @@ class ResearchWorkflow:
     @workflow.run
     async def run(self, brief: Brief) -> RunResult:
         try:
-            await self._start()
+            await _cancellable(self._start())
             self._outcome = await self._investigate()
         except asyncio.CancelledError:
             # Cancellation is not a crash: leave a composed report, then end CANCELLED.
@@ -80,7 +83,10 @@ class ResearchWorkflow:
         started = await self._call(
             contracts.START_RUN,
             contracts.StartRunInput(
-                run_id=self._run_id, brief=brief, started_at=self._state.started_at.isoformat()
+                run_id=self._run_id,
+                brief=brief,
+                started_at=self._state.started_at.isoformat(),
+                execution_id=workflow.info().run_id,
             ),
             contracts.StartRunResult,
             summary=f"start: {brief.question[:80]}",
@@ -95,7 +101,7 @@ class ResearchWorkflow:
     async def _investigate(self) -> Outcome:
         while True:
             try:
-                outcome = await self._turn()
+                outcome = await _cancellable(self._turn())
             except ActivityError as error:
                 return self._failed(error)
             if outcome is not None:
@@ -140,7 +146,8 @@ class ResearchWorkflow:
         return Outcome(status=status, stop_reason=stop, report=report)
 
     def _context_budget(self) -> int:
-        return self._state.limits.max_context_chars - len(self._state.brief.model_dump_json())
+        fixed = len(self._state.brief.model_dump_json()) + sum(map(len, self._state.guidance))
+        return self._state.limits.max_context_chars - fixed
 
     async def _decide(self, transcript: list[TranscriptEntry]) -> Decision | Outcome:
         self._state.counters.model_calls += 1
@@ -165,7 +172,11 @@ class ResearchWorkflow:
             )
         )
         # Waiting on the model races the deadline; the activity's own timeout ends a little later.
-        done, _ = await workflow.wait({call}, timeout=self._state.seconds_left(workflow.now()))
+        try:
+            done, _ = await workflow.wait({call}, timeout=self._state.seconds_left(workflow.now()))
+        except asyncio.CancelledError:
+            call.cancel()  # the run is being cancelled: do not leave the model call running
+            raise
         if not done:
             call.cancel()
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
@@ -175,14 +186,17 @@ class ResearchWorkflow:
         calls = decision.tool_calls
         if len(calls) != 1:
             problem = "no tool call" if not calls else f"{len(calls)} tool calls"
-            call = ToolCall(name="", arguments=decision.text[:2_000])
+            call = ToolCall(name="", arguments=_printable(decision.text)[:2_000])
             error = f"{problem} in this turn: call exactly one tool per turn"
             self._state.counters.steps += 1
             await self._record(call, self._tools.result(ok=False, error=error))
             return None
         self._state.counters.steps += 1
-        result, outcome = await self._tools.dispatch(calls[0])
-        await self._record(calls[0], result)
+        call = calls[0].model_copy(
+            update={"name": _printable(calls[0].name), "arguments": _printable(calls[0].arguments)}
+        )
+        result, outcome = await self._tools.dispatch(call)
+        await self._record(call, result)
         return outcome
 
     async def _record(self, call: ToolCall, result: ToolResult) -> None:
@@ -324,7 +338,8 @@ class ResearchWorkflow:
 
     @workflow.signal
     def add_guidance(self, guidance: GuidanceInput) -> None:
-        self._state.guidance.append(guidance.text)
+        # Only the most recent pieces of guidance are kept: they count against the context too.
+        self._state.guidance = [*self._state.guidance, guidance.text][-MAX_GUIDANCE:]
 
     @workflow.signal
     def add_seed_urls(self, seeds: SeedUrlsInput) -> None:
@@ -349,3 +364,19 @@ def _as_finish(report: Report) -> FinishArgs:
     return FinishArgs(
         answer=report.answer, findings=report.findings, limitations=report.limitations
     )
+
+
+async def _cancellable(step: Awaitable[T]) -> T:
+    """Await `step`, turning an activity cancelled by a workflow cancellation back into
+    asyncio.CancelledError (the SDK reports it as ActivityError), so the run ends CANCELLED."""
+    try:
+        return await step
+    except ActivityError as error:
+        if isinstance(error.cause, CancelledError):
+            raise asyncio.CancelledError from error
+        raise
+
+
+def _printable(text: str) -> str:
+    """Model output goes to the ledger: NUL characters cannot be stored in PostgreSQL text."""
+    return text.replace("\x00", "")

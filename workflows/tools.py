@@ -75,6 +75,8 @@ def parse_call(call: ToolCall) -> BaseModel:
         raise InvalidCall(f"arguments of {call.name} are not valid JSON: {error.msg}") from None
     if not isinstance(raw, dict):
         raise InvalidCall(f"arguments of {call.name} must be a JSON object")
+    if "\\u0000" in call.arguments or "\x00" in call.arguments:
+        raise InvalidCall(f"arguments of {call.name} contain a NUL character")
     try:
         return model.model_validate(raw)
     except ValidationError as error:

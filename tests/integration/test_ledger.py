@@ -12,7 +12,7 @@ import pytest
 from psycopg import sql
 
 from activities.extract import Extracted, extract
-from activities.ledger import Ledger, UnknownRun
+from activities.ledger import Ledger, RunIdTaken, UnknownRun
 from activities.pages import FetchedPage
 from activities.search import CorpusSearch, index_corpus
 from runtime.database import Pool, apply_migrations, migrations, open_pool
@@ -386,3 +386,24 @@ async def test_reindexing_refreshes_changed_documents(
     assert [hit.url for hit in await ledger.search_corpus("throughput", [host], 5)] == [
         f"https://{host}/page.md"
     ]
+
+
+async def test_a_run_id_owned_by_another_execution_is_refused(ledger: Ledger) -> None:
+    """A workflow id reused by a later execution must not read or extend the earlier rows."""
+    run = f"reuse-{uuid.uuid4().hex[:12]}"
+    brief = Brief(question="How do hybrid caches invalidate?", allowed_hosts=["docs.example"])
+    assert await ledger.start_run(run, brief, STARTED, execution_id="exec-1") is True
+    assert await ledger.start_run(run, brief, STARTED, execution_id="exec-1") is False  # retry
+    with pytest.raises(RunIdTaken, match="already holds an earlier investigation"):
+        await ledger.start_run(run, brief, STARTED, execution_id="exec-2")
+
+
+async def test_a_recorded_model_turn_reads_back_as_recorded(ledger: Ledger, run_id: str) -> None:
+    decision = Decision(
+        tool_calls=[ToolCall(id="c1", name="search_web", arguments='{"query": "cache"}')],
+        usage=Usage(input_tokens=10, output_tokens=2, estimated=True),
+        model="m",
+    )
+    assert await ledger.decision(run_id, 1) is None
+    await ledger.record_model_call(run_id, 1, decision, "openai", 500)
+    assert await ledger.decision(run_id, 1) == decision

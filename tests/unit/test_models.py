@@ -216,3 +216,13 @@ def test_a_wildcard_brief_accepts_a_subdomain_seed_and_refuses_the_apex() -> Non
 def test_an_exact_host_does_not_match_its_subdomains() -> None:
     assert not host_allowed("https://sub.a.example/x", ["a.example"])
     assert host_allowed("https://a.example:8443/x", ["a.example"])
+
+
+def test_limits_whose_history_would_be_too_large_are_refused() -> None:
+    sentence = refusal(brief(limits={"max_steps": 300, "max_context_chars": 100_000}))
+    assert sentence == "limits max_steps x max_context_chars is above 20,000,000: lower one of them"
+
+
+def test_limits_must_be_whole_numbers_not_booleans_or_floats() -> None:
+    assert refusal(brief(limits={"max_steps": True})).startswith("field limits.max_steps:")
+    assert refusal(brief(limits={"max_steps": 2.0})).startswith("field limits.max_steps:")

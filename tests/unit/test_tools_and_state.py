@@ -333,7 +333,7 @@ def test_extend_raises_limits() -> None:
     [
         (ExtendLimitsInput(max_steps=4), "max_steps can only be raised: it is 5, asked 4"),
         (ExtendLimitsInput(max_steps=5), "max_steps can only be raised: it is 5, asked 5"),
-        (ExtendLimitsInput(max_steps=501), "max_steps 501 is above its ceiling of 500"),
+        (ExtendLimitsInput(max_steps=301), "max_steps 301 is above its ceiling of 300"),
         (
             ExtendLimitsInput(max_steps=9, deadline_seconds=86_401),
             "deadline_seconds 86401 is above its ceiling of 86400",
@@ -417,3 +417,9 @@ def test_other_entries_are_never_compacted() -> None:
     only_searches = [search(1), search(2)]
 
     assert context.compact(only_searches, 10) == only_searches
+
+
+def test_a_nul_character_in_arguments_is_refused() -> None:
+    assert refusal(tool_call("search_web", '{"query": "a\\u0000b"}')) == (
+        "arguments of search_web contain a NUL character"
+    )

@@ -3,6 +3,7 @@ provider that refuses ends the run failed with a report."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -140,7 +141,7 @@ async def test_extend_limits_raises_max_steps_on_a_running_run(client: Client) -
     ("request_", "sentence"),
     [
         (ExtendLimitsInput(max_steps=2), "max_steps can only be raised: it is 3, asked 2"),
-        (ExtendLimitsInput(max_steps=501), "max_steps 501 is above its ceiling of 500"),
+        (ExtendLimitsInput(max_steps=301), "max_steps 301 is above its ceiling of 300"),
     ],
 )
 async def test_extend_limits_refuses_lowering_and_leaves_the_run_unaffected(
@@ -285,3 +286,29 @@ async def test_a_provider_that_keeps_failing_ends_the_run_failed_with_a_report()
     assert len(web.decide_calls) == 5, "Temporal's retry policy retried the call"
     assert result.status == RunStatus.FAILED
     assert web.reports[-1].status == RunStatus.FAILED
+
+
+async def test_cancelling_during_a_page_read_ends_cancelled_with_a_report() -> None:
+    """The SDK reports an activity cancelled by a workflow cancellation as an ActivityError; the
+    run must still end CANCELLED (not failed) with its composed report."""
+    web = FakeWeb(pages=PAGES)
+    script = [SEARCH, READ_A]
+
+    async with (
+        own_test_server() as client,
+        research_worker(client, StandIns(web, script, read_delay=30)) as queue,
+    ):
+        handle = await start(client, queue, make_brief())
+        while len(web.decide_calls) < 2:  # noqa: ASYNC110 (the second turn asks for the read)
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+        await handle.cancel()
+        with pytest.raises(WorkflowFailureError) as ended:
+            await handle.result()
+        description = await handle.describe()
+
+    assert isinstance(ended.value.cause, CancelledError)
+    assert description.status == WorkflowExecutionStatus.CANCELED
+    saved = web.reports[-1]
+    assert (saved.status, saved.stop_reason) == (RunStatus.CANCELLED, StopReason.CANCELLED)
+    assert saved.report.composed and saved.report.open_questions == ["Q1", "Q2"]
