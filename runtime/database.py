@@ -33,6 +33,9 @@ CREATE TABLE IF NOT EXISTS research.schema_migrations (
 """
 
 
+CONNECT_TIMEOUT_SECONDS = 10
+
+
 class DatabaseError(RuntimeError):
     """The database cannot be used as configured; the message says how to fix it."""
 
@@ -77,7 +80,12 @@ def database_url(settings: Settings) -> tuple[str, PostgresServer | None]:
 
 
 async def open_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> Pool:
-    """An opened pool of autocommit connections; each ledger write opens its own transaction."""
+    """An opened pool of autocommit connections; each ledger write opens its own transaction.
+
+    One plain connection is tried first, so a wrong DATABASE_URL fails at once with the server's
+    own reason instead of after the pool's 30 seconds of retries."""
+    probe = await psycopg.AsyncConnection.connect(url, connect_timeout=CONNECT_TIMEOUT_SECONDS)
+    await probe.close()
     pool: Pool = AsyncConnectionPool(
         url,
         min_size=min_size,
