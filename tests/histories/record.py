@@ -1,4 +1,4 @@
-"""Record the history of a demo run for the replay test: `python -m tests.histories.record`.
+"""Record histories for the replay test: `python -m tests.histories.record [SCENARIO ...]`.
 
 Runs the sample brief with the offline policy on a local Temporal dev server and an embedded
 PostgreSQL (both temporary), then writes the workflow history as JSON beside this file. Re-record
@@ -31,17 +31,24 @@ HERE = Path(__file__).parent
 BRIEF = PROJECT_ROOT / "examples" / "briefs" / "harborq-failures.json"
 
 
-async def record(target: Path) -> None:
+# Scenario name -> limits overriding the sample brief's (a completed run, and one stopped early).
+SCENARIOS: dict[str, dict[str, int]] = {
+    "demo-offline": {},
+    "step-limit-offline": {"max_steps": 4},
+}
+
+
+async def record(name: str) -> None:
     with tempfile.TemporaryDirectory(prefix="hist-") as scratch:
         server, url = start_embedded_postgres(Path(scratch) / "pg")
         try:
             apply_migrations(url)
-            await _run(url, target)
+            await _run(url, HERE / f"{name}.json", SCENARIOS[name])
         finally:
             server.cleanup()
 
 
-async def _run(url: str, target: Path) -> None:
+async def _run(url: str, target: Path, limits: dict[str, int]) -> None:
     settings = Settings.from_env({})
     pool = await open_pool(url)
     ledger = Ledger(pool)
@@ -56,6 +63,7 @@ async def _run(url: str, target: Path) -> None:
     )
     model = ModelActivities(settings, ledger, None)
     brief = Brief.model_validate_json(BRIEF.read_text())
+    brief = brief.model_copy(update={"limits": brief.limits.model_copy(update=limits)})
     try:
         async with Worker(
             env.client,
@@ -64,7 +72,7 @@ async def _run(url: str, target: Path) -> None:
             activities=[*model.definitions(), *research.definitions()],
         ):
             handle = await env.client.start_workflow(
-                ResearchWorkflow.run, brief, id="demo-recorded", task_queue="research"
+                ResearchWorkflow.run, brief, id=f"{target.stem}-recorded", task_queue="research"
             )
             result = await handle.result()
             history = await handle.fetch_history()
@@ -76,5 +84,5 @@ async def _run(url: str, target: Path) -> None:
 
 
 if __name__ == "__main__":
-    name = sys.argv[1] if len(sys.argv) > 1 else "demo-offline.json"
-    asyncio.run(record(HERE / name))
+    for name in sys.argv[1:] or list(SCENARIOS):
+        asyncio.run(record(name))
