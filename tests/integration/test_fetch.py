@@ -23,21 +23,10 @@ from activities.pages import (
     fetch_page,
 )
 from runtime.settings import Settings
+from tests.fakes.transports import CountingTransport
 
 PAGE = "<html><head><title>Docs</title></head><body><main><p>Hello from the corpus.</p></main>"
 ALLOWED = ["docs.example", "mirror.example"]
-
-
-class CountingTransport(httpx.AsyncBaseTransport):
-    """Passes every request to `inner` and remembers the URLs asked for."""
-
-    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
-        self.inner = inner
-        self.urls: list[str] = []
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        self.urls.append(str(request.url))
-        return await self.inner.handle_async_request(request)
 
 
 @pytest.fixture

@@ -4,6 +4,8 @@ server: native function calls become a Decision, usage is the provider's, refusa
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -23,8 +25,9 @@ from workflows.models import Brief, Decision
 BRIEF = Brief.model_validate({"question": "What is X?", "allowed_hosts": ["docs.example.com"]})
 
 
-async def _decide(pg_url: str, reply: Reply) -> tuple[Decision, FakeOpenAI]:
-    fake = FakeOpenAI(lambda turn, messages: dict(reply))
+@asynccontextmanager
+async def _model(pg_url: str, fake: FakeOpenAI) -> AsyncIterator[tuple[ModelActivities, str]]:
+    """The decide activities over a real ledger and the real openai client, and a started run."""
     pool = await open_pool(pg_url)
     try:
         ledger = Ledger(pool)
@@ -33,15 +36,20 @@ async def _decide(pg_url: str, reply: Reply) -> tuple[Decision, FakeOpenAI]:
         with serve(fake) as base_url:
             client = AsyncOpenAI(api_key="sk-test", base_url=base_url, max_retries=0)
             settings = Settings.from_env({"OPENAI_BASE_URL": base_url})
-            model = ModelActivities(settings, ledger, client)
-            request = DecideInput(run_id=run_id, turn=1, brief=BRIEF)
             try:
-                decision: Decision = await ActivityEnvironment().run(model.decide, request)
+                yield ModelActivities(settings, ledger, client), run_id
             finally:
                 await client.close()
-        return decision, fake
     finally:
         await pool.close()
+
+
+async def _decide(pg_url: str, reply: Reply) -> tuple[Decision, FakeOpenAI]:
+    fake = FakeOpenAI(lambda turn, messages: dict(reply))
+    async with _model(pg_url, fake) as (model, run_id):
+        request = DecideInput(run_id=run_id, turn=1, brief=BRIEF)
+        decision: Decision = await ActivityEnvironment().run(model.decide, request)
+    return decision, fake
 
 
 async def test_a_function_call_becomes_the_decision_with_reported_usage(
@@ -104,21 +112,9 @@ async def test_a_retried_turn_returns_the_recorded_answer_without_asking_again(
     embedded_pg_url: str,
 ) -> None:
     fake = FakeOpenAI(lambda turn, messages: {"tool_calls": [("search_web", {"query": "x"})]})
-    pool = await open_pool(embedded_pg_url)
-    try:
-        ledger = Ledger(pool)
-        run_id = f"retry-{uuid.uuid4().hex[:8]}"
-        await ledger.start_run(run_id, BRIEF, "2026-01-01T00:00:00+00:00")
-        with serve(fake) as base_url:
-            client = AsyncOpenAI(api_key="sk-test", base_url=base_url, max_retries=0)
-            model = ModelActivities(
-                Settings.from_env({"OPENAI_BASE_URL": base_url}), ledger, client
-            )
-            request = DecideInput(run_id=run_id, turn=1, brief=BRIEF)
-            first = await ActivityEnvironment().run(model.decide, request)
-            again = await ActivityEnvironment().run(model.decide, request)
-            await client.close()
-    finally:
-        await pool.close()
+    async with _model(embedded_pg_url, fake) as (model, run_id):
+        request = DecideInput(run_id=run_id, turn=1, brief=BRIEF)
+        first = await ActivityEnvironment().run(model.decide, request)
+        again = await ActivityEnvironment().run(model.decide, request)
     assert again == first
     assert fake.turns[1] == 1, "the model was asked once"

@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import psycopg
 import pytest
 from psycopg_pool import AsyncConnectionPool
@@ -19,6 +18,7 @@ from activities.pages import CorpusTransport, FetchClient
 from activities.research import ResearchActivities
 from activities.search import CorpusSearch, index_corpus
 from runtime.settings import Settings
+from tests.fakes.transports import CountingTransport
 from workflows import contracts
 from workflows.models import Brief, Counters, Finding, Report, RunStatus, SearchHit, StopReason
 
@@ -28,18 +28,6 @@ PAGE = """<html><head><title>Hybrid caches</title></head><body><main>
 <p>Invalidation messages travel over pub/sub to every node.</p>
 <p>A time-to-live bounds staleness when a message is lost.</p>
 </main></body></html>"""
-
-
-class CountingTransport(httpx.AsyncBaseTransport):
-    """Passes every request to the corpus and remembers the URLs asked for."""
-
-    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
-        self.inner = inner
-        self.urls: list[str] = []
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        self.urls.append(str(request.url))
-        return await self.inner.handle_async_request(request)
 
 
 class CountingSearch(CorpusSearch):
