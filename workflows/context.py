@@ -20,11 +20,14 @@ def compact(transcript: list[TranscriptEntry], budget_chars: int) -> list[Transc
     the transcript unchanged when it already fits; the caller checks the size afterwards.
     """
     entries = list(transcript)
+    sizes = [len(entry.model_dump_json()) for entry in entries]
+    total = sum(sizes)  # kept current as windows shrink: each entry is serialised once
     windows = [i for i, entry in enumerate(entries) if _has_passages(entry)]
     for index in windows[:-1]:
-        if size(entries) <= budget_chars:
+        if total <= budget_chars:
             break
         entries[index] = _without_text(entries[index])
+        total += len(entries[index].model_dump_json()) - sizes[index]
     return entries
 
 

@@ -112,10 +112,12 @@ class ResearchWorkflow:
         stop = self._state.tripped(workflow.now())
         if stop is not None:
             return await self._stopped(stop)
-        transcript = context.compact(self._state.transcript, self._context_budget())
-        if context.size(transcript) > self._context_budget():
+        budget = self._context_budget()
+        transcript = context.compact(self._state.transcript, budget)
+        chars = context.size(transcript)
+        if chars > budget:
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.CONTEXT_LIMIT)
-        decision = await self._decide(transcript)
+        decision = await self._decide(transcript, chars)
         if isinstance(decision, Outcome):
             return decision
         self._state.counters.tokens += decision.usage.total
@@ -149,7 +151,7 @@ class ResearchWorkflow:
         fixed = len(self._state.brief.model_dump_json()) + sum(map(len, self._state.guidance))
         return self._state.limits.max_context_chars - fixed
 
-    async def _decide(self, transcript: list[TranscriptEntry]) -> Decision | Outcome:
+    async def _decide(self, transcript: list[TranscriptEntry], chars: int) -> Decision | Outcome:
         self._state.counters.model_calls += 1
         request = contracts.DecideInput(
             run_id=self._run_id,
@@ -158,7 +160,7 @@ class ResearchWorkflow:
             transcript=transcript,
             guidance=list(self._state.guidance),
             budget=self._state.budget(workflow.now()),
-            context_chars=context.size(transcript),
+            context_chars=chars,
         )
         call = asyncio.ensure_future(
             self._call(
@@ -204,7 +206,7 @@ class ResearchWorkflow:
         state.transcript.append(
             TranscriptEntry(step=state.counters.steps, call=call, result=result)
         )
-        state.last_action = describe_step(call, result)
+        summary = describe_step(call, result)
         await self._call(
             contracts.RECORD_STEP,
             contracts.StepRecord(
@@ -216,7 +218,7 @@ class ResearchWorkflow:
                 ok=result.ok,
                 error=result.error,
                 insufficient=result.insufficient,
-                summary=state.last_action,
+                summary=summary,
             ),
             contracts.RecordStepResult,
             summary=f"step {state.counters.steps}: {call.name}",
@@ -319,6 +321,10 @@ class ResearchWorkflow:
     @workflow.query
     def progress(self) -> Progress:
         state, outcome = self._state, self._outcome
+        notes = [
+            StepNote(step=entry.step, action=describe_step(entry.call, entry.result))
+            for entry in state.transcript[-RECENT_STEPS:]
+        ]
         return Progress(
             run_id=self._run_id,
             status=outcome.status if outcome else RunStatus.RUNNING,
@@ -328,11 +334,8 @@ class ResearchWorkflow:
             evidence_count=len(state.evidence),
             source_count=len(state.sources),
             open_questions=gate.open_questions(state.brief, state.evidence),
-            last_action=state.last_action,
-            recent_steps=[
-                StepNote(step=entry.step, action=describe_step(entry.call, entry.result))
-                for entry in state.transcript[-RECENT_STEPS:]
-            ],
+            last_action=notes[-1].action if notes else "",
+            recent_steps=notes,
             seconds_left=int(state.seconds_left(workflow.now())),
         )
 

@@ -43,7 +43,6 @@ class RunState(BaseModel):
     seeds: list[str] = Field(default_factory=list)
     transcript: list[TranscriptEntry] = Field(default_factory=list)
     guidance: list[str] = Field(default_factory=list)
-    last_action: str = ""
     finish_requested: bool = False
 
     @classmethod
