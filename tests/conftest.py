@@ -117,3 +117,10 @@ def installed_binary(name: str) -> str:
     if not found:
         raise RuntimeError(f"{name} is not installed; run make test to bootstrap .venv")
     return found
+
+
+def free_port() -> int:
+    """A loopback TCP port nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

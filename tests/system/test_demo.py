@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 from runtime.database import start_embedded_postgres
 from runtime.settings import PROJECT_ROOT
+from tests.conftest import free_port
 
 README_QUERY = """
 SELECT e.evidence_id, e.question_id, e.stance, e.quote, e.passage_id, s.url, s.content_hash
@@ -23,12 +23,6 @@ ORDER BY e.evidence_id
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.mark.timeout(300)
 def test_demo_completes_and_the_ledger_shows_its_evidence(tmp_path: Path) -> None:
     state = tmp_path / "state"
@@ -36,8 +30,8 @@ def test_demo_completes_and_the_ledger_shows_its_evidence(tmp_path: Path) -> Non
         "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
         "HOME": str(tmp_path),
         "RESEARCH_STATE_DIR": str(state),
-        "TEMPORAL_ADDRESS": f"127.0.0.1:{_free_port()}",
-        "RESEARCH_UI_PORT": str(_free_port()),
+        "TEMPORAL_ADDRESS": f"127.0.0.1:{free_port()}",
+        "RESEARCH_UI_PORT": str(free_port()),
     }
     research = Path(sys.executable).parent / "research"
     done = subprocess.run(
