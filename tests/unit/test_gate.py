@@ -155,7 +155,18 @@ def test_an_optional_question_without_evidence_does_not_block() -> None:
 
 
 def test_open_questions_lists_required_before_optional() -> None:
-    assert open_questions(brief(optional=True), {}) == ["Q1", "Q2", "Q3"]
+    optional_first = Brief.model_validate(
+        {
+            "question": "How does the queue behave?",
+            "questions": [
+                {"id": "Q3", "text": "history", "required": False},
+                {"id": "Q1", "text": "timeout"},
+                {"id": "Q2", "text": "attempts"},
+            ],
+            "allowed_hosts": ["a.example"],
+        }
+    )
+    assert open_questions(optional_first, {}) == ["Q1", "Q2", "Q3"]
 
 
 def test_a_failing_report_returns_every_gap_at_once() -> None:
