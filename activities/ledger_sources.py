@@ -47,27 +47,31 @@ VALUES (%s, %s, %s, %s, %s, %s)
 ON CONFLICT DO NOTHING
 """
 
-# The row for source_id, or else the row already holding this URL (a URL is stored once per run).
-_SELECT_SOURCE = """
+_SOURCE_ROWS = """
 SELECT s.source_id, s.url, s.final_url, s.host, s.title, s.content_hash, s.status, s.error,
        s.truncated, coalesce(length(s.snapshot), 0) AS total_chars,
        (SELECT count(*) FROM research.passages p
         WHERE p.run_id = s.run_id AND p.source_id = s.source_id) AS passage_count
 FROM research.sources s
+"""
+
+# The row for source_id, or else the row already holding this URL (a URL is stored once per run).
+_SELECT_SOURCE = (
+    _SOURCE_ROWS
+    + """
 WHERE s.run_id = %(run_id)s AND (s.source_id = %(source_id)s OR s.url = %(url)s)
 ORDER BY s.source_id = %(source_id)s DESC
 LIMIT 1
 """
+)
 
-_SELECT_SOURCES = """
-SELECT s.source_id, s.url, s.final_url, s.host, s.title, s.content_hash, s.status, s.error,
-       s.truncated, coalesce(length(s.snapshot), 0) AS total_chars,
-       (SELECT count(*) FROM research.passages p
-        WHERE p.run_id = s.run_id AND p.source_id = s.source_id) AS passage_count
-FROM research.sources s
+_SELECT_SOURCES = (
+    _SOURCE_ROWS
+    + """
 WHERE s.run_id = %s
 ORDER BY length(s.source_id), s.source_id
 """
+)
 
 # Passages from the one containing `offset` on; with `find`, only those containing it. One row
 # more than the window is read: its start is the offset to continue from.
