@@ -58,7 +58,7 @@ def _exporters() -> list[SpanExporter]:
 
 def _azure_exporter() -> SpanExporter | None:
     try:
-        from azure.monitor.opentelemetry.exporter import (  # type: ignore[import-not-found]
+        from azure.monitor.opentelemetry.exporter import (
             AzureMonitorTraceExporter,
         )
     except ImportError:
