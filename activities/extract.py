@@ -1,7 +1,8 @@
-"""Page bodies to snapshots (pure): HTML and text to structured plain text split into passages.
+"""Page bodies to snapshots (pure): HTML, text and PDF to structured plain text split into passages.
 
 Also the text rules evidence relies on: whitespace normalisation, content hashes and verbatim quote
-lookup. No I/O happens here; `activities.pages` fetches, this module only reads bytes.
+lookup. No I/O happens here; `activities.pages` fetches, this module only reads bytes. Reading a
+PDF's pages is `activities.pdf`; its paragraphs become passages here like any other type's.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ import codecs
 import hashlib
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from activities.pdf import read_pdf
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "text/markdown"})
@@ -71,7 +74,7 @@ def extract(body: bytes, content_type: str, *, max_chars: int) -> Extracted:
     elif media_type in TEXT_TYPES:
         title, blocks = _text_blocks(_decode(body, charset), markdown=media_type == "text/markdown")
     elif media_type == PDF_TYPE:
-        raise ValueError("PDF extraction is not available yet")
+        return _pdf_snapshot(body, max_chars)
     else:
         raise ValueError(f"unsupported content type: {content_type!r}")
     return _assemble(title, blocks, max_chars)
@@ -297,6 +300,30 @@ def _paragraph(lines: list[str]) -> Iterator[tuple[str, bool]]:
     text = "\n".join(lines).strip()
     if text:
         yield text, False
+
+
+# ---------------------------------------------------------------- PDF
+
+
+def _pdf_snapshot(body: bytes, max_chars: int) -> Extracted:
+    """Paragraphs of each page as blocks whose section is their page ("Page 3")."""
+    pdf = read_pdf(body, max_chars=max_chars)
+    blocks = [
+        _Block(text=text, section=f"Page {number}")
+        for number, paragraphs in enumerate(pdf.pages, start=1)
+        for text in map(_clean_pdf_paragraph, paragraphs)
+        if text
+    ]
+    if not blocks:
+        raise ValueError("the PDF has no extractable text (it may be scanned images without OCR)")
+    title = normalise_whitespace(_CONTROL.sub(" ", pdf.title)) or blocks[0].text.split("\n", 1)[0]
+    extracted = _assemble(title[:_TITLE_LIMIT], blocks, max_chars)
+    return extracted if pdf.complete else replace(extracted, truncated=True)
+
+
+def _clean_pdf_paragraph(paragraph: str) -> str:
+    lines = (normalise_whitespace(line) for line in _CONTROL.sub(" ", paragraph).split("\n"))
+    return "\n".join(line for line in lines if line)
 
 
 # ---------------------------------------------------------------- snapshot assembly

@@ -156,11 +156,6 @@ def test_unknown_content_types_are_refused(content_type: str) -> None:
         extract(b"{}", content_type, max_chars=100)
 
 
-def test_pdf_is_not_extracted_yet() -> None:
-    with pytest.raises(ValueError, match="PDF extraction is not available yet"):
-        extract(b"%PDF-1.7", "application/pdf", max_chars=100)
-
-
 SNAPSHOT = (
     "Caching guide\n\nWrite-through   keeps the cache\nconsistent with the store.\n\n"
     "It is unsafe to use stale entries."
