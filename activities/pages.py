@@ -1,22 +1,41 @@
 """Page fetching (I/O): the policy-checked HTTP fetch, and the local corpus as an httpx transport.
 
-Every fetch parses its URL once, checks scheme, userinfo and the host allowlist before any request,
-follows redirects by hand (re-checking each hop), streams the body under a byte cap and bounds the
-whole fetch by one deadline. Extraction of the fetched bytes lives in `activities.extract`.
+Every fetch parses its URL once and checks it (`activities.guard`) before any request; the client
+connects only to checked addresses; redirects are followed by hand, re-checking each hop; the body
+streams under a byte cap and a decompressed-size cap, and one deadline bounds the whole fetch.
+Extraction of the fetched bytes lives in `activities.extract`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable
+import ssl
 from dataclasses import dataclass
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path, PurePosixPath
 
+import httpcore
 import httpx
 
+from activities.decode import ACCEPT_ENCODING, CappedDecoder, DecodeRefused
+from activities.guard import (
+    DEFAULT_PORTS,
+    FetchPolicy,
+    FetchRefused,
+    GuardedBackend,
+    GuardedTransport,
+    Resolver,
+    check_redirect,
+    check_url,
+    checked_addresses,
+    system_resolver,
+    url_host,
+)
 from runtime.settings import Settings
-from workflows.hosts import host_matches, normalise_host
+from workflows.hosts import normalise_host
+
+__all__ = ["FetchFailed", "FetchRefused", "FetchedPage", "build_http_client", "fetch_page"]
 
 MAX_REDIRECTS = 5
 USER_AGENT = "research-agent/0.1"
@@ -42,10 +61,6 @@ class FetchedPage:
     content_type: str  # media type without parameters, lower-case
     charset: str | None
     body: bytes
-
-
-class FetchRefused(Exception):
-    """The fetch broke a policy rule (host, scheme, redirects, type, size); retrying cannot help."""
 
 
 class FetchFailed(Exception):
@@ -80,7 +95,9 @@ class CorpusTransport(httpx.AsyncBaseTransport):
             return httpx.Response(405, headers={"Allow": "GET, HEAD"}, request=request)
         status, headers, body = await asyncio.to_thread(self._lookup, request.url)
         content = b"" if request.method == "HEAD" else body
-        return httpx.Response(status, headers=headers, content=content, request=request)
+        # A stream, not `content=`: the fetcher reads raw bytes, as from the network.
+        stream = httpx.ByteStream(content)
+        return httpx.Response(status, headers=headers, stream=stream, request=request)
 
     def _lookup(self, url: httpx.URL) -> tuple[int, dict[str, str], bytes]:
         host = url.raw_host.decode("ascii")
@@ -134,53 +151,83 @@ def _is_host_name(name: str) -> bool:
 
 # ---------------------------------------------------------------- the client
 
+_NO_COOKIES = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
+
 
 class FetchClient(httpx.AsyncClient):
     """An httpx client for `fetch_page`: no environment proxies, no automatic redirects, and the
-    hosts that may be fetched over plain http."""
+    operator's fetch policy (local hosts). The transport is required: there is no unguarded default.
+    """
 
     def __init__(
         self,
         *,
         timeout_seconds: float,
-        plain_http_hosts: Iterable[str] = (),
-        transport: httpx.AsyncBaseTransport | None = None,
+        transport: httpx.AsyncBaseTransport,
+        policy: FetchPolicy | None = None,
         mounts: dict[str, httpx.AsyncBaseTransport | None] | None = None,
     ) -> None:
         super().__init__(
             trust_env=False,  # no proxies or certificates from the environment
             follow_redirects=False,  # fetch_page follows redirects by hand, re-checking each hop
             timeout=httpx.Timeout(timeout_seconds),
-            headers={"User-Agent": USER_AGENT},
+            headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
             transport=transport,
             mounts=mounts,
+            cookies=_NO_COOKIES,  # a page's cookies never travel to another fetch
         )
-        self.plain_http_hosts = frozenset(normalise_host(host) for host in plain_http_hosts)
+        self.policy = policy or FetchPolicy()
 
 
 def build_http_client(
     settings: Settings,
     *,
+    resolver: Resolver = system_resolver,
+    backend: httpcore.AsyncNetworkBackend | None = None,
     default_transport: httpx.AsyncBaseTransport | None = None,
-    local_hosts: Iterable[str] = (),
+    verify: ssl.SSLContext | bool = True,
 ) -> FetchClient:
-    """The fetch client: corpus hosts served from `settings.corpus_dir`, every other host by
-    `default_transport` (plain httpx when None; the seam for a DNS-checking, address-pinning one).
-
-    Plain http is allowed for the corpus hosts and for `local_hosts` (e.g. a test server on
-    127.0.0.1); everything else must be https.
+    """The fetch client: corpus hosts served from `settings.corpus_dir`; every other host through
+    `GuardedTransport`, which resolves with `resolver` and connects through `backend` (the real
+    network when None) only to checked addresses. `default_transport` replaces the guarded
+    transport altogether (tests of the corpus and redirect rules).
     """
     corpus = CorpusTransport(settings.corpus_dir)
     corpus_hosts = corpus.hosts()
+    policy = fetch_policy(settings, corpus_hosts)
+    transport = default_transport or GuardedTransport(
+        GuardedBackend(policy, resolver, backend), verify=verify
+    )
     mounts: dict[str, httpx.AsyncBaseTransport | None] = {
         f"all://{host}": corpus for host in corpus_hosts
     }
     return FetchClient(
         timeout_seconds=settings.fetch_timeout_seconds,
-        plain_http_hosts=[*corpus_hosts, *local_hosts],
-        transport=default_transport,
+        transport=transport,
+        policy=policy,
         mounts=mounts,
     )
+
+
+def fetch_policy(settings: Settings, corpus_hosts: list[str]) -> FetchPolicy:
+    """The configured local hosts, plus the corpus hosts (served from disk, never the network)."""
+    return FetchPolicy.from_entries(settings.local_hosts).with_corpus(corpus_hosts)
+
+
+async def check_fetchable(
+    settings: Settings, url: str, allowed_hosts: list[str], resolver: Resolver = system_resolver
+) -> str:
+    """Where a fetch of `url` would go, checked exactly as `fetch_page` checks its first hop;
+    FetchRefused with the reason otherwise. No DNS happens unless the URL itself passes."""
+    corpus_hosts = CorpusTransport(settings.corpus_dir).hosts()
+    policy = fetch_policy(settings, corpus_hosts)
+    parsed = check_url(url, allowed_hosts, policy)
+    host = url_host(parsed)
+    if host in corpus_hosts:
+        return f"served from the local corpus ({settings.corpus_dir / host})"
+    port = parsed.port or DEFAULT_PORTS[parsed.scheme]
+    addresses = await checked_addresses(host, port, policy, resolver)
+    return f"connects to {', '.join(addresses)} port {port}"
 
 
 # ---------------------------------------------------------------- the fetch
@@ -193,104 +240,65 @@ async def fetch_page(
     *,
     max_bytes: int,
     timeout_seconds: float,
+    max_decoded_bytes: int | None = None,
 ) -> FetchedPage:
     """Fetch one page under the fetcher's security rules (DESIGN.md, "Security rules").
 
-    https is always accepted; plain http only for hosts in `client.plain_http_hosts` (a client
-    from `build_http_client`: its corpus hosts and `local_hosts`). Raises FetchRefused for a
-    policy breach, before any request when the URL itself breaks it, and FetchFailed otherwise.
+    `max_bytes` caps the bytes on the wire, `max_decoded_bytes` (default: `max_bytes`) the body
+    after content decoding. Raises FetchRefused for a policy breach (before any request when the
+    URL itself breaks it) and FetchFailed otherwise.
     """
-    target = _checked_url(_parsed_url(url), allowed_hosts, _plain_http_hosts(client))
+    policy = client.policy if isinstance(client, FetchClient) else FetchPolicy()
+    target = check_url(url, allowed_hosts, policy)
+    caps = _Caps(max_bytes, max_decoded_bytes or max_bytes)
     try:
         async with asyncio.timeout(timeout_seconds):
-            return await _follow_redirects(client, url, target, allowed_hosts, max_bytes)
+            return await _follow_redirects(client, url, target, allowed_hosts, policy, caps)
     except TimeoutError:
         raise FetchFailed(f"fetching {url} took longer than {timeout_seconds:g} seconds") from None
     except httpx.TimeoutException:
         raise FetchFailed(f"fetching {url} timed out") from None
+    except httpx.InvalidURL:  # a Location httpx cannot even parse (`https:x`)
+        raise FetchRefused(f"fetching {url} met a redirect to a malformed URL") from None
     except httpx.HTTPError as error:
         reason = str(error) or type(error).__name__
         raise FetchFailed(f"network error fetching {url}: {reason}") from None
 
 
-def _plain_http_hosts(client: httpx.AsyncClient) -> frozenset[str]:
-    return client.plain_http_hosts if isinstance(client, FetchClient) else frozenset()
-
-
-def _parsed_url(raw: str) -> httpx.URL:
-    if "\\" in raw or any(ord(char) <= 0x20 or ord(char) == 0x7F for char in raw):
-        raise FetchRefused(f"URL {raw!r} contains a backslash, a space or a control character")
-    try:
-        return httpx.URL(raw)
-    except (httpx.InvalidURL, TypeError, ValueError):
-        raise FetchRefused(f"URL {raw!r} is not a valid URL") from None
-
-
-def _checked_url(
-    url: httpx.URL, allowed_hosts: list[str], plain_http_hosts: frozenset[str]
-) -> httpx.URL:
-    """The URL itself if it passes scheme, userinfo and allowlist checks, else FetchRefused."""
-    if url.scheme not in ("http", "https"):
-        raise FetchRefused(f"URL {url} uses scheme {url.scheme!r}: only https is fetched")
-    host = _normalised_host(url)
-    if url.scheme == "http" and host not in plain_http_hosts:
-        raise FetchRefused(f"URL {url} is plain http: only https is fetched from {host}")
-    if url.userinfo:
-        raise FetchRefused(f"URL {url} carries a user name or password")
-    if not host_matches(host, allowed_hosts):
-        raise FetchRefused(f"host {host} is not in the allowed hosts")
-    return url
-
-
-def _normalised_host(url: httpx.URL) -> str:
-    try:
-        return normalise_host(url.raw_host.decode("ascii"))
-    except (UnicodeDecodeError, ValueError):
-        raise FetchRefused(f"URL {url} has no valid host name") from None
+@dataclass(frozen=True)
+class _Caps:
+    raw: int
+    decoded: int
 
 
 async def _follow_redirects(
-    client: httpx.AsyncClient, asked: str, url: httpx.URL, allowed_hosts: list[str], max_bytes: int
+    client: httpx.AsyncClient,
+    asked: str,
+    url: httpx.URL,
+    allowed_hosts: list[str],
+    policy: FetchPolicy,
+    caps: _Caps,
 ) -> FetchedPage:
-    plain_http_hosts = _plain_http_hosts(client)
     for hop in range(MAX_REDIRECTS + 1):
         async with client.stream("GET", url) as response:
             if not response.is_redirect:
-                return await _read_page(asked, url, response, max_bytes)
+                return await _read_page(asked, url, response, caps)
             if hop == MAX_REDIRECTS:
                 break
-            url = _redirect_target(url, response, allowed_hosts, plain_http_hosts)
+            location = response.headers.get("Location")
+            if location is None:
+                raise FetchFailed(f"HTTP {response.status_code} from {url} names no Location")
+            url = check_redirect(url, location, allowed_hosts, policy)
     raise FetchRefused(f"fetching {asked} took more than {MAX_REDIRECTS} redirects")
 
 
-def _redirect_target(
-    current: httpx.URL,
-    response: httpx.Response,
-    allowed_hosts: list[str],
-    plain_http_hosts: frozenset[str],
-) -> httpx.URL:
-    location = response.headers["Location"]
-    if "\\" in location or any(ord(char) < 0x20 or ord(char) == 0x7F for char in location):
-        raise FetchRefused(f"{current} redirects to a malformed location")
-    try:
-        target = current.join(location)
-    except httpx.InvalidURL:
-        raise FetchRefused(f"{current} redirects to an invalid URL") from None
-    if current.scheme == "https" and target.scheme == "http":
-        raise FetchRefused(f"{current} redirects from https to plain http ({target})")
-    try:
-        return _checked_url(target, allowed_hosts, plain_http_hosts)
-    except FetchRefused as refusal:
-        raise FetchRefused(f"{current} redirects to a refused URL: {refusal}") from None
-
-
 async def _read_page(
-    asked: str, url: httpx.URL, response: httpx.Response, max_bytes: int
+    asked: str, url: httpx.URL, response: httpx.Response, caps: _Caps
 ) -> FetchedPage:
     if response.status_code >= 300 or response.status_code < 200:
         raise FetchFailed(f"HTTP {response.status_code} from {url}", status=response.status_code)
     content_type, charset = _content_type(url, response)
-    body = await _read_capped(url, response, max_bytes)
+    body = await _read_capped(url, response, caps)
     return FetchedPage(
         url=asked,
         final_url=str(url),
@@ -311,14 +319,22 @@ def _content_type(url: httpx.URL, response: httpx.Response) -> tuple[str, str | 
     return media_type, charset.lower() if charset else None
 
 
-async def _read_capped(url: httpx.URL, response: httpx.Response, max_bytes: int) -> bytes:
-    """The decoded body, refused as soon as it passes max_bytes (caps decompression too)."""
+async def _read_capped(url: httpx.URL, response: httpx.Response, caps: _Caps) -> bytes:
+    """The decoded body; refused as soon as the wire bytes pass `caps.raw` or the decoded bytes
+    pass `caps.decoded` (the decoder never inflates past its cap, so bombs stay small)."""
     declared = response.headers.get("Content-Length", "")
-    if declared.isdigit() and int(declared) > max_bytes:
-        raise FetchRefused(f"{url} is larger than {max_bytes} bytes")
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body.extend(chunk)
-        if len(body) > max_bytes:
-            raise FetchRefused(f"{url} is larger than {max_bytes} bytes")
+    if declared.isdigit() and int(declared) > caps.raw:
+        raise FetchRefused(f"{url} is larger than {caps.raw} bytes")
+    try:
+        decoder = CappedDecoder(response.headers.get("Content-Encoding"), caps.decoded)
+        received = 0
+        body = bytearray()
+        async for chunk in response.aiter_raw():
+            received += len(chunk)
+            if received > caps.raw:
+                raise FetchRefused(f"{url} is larger than {caps.raw} bytes")
+            body.extend(decoder.feed(chunk))
+        body.extend(decoder.finish())
+    except DecodeRefused as refused:
+        raise FetchRefused(f"{url}: {refused}") from None
     return bytes(body)

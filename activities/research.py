@@ -153,6 +153,7 @@ class ResearchActivities:
                 request.allowed_hosts,
                 max_bytes=settings.max_fetch_bytes,
                 timeout_seconds=settings.fetch_timeout_seconds,
+                max_decoded_bytes=settings.max_decoded_bytes,
             )
             extracted = await asyncio.to_thread(
                 extract, page.body, _content_type(page), max_chars=settings.max_snapshot_chars

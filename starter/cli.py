@@ -44,6 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("cancel", help="cancel a run (it keeps a partial report)").add_argument(
         "id", metavar="ID"
     )
+    check = commands.add_parser("check-url", help="would the fetcher read URL? (allowed/refused)")
+    check.add_argument("url", metavar="URL")
+    check.add_argument(
+        "--allow", action="append", required=True, metavar="HOST", help="an allowed host (repeat)"
+    )
     return parser
 
 
@@ -68,7 +73,7 @@ def _add_extend(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def _command(args: argparse.Namespace) -> Command:
-    from starter import local, runs
+    from starter import check, local, runs
 
     table: dict[str, Command] = {
         "demo": local.demo,
@@ -81,6 +86,7 @@ def _command(args: argparse.Namespace) -> Command:
         "signal": runs.signal,
         "extend": runs.extend,
         "cancel": runs.cancel,
+        "check-url": check.check_url,
     }
     return table[args.command]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+import idna
+
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 
 
@@ -19,8 +21,10 @@ def normalise_host(host: str, *, allow_wildcard: bool = False) -> str:
         raise ValueError(f"allowed host {host!r} is not a bare host name (no scheme, port or path)")
     name = name.rstrip(".") if name.endswith(".") and not name.endswith("..") else name
     try:
-        name = name.encode("idna").decode("ascii").lower()
-    except UnicodeError as error:
+        # IDNA 2008 exactly as httpx applies it to URLs, so a rule and a URL meet on one spelling
+        # (Python's own codec maps `faß` to `fass`, another domain).
+        name = name.lower() if name.isascii() else idna.encode(name.lower()).decode("ascii")
+    except (UnicodeError, idna.IDNAError) as error:
         raise ValueError(f"allowed host {host!r} is not a valid host name") from error
     labels = name.split(".")
     if len(labels) < 2 or not all(_LABEL.match(label) for label in labels):

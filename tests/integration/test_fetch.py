@@ -23,6 +23,7 @@ from activities.pages import (
     fetch_page,
 )
 from runtime.settings import Settings
+from tests.fakes import POLL
 from tests.fakes.transports import CountingTransport
 
 PAGE = "<html><head><title>Docs</title></head><body><main><p>Hello from the corpus.</p></main>"
@@ -118,7 +119,7 @@ async def test_http_error_status_fails(counting: CountingTransport, tmp_path: Pa
         ("http://docs.example/page.html", "plain http"),
         ("ftp://docs.example/page.html", "scheme 'ftp'"),
         ("file:///etc/passwd", "scheme 'file'"),
-        ("https:///no-host", "no valid host"),
+        ("https:///no-host", "has no host"),
     ],
 )
 async def test_refused_urls_make_no_request(
@@ -244,41 +245,46 @@ class _PageHandler(BaseHTTPRequestHandler):
         pass  # keep test output quiet
 
 
+LOCAL = "pages.test"  # pinned to 127.0.0.1 by the settings below: a configured local host
+
+
 @pytest.fixture
 def local_server() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _PageHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(POLL,), daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"http://{LOCAL}:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
         thread.join()
 
 
+def _local_settings(tmp_path: Path, *local_hosts: str) -> Settings:
+    return Settings(corpus_dir=tmp_path / "no-corpus", state_dir=tmp_path, local_hosts=local_hosts)
+
+
 async def test_fetch_over_the_network_from_a_local_server(
     local_server: str, tmp_path: Path
 ) -> None:
-    settings = Settings(corpus_dir=tmp_path / "no-corpus", state_dir=tmp_path)
-    async with build_http_client(settings, local_hosts=["127.0.0.1"]) as client:
+    async with build_http_client(_local_settings(tmp_path, f"{LOCAL}=127.0.0.1")) as client:
         page = await fetch_page(
-            client, f"{local_server}/page.html", ["127.0.0.1"], max_bytes=10_000, timeout_seconds=5
+            client, f"{local_server}/page.html", [LOCAL], max_bytes=10_000, timeout_seconds=5
         )
         with pytest.raises(FetchFailed, match="HTTP 404"):
             await fetch_page(
-                client, f"{local_server}/nope", ["127.0.0.1"], max_bytes=10_000, timeout_seconds=5
+                client, f"{local_server}/nope", [LOCAL], max_bytes=10_000, timeout_seconds=5
             )
 
     assert (page.status, page.content_type, page.body) == (200, "text/html", PAGE.encode())
 
 
 async def test_plain_http_needs_an_explicit_local_host(local_server: str, tmp_path: Path) -> None:
-    settings = Settings(corpus_dir=tmp_path / "no-corpus", state_dir=tmp_path)
-    async with build_http_client(settings) as client:
+    async with build_http_client(_local_settings(tmp_path)) as client:
         with pytest.raises(FetchRefused, match="plain http"):
             await fetch_page(
-                client, f"{local_server}/page.html", ["127.0.0.1"], max_bytes=100, timeout_seconds=5
+                client, f"{local_server}/page.html", [LOCAL], max_bytes=100, timeout_seconds=5
             )
 
 
@@ -286,9 +292,8 @@ async def test_connection_refused_is_a_failed_fetch(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # closed again before the fetch: nothing listens there
-    settings = Settings(corpus_dir=tmp_path / "no-corpus", state_dir=tmp_path)
-    async with build_http_client(settings, local_hosts=["127.0.0.1"]) as client:
+    async with build_http_client(_local_settings(tmp_path, f"{LOCAL}=127.0.0.1")) as client:
         with pytest.raises(FetchFailed, match="network error"):
             await fetch_page(
-                client, f"http://127.0.0.1:{port}/", ["127.0.0.1"], max_bytes=100, timeout_seconds=5
+                client, f"http://{LOCAL}:{port}/", [LOCAL], max_bytes=100, timeout_seconds=5
             )

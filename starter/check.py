@@ -1,0 +1,26 @@
+"""`research check-url`: the fetcher's policy for one URL, so a user can debug a brief's scope."""
+
+from __future__ import annotations
+
+import argparse
+
+from activities.guard import FetchRefused
+from activities.pages import check_fetchable
+from runtime.settings import Settings
+from starter.errors import EXIT_USAGE, CliError
+from workflows.hosts import normalise_host
+
+
+async def check_url(settings: Settings, args: argparse.Namespace) -> int:
+    """Print `allowed (...)` and return 0, or `refused: <reason>` and return 2."""
+    try:
+        allowed = [normalise_host(host, allow_wildcard=True) for host in args.allow]
+    except ValueError as error:
+        raise CliError(str(error), EXIT_USAGE) from None
+    try:
+        where = await check_fetchable(settings, args.url, allowed)
+    except FetchRefused as refused:
+        print(f"refused: {refused}")
+        return EXIT_USAGE
+    print(f"allowed ({where})")
+    return 0
