@@ -212,6 +212,9 @@ class Decision(BaseModel):
     text: str = ""
     usage: Usage = Field(default_factory=Usage)
     model: str = ""
+    # The provider was allowed several calls this turn (RESEARCH_PARALLEL_TOOL_CALLS): they run in
+    # order, a step each, and the bounds are checked before each. Otherwise several is malformed.
+    parallel_tool_calls: bool = False
 
 
 class TranscriptEntry(BaseModel):

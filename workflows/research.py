@@ -129,9 +129,13 @@ class ResearchWorkflow:
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
         cause = error.cause
         detail = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
+        provider = isinstance(cause, ApplicationError) and cause.type in (
+            contracts.PROVIDER_ERROR,
+            contracts.PROVIDER_RETRYABLE,
+        )
         reason = (
             StopReason.PROVIDER_ERROR
-            if error.activity_type == contracts.DECIDE
+            if provider or error.activity_type == contracts.DECIDE
             else StopReason.INFRASTRUCTURE_ERROR
         )
         return Outcome(status=RunStatus.FAILED, stop_reason=reason, detail=detail)
@@ -186,20 +190,29 @@ class ResearchWorkflow:
 
     async def _act(self, decision: Decision) -> Outcome | None:
         calls = decision.tool_calls
-        if len(calls) != 1:
+        if not calls or (len(calls) > 1 and not decision.parallel_tool_calls):
             problem = "no tool call" if not calls else f"{len(calls)} tool calls"
             call = ToolCall(name="", arguments=_printable(decision.text)[:2_000])
             error = f"{problem} in this turn: call exactly one tool per turn"
             self._state.counters.steps += 1
             await self._record(call, self._tools.result(ok=False, error=error))
             return None
-        self._state.counters.steps += 1
-        call = calls[0].model_copy(
-            update={"name": _printable(calls[0].name), "arguments": _printable(calls[0].arguments)}
-        )
-        result, outcome = await self._tools.dispatch(call)
-        await self._record(call, result)
-        return outcome
+        for index, requested in enumerate(calls):
+            stop = self._state.tripped(workflow.now()) if index else None
+            if stop is not None:  # a later call of a parallel turn meets a bound
+                return await self._stopped(stop)
+            self._state.counters.steps += 1
+            call = requested.model_copy(
+                update={
+                    "name": _printable(requested.name),
+                    "arguments": _printable(requested.arguments),
+                }
+            )
+            result, outcome = await self._tools.dispatch(call)
+            await self._record(call, result)
+            if outcome is not None:
+                return outcome
+        return None
 
     async def _record(self, call: ToolCall, result: ToolResult) -> None:
         state = self._state

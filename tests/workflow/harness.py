@@ -115,12 +115,14 @@ class StandIns:
         decide_delay: float = 0.0,
         checkpoint: Checkpoint | None = None,
         read_delay: float = 0.0,
+        search_error: ApplicationError | None = None,
     ) -> None:
         self.web = web
         self.script = script
         self.decide_delay = decide_delay
         self.checkpoint = checkpoint
         self.read_delay = read_delay  # a slow page: real seconds before read_page answers
+        self.search_error = search_error  # raised by every search (a refusing search provider)
 
     def definitions(self) -> list[Callable[..., Any]]:
         return [
@@ -154,6 +156,8 @@ class StandIns:
     @activity.defn(name=contracts.SEARCH_WEB)
     async def search_web(self, request: contracts.SearchInput) -> contracts.SearchResult:
         self.web.searches.append(request.query)
+        if self.search_error is not None:
+            raise self.search_error
         words = request.query.lower().split()
         hits = [
             SearchHit(url=url, title=url, snippet=" ".join(paras)[:80])

@@ -34,6 +34,7 @@ from tests.workflow.harness import (
     research_worker,
     start,
 )
+from workflows import contracts
 from workflows.models import (
     Brief,
     Decision,
@@ -312,3 +313,21 @@ async def test_cancelling_during_a_page_read_ends_cancelled_with_a_report() -> N
     saved = web.reports[-1]
     assert (saved.status, saved.stop_reason) == (RunStatus.CANCELLED, StopReason.CANCELLED)
     assert saved.report.composed and saved.report.open_questions == ["Q1", "Q2"]
+
+
+async def test_a_search_provider_refusal_ends_the_run_failed_as_a_provider_error(
+    client: Client,
+) -> None:
+    web = FakeWeb(pages=PAGES)
+    refusal = ApplicationError(
+        "search provider serper answered HTTP 401: the credentials were rejected",
+        type=contracts.PROVIDER_ERROR,
+        non_retryable=True,
+    )
+
+    async with research_worker(client, StandIns(web, [SEARCH], search_error=refusal)) as queue:
+        result = await finished(await start(client, queue, make_brief()))
+
+    assert (result.status, result.stop_reason) == (RunStatus.FAILED, StopReason.PROVIDER_ERROR)
+    assert result.message == refusal.message
+    assert web.searches == ["timeout attempts"], "a final refusal is not retried"

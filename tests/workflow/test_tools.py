@@ -203,3 +203,37 @@ async def test_every_tool_result_carries_the_budget_left(client: Client) -> None
     assert [b.pages_left for b in budgets] == [4, 3, 2, 2, 2]
     assert [b.tokens_left for b in budgets] == [990, 980, 970, 960, 950]
     assert all(0 < b.seconds_left <= 300 for b in budgets)
+
+
+def parallel(*decisions: Decision) -> Decision:
+    """One turn carrying several calls, when the worker allowed parallel tool calls."""
+    calls = [decision.tool_calls[0] for decision in decisions]
+    return Decision(tool_calls=calls, usage=Usage(input_tokens=8), parallel_tool_calls=True)
+
+
+async def test_allowed_parallel_calls_run_in_order_a_step_each(client: Client) -> None:
+    web = FakeWeb(pages=PAGES)
+    script = [parallel(SEARCH, READ_A, READ_B), call("search_web", query="attempts")]
+
+    result = await run(client, web, script, make_brief(max_steps=4))
+
+    assert (result.status, result.stop_reason) == (RunStatus.INCOMPLETE, StopReason.STEP_LIMIT)
+    assert [step.tool for step in web.steps] == [
+        "search_web",
+        "read_page",
+        "read_page",
+        "search_web",
+    ]
+    assert web.fetches == [PAGE_A, PAGE_B]
+    assert result.counters.model_calls == 2
+
+
+async def test_parallel_calls_stop_at_the_step_bound_mid_turn(client: Client) -> None:
+    web = FakeWeb(pages=PAGES)
+    script = [parallel(SEARCH, READ_A, READ_B)]
+
+    result = await run(client, web, script, make_brief(max_steps=2))
+
+    assert (result.status, result.stop_reason) == (RunStatus.INCOMPLETE, StopReason.STEP_LIMIT)
+    assert result.counters.steps == 2
+    assert web.fetches == [PAGE_A], "the third call was not run"
