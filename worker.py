@@ -1,8 +1,9 @@
 """Composition root: settings -> telemetry -> client -> Worker(workflows, activities).
 
 Run as its own process (`python worker.py`) with only environment variables (TEMPORAL_ADDRESS,
-DATABASE_URL, RESEARCH_TASK_QUEUE, RESEARCH_MODEL_PROVIDER, OPENAI_BASE_URL, ...), or in-process
-through `run_worker` (`research dev` and `research demo`). Every client is created once, here.
+DATABASE_URL, RESEARCH_TASK_QUEUE, RESEARCH_MODEL_PROVIDER, RESEARCH_SEARCH_PROVIDER, ...), or
+in-process through `run_worker` (`research dev` and `research demo`). Every client is created once,
+here (the model and search clients by `runtime.providers`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from datetime import timedelta
 from typing import Any
 
 import psycopg
-from openai import AsyncOpenAI
 from temporalio.client import Client
 from temporalio.worker import Worker
 
@@ -24,8 +24,13 @@ from activities.ledger import Ledger
 from activities.model import ModelActivities
 from activities.pages import build_http_client
 from activities.research import ResearchActivities
-from activities.search import CorpusSearch
 from runtime.devstack import open_database, open_ledger
+from runtime.providers import (
+    check_model_settings,
+    check_search_settings,
+    open_model_client,
+    open_search,
+)
 from runtime.settings import Settings, SettingsError
 from runtime.telemetry import tracing_interceptors
 from runtime.temporal import TemporalUnavailable, connect, settle_before_exit
@@ -65,27 +70,17 @@ async def _activities(settings: Settings) -> AsyncIterator[list[Callable[..., An
         ledger: Ledger = await resources.enter_async_context(open_ledger(database_url))
         http = build_http_client(settings)
         resources.push_async_callback(http.aclose)
-        model_client = _openai_client(settings)
-        if model_client is not None:
-            resources.push_async_callback(model_client.close)
+        model_client = await resources.enter_async_context(open_model_client(settings))
+        search = await resources.enter_async_context(open_search(settings, ledger))
         model = ModelActivities(settings, ledger, model_client)
-        research = ResearchActivities(ledger, http, settings, CorpusSearch(ledger))
+        research = ResearchActivities(ledger, http, settings, search)
         yield [*model.definitions(), *research.definitions()]
-
-
-def _openai_client(settings: Settings) -> AsyncOpenAI | None:
-    if settings.model_provider != "openai":
-        return None
-    # max_retries=0: Temporal's retry policy owns retries (and honours Retry-After).
-    return AsyncOpenAI(
-        api_key=settings.openai_api_key or "unused",  # local OpenAI-compatible servers need none
-        base_url=settings.openai_base_url,
-        max_retries=0,
-    )
 
 
 async def _serve() -> None:
     settings = Settings.from_env()
+    check_model_settings(settings)  # a missing key stops the worker before it connects
+    check_search_settings(settings)
     tracing_interceptors()
     client = await connect(settings)
     stop = asyncio.Event()

@@ -1,42 +1,75 @@
-"""The `decide` activity: one model turn, from the offline policy or an OpenAI-compatible API."""
+"""The `decide` activity: one model turn, from the offline policy or an OpenAI-compatible API.
+
+The client (OpenAI, any OpenAI-compatible server, or Azure OpenAI's `/openai/v1/` API) is built by
+`runtime.providers` and injected; its failures become typed errors through `provider_errors`.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
-from datetime import timedelta
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import openai
+from azure.core.exceptions import ClientAuthenticationError
+from openai import AsyncOpenAI, Omit
 from openai.types.chat import ChatCompletionFunctionToolParam, ChatCompletionMessageParam
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities import prompt
 from activities.offline import decide_offline
+from activities.provider_errors import (
+    Provider,
+    credential_failure,
+    network_failure,
+    status_failure,
+)
 from runtime.settings import Settings
-from workflows.contracts import DECIDE, PROVIDER_ERROR, DecideInput
+from workflows.contracts import DECIDE, DecideInput
 from workflows.models import Decision, ToolCall, Usage
 from workflows.tools import tool_schemas
 
 if TYPE_CHECKING:
     from activities.ledger import Ledger
 
-RETRYABLE_STATUS = frozenset({408, 409, 429})
-MAX_RETRY_DELAY_SECONDS = 120.0
 HEARTBEAT_SECONDS = 5.0
+
+PROVIDERS = {
+    "openai": Provider(
+        label="model provider openai",
+        credentials="OPENAI_API_KEY and OPENAI_BASE_URL",
+        endpoint="RESEARCH_MODEL and OPENAI_BASE_URL",
+    ),
+    "azure": Provider(
+        label="model provider azure",
+        credentials="AZURE_OPENAI_API_KEY, or the Cognitive Services OpenAI User role of the "
+        "Entra ID identity",
+        endpoint="RESEARCH_MODEL (the deployment name) and AZURE_OPENAI_ENDPOINT",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ModelClient:
+    """An OpenAI-compatible client and the headers each request adds to it."""
+
+    openai: AsyncOpenAI
+    # Azure with a key: the key travels in `api-key` (a default header of the client), and the
+    # Authorization header the openai client would add is omitted per request.
+    headers: Mapping[str, str | Omit] = field(default_factory=dict)
 
 
 class ModelActivities:
-    def __init__(
-        self, settings: Settings, ledger: Ledger, openai: openai.AsyncOpenAI | None
-    ) -> None:
-        if settings.model_provider == "openai" and openai is None:
-            raise ValueError("the openai provider needs an AsyncOpenAI client")
+    def __init__(self, settings: Settings, ledger: Ledger, client: ModelClient | None) -> None:
+        if settings.model_provider != "offline" and client is None:
+            raise ValueError(f"the {settings.model_provider} provider needs a model client")
         self._settings = settings
         self._ledger = ledger
-        self._openai = openai
+        self._client = client
+        self._provider = PROVIDERS.get(settings.model_provider, PROVIDERS["openai"])
 
     def definitions(self) -> list[Callable[..., Any]]:
         return [self.decide]
@@ -61,24 +94,48 @@ class ModelActivities:
         return decision
 
     async def _chat(self, request: DecideInput) -> Decision:
-        assert self._openai is not None
-        try:
-            response = await self._openai.chat.completions.create(
-                model=self._settings.model,
-                messages=cast("list[ChatCompletionMessageParam]", prompt.messages(request)),
+        assert self._client is not None
+        settings = self._settings
+        async with _provider_errors(self._provider):
+            response = await self._client.openai.chat.completions.create(
+                model=settings.model,
+                messages=cast(
+                    "list[ChatCompletionMessageParam]",
+                    prompt.messages(request, parallel_tool_calls=settings.parallel_tool_calls),
+                ),
                 tools=cast("list[ChatCompletionFunctionToolParam]", tool_schemas()),
                 tool_choice="auto",
-                parallel_tool_calls=False,
-                temperature=self._settings.temperature,
-                max_completion_tokens=self._settings.max_output_tokens,
+                parallel_tool_calls=settings.parallel_tool_calls,
+                temperature=settings.temperature,
+                max_completion_tokens=settings.max_output_tokens,
+                extra_headers=self._client.headers or None,
             )
-        except openai.APIStatusError as error:
-            raise provider_failure(error) from None
-        return to_decision(response, request)
+        return to_decision(response, request, parallel_tool_calls=settings.parallel_tool_calls)
 
 
-def to_decision(response: Any, request: DecideInput) -> Decision:
-    """The first choice's tool calls and text, with provider-reported (or estimated) usage."""
+@contextlib.asynccontextmanager
+async def _provider_errors(provider: Provider) -> AsyncIterator[None]:
+    """The client's exceptions as typed provider errors. `from None`: the provider's own text,
+    which may echo a key, must not travel into workflow history as the cause."""
+    try:
+        yield
+    except openai.APIStatusError as error:
+        raise provider_failure(provider, error) from None
+    except openai.APIConnectionError as error:  # includes APITimeoutError
+        timed_out = isinstance(error, openai.APITimeoutError)
+        raise network_failure(provider, timed_out=timed_out) from None
+    except ClientAuthenticationError:  # the Entra ID credential found no identity or was refused
+        fix = "sign in with `az login`, give the worker a managed identity"
+        raise credential_failure(provider.label, f"{fix}, or set AZURE_OPENAI_API_KEY") from None
+
+
+def to_decision(
+    response: Any, request: DecideInput, *, parallel_tool_calls: bool = False
+) -> Decision:
+    """The first choice's tool calls and text, with provider-reported (or estimated) usage.
+
+    `parallel_tool_calls`: the provider was allowed several calls, so the workflow runs them all.
+    """
     message = response.choices[0].message if response.choices else None
     calls = [
         ToolCall(
@@ -95,6 +152,7 @@ def to_decision(response: Any, request: DecideInput) -> Decision:
         text=text,
         usage=_usage(response, request, text, calls),
         model=str(getattr(response, "model", "") or ""),
+        parallel_tool_calls=parallel_tool_calls,
     )
 
 
@@ -115,35 +173,9 @@ def _usage(response: Any, request: DecideInput, text: str, calls: list[ToolCall]
     )
 
 
-def provider_failure(error: openai.APIStatusError) -> ApplicationError:
+def provider_failure(provider: Provider, error: openai.APIStatusError) -> ApplicationError:
     """408/409/429/5xx retry (honouring Retry-After); any other refusal ends the run."""
-    status = error.status_code
-    if status in (401, 403):  # the provider's text may echo part of the key: never pass it on
-        return ApplicationError(
-            f"model provider answered HTTP {status}: the credentials were rejected "
-            "(check OPENAI_API_KEY and OPENAI_BASE_URL)",
-            type=PROVIDER_ERROR,
-            non_retryable=True,
-        )
-    message = f"model provider answered HTTP {status}: {_short(error)}"
-    if status in RETRYABLE_STATUS or status >= 500:
-        return ApplicationError(
-            message, type="ProviderRetryable", next_retry_delay=retry_delay(error.response.headers)
-        )
-    return ApplicationError(message, type=PROVIDER_ERROR, non_retryable=True)
-
-
-def retry_delay(headers: Any) -> timedelta | None:
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        raw = headers.get(name)
-        if raw is None:
-            continue
-        try:
-            seconds = float(raw) * scale
-        except ValueError:
-            continue
-        return timedelta(seconds=min(max(seconds, 0.0), MAX_RETRY_DELAY_SECONDS))
-    return None
+    return status_failure(provider, error.status_code, error.response.headers, _short(error))
 
 
 def _short(error: openai.APIStatusError) -> str:

@@ -5,10 +5,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
-ModelProvider = Literal["offline", "openai"]
-SearchProvider = Literal["corpus"]
+from activities.guard import FetchPolicy
+
+ModelProvider = Literal["offline", "openai", "azure"]
+SearchProvider = Literal["corpus", "serper", "searxng"]
+MODEL_PROVIDERS: tuple[ModelProvider, ...] = ("offline", "openai", "azure")
+SEARCH_PROVIDERS: tuple[SearchProvider, ...] = ("corpus", "serper", "searxng")
+SERPER_URL = "https://google.serper.dev/search"
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,36 +57,27 @@ class Settings:
     model: str = "gpt-4o-mini"
     openai_api_key: str | None = field(default=None, repr=False)
     openai_base_url: str | None = None
+    azure_openai_endpoint: str | None = None  # always ends in /openai/v1/
+    azure_openai_api_key: str | None = field(default=None, repr=False)  # None: Microsoft Entra ID
     temperature: float = 0.0
     max_output_tokens: int = 1_024
+    parallel_tool_calls: bool = False
+    model_timeout_seconds: float = 110.0  # under the workflow's 120 s decide timeout
     search_provider: SearchProvider = "corpus"
+    serper_api_key: str | None = field(default=None, repr=False)
+    serper_url: str = SERPER_URL
+    searxng_url: str | None = None
+    search_timeout_seconds: float = 15.0
     corpus_dir: Path = PROJECT_ROOT / "examples" / "corpus"
     max_snapshot_chars: int = 200_000
     max_fetch_bytes: int = 5_000_000
     fetch_timeout_seconds: float = 20.0
+    max_decoded_bytes: int = 20_000_000  # a compressed page may expand to at most this
+    local_hosts: tuple[str, ...] = ()  # `host` or `host=IP`: plain http, any port, inside addresses
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
         env = dict(os.environ if environ is None else environ)
-        provider = env.get("RESEARCH_MODEL_PROVIDER", "").strip().lower()
-        if not provider:
-            provider = (
-                "openai" if env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL") else "offline"
-            )
-        if provider not in ("offline", "openai"):
-            raise SettingsError(
-                f"RESEARCH_MODEL_PROVIDER must be offline or openai, got {provider!r}"
-            )
-        search = env.get("RESEARCH_SEARCH_PROVIDER", "corpus").strip().lower()
-        if search != "corpus":
-            raise SettingsError(f"RESEARCH_SEARCH_PROVIDER must be corpus, got {search!r}")
-        api_key = env.get("OPENAI_API_KEY") or None
-        base_url = env.get("OPENAI_BASE_URL") or None
-        if provider == "openai" and not (api_key or base_url):
-            raise SettingsError(
-                "RESEARCH_MODEL_PROVIDER=openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a "
-                "local OpenAI-compatible server); set it in the environment"
-            )
         state_dir = Path(env.get("RESEARCH_STATE_DIR") or PROJECT_ROOT / ".research")
         return cls(
             state_dir=state_dir.resolve(),
@@ -91,15 +88,116 @@ class Settings:
             task_queue=env.get("RESEARCH_TASK_QUEUE") or "research",
             ui_port=_int(env, "RESEARCH_UI_PORT", 8233),
             search_attributes=env.get("RESEARCH_SEARCH_ATTRIBUTES", "1").strip() != "0",
-            model_provider="openai" if provider == "openai" else "offline",
-            model=env.get("RESEARCH_MODEL") or "gpt-4o-mini",
-            openai_api_key=api_key,
-            openai_base_url=base_url,
-            temperature=_float(env, "RESEARCH_TEMPERATURE", 0.0),
-            max_output_tokens=_int(env, "RESEARCH_MAX_OUTPUT_TOKENS", 1_024),
-            search_provider="corpus",
+            **_model_settings(env),
+            **_search_settings(env),
             corpus_dir=Path(env.get("RESEARCH_CORPUS_DIR") or cls.corpus_dir).resolve(),
             max_snapshot_chars=_int(env, "RESEARCH_MAX_SNAPSHOT_CHARS", 200_000),
             max_fetch_bytes=_int(env, "RESEARCH_MAX_FETCH_BYTES", 5_000_000),
             fetch_timeout_seconds=_float(env, "RESEARCH_FETCH_TIMEOUT_SECONDS", 20.0),
+            max_decoded_bytes=_int(env, "RESEARCH_MAX_DECODED_BYTES", 20_000_000),
+            local_hosts=_local_hosts(env.get("RESEARCH_LOCAL_HOSTS", "")),
         )
+
+
+def _local_hosts(raw: str) -> tuple[str, ...]:
+    entries = tuple(entry.strip() for entry in raw.split(",") if entry.strip())
+    try:
+        FetchPolicy.from_entries(entries)
+    except ValueError as error:
+        raise SettingsError(f"RESEARCH_LOCAL_HOSTS: {error}") from None
+    return entries
+
+
+# --- model and search providers. Only formats are checked here: whether the chosen provider has
+# its key or URL is checked where its client is built (runtime.providers), so that commands that
+# call no model and search nothing (`research status`, `report`, ...) run without secrets.
+
+Choice = TypeVar("Choice", bound=str)
+
+
+def _model_settings(env: dict[str, str]) -> dict[str, Any]:
+    return {
+        "model_provider": _model_provider(env),
+        "model": env.get("RESEARCH_MODEL", "").strip() or "gpt-4o-mini",
+        "openai_api_key": _secret(env, "OPENAI_API_KEY"),
+        "openai_base_url": _url(env, "OPENAI_BASE_URL"),
+        "azure_openai_endpoint": _azure_endpoint(env.get("AZURE_OPENAI_ENDPOINT", "")),
+        "azure_openai_api_key": _secret(env, "AZURE_OPENAI_API_KEY"),
+        "temperature": _float(env, "RESEARCH_TEMPERATURE", 0.0),
+        "max_output_tokens": _int(env, "RESEARCH_MAX_OUTPUT_TOKENS", 1_024),
+        "parallel_tool_calls": _bool(env, "RESEARCH_PARALLEL_TOOL_CALLS", False),
+        "model_timeout_seconds": _float(env, "RESEARCH_MODEL_TIMEOUT_SECONDS", 110.0),
+    }
+
+
+def _search_settings(env: dict[str, str]) -> dict[str, Any]:
+    raw = env.get("RESEARCH_SEARCH_PROVIDER", "").strip().lower() or "corpus"
+    return {
+        "search_provider": _choice("RESEARCH_SEARCH_PROVIDER", raw, SEARCH_PROVIDERS),
+        "serper_api_key": _secret(env, "SERPER_API_KEY"),
+        "serper_url": _url(env, "SERPER_URL") or SERPER_URL,
+        "searxng_url": _url(env, "SEARXNG_URL"),
+        "search_timeout_seconds": _float(env, "RESEARCH_SEARCH_TIMEOUT_SECONDS", 15.0),
+    }
+
+
+def _model_provider(env: dict[str, str]) -> ModelProvider:
+    raw = env.get("RESEARCH_MODEL_PROVIDER", "").strip().lower()
+    if not raw:  # a key or a base URL is enough to mean an OpenAI-compatible endpoint
+        return "openai" if env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL") else "offline"
+    return _choice("RESEARCH_MODEL_PROVIDER", raw, MODEL_PROVIDERS)
+
+
+def _choice(name: str, raw: str, choices: tuple[Choice, ...]) -> Choice:
+    for choice in choices:
+        if raw == choice:
+            return choice
+    raise SettingsError(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
+
+
+def _secret(env: dict[str, str], name: str) -> str | None:
+    return env.get(name, "").strip() or None
+
+
+def _bool(env: dict[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise SettingsError(f"{name} must be 1 or 0 (true or false), got {raw!r}")
+
+
+def _url(env: dict[str, str], name: str) -> str | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SettingsError(f"{name} must be an http:// or https:// URL, got {raw!r}")
+    return raw
+
+
+def _azure_endpoint(raw: str) -> str | None:
+    """The resource's `/openai/v1/` base URL, from the resource root or that URL itself."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    parts = urlsplit(raw)
+    path = parts.path.rstrip("/")
+    local = parts.hostname in ("localhost", "127.0.0.1", "::1")  # a test or a local proxy
+    if (
+        not parts.hostname
+        or not (parts.scheme == "https" or (parts.scheme == "http" and local))
+        or parts.username is not None
+        or parts.query
+        or parts.fragment
+        or path not in ("", "/openai", "/openai/v1")
+    ):
+        raise SettingsError(
+            "AZURE_OPENAI_ENDPOINT must be the https URL of the resource "
+            f"(https://NAME.openai.azure.com) or of its /openai/v1 API, got {raw!r}"
+        )
+    return urlunsplit((parts.scheme, parts.netloc, "/openai/v1/", "", ""))

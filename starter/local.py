@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -48,6 +49,8 @@ async def background_worker(stack: EmbeddedStack) -> AsyncIterator[asyncio.Task[
 
 async def demo(settings: Settings, args: argparse.Namespace) -> int:
     brief = load_brief(args.brief or DEMO_BRIEF)
+    # The demo needs no key and no network: its hosts live in the corpus, whatever is configured.
+    settings = dataclasses.replace(settings, model_provider="offline", search_provider="corpus")
     async with embedded_stack(settings) as stack, background_worker(stack) as worker:
         handle = await start_run(stack.client, stack.settings, brief, new_run_id())
         print(f"Started run {handle.id}: {brief.question}", flush=True)

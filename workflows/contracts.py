@@ -34,6 +34,9 @@ SAVE_REPORT = "save_report"
 # ApplicationError type raised by `decide` when the provider refuses (bad key, bad request):
 # the run ends `failed` with stop reason `provider_error` instead of retrying.
 PROVIDER_ERROR = "ProviderError"
+# ApplicationError type of a provider failure a retry may cure (408/409/429/5xx, network trouble):
+# retried by the activity's retry policy after the provider's Retry-After when it gave one.
+PROVIDER_RETRYABLE = "ProviderRetryable"
 
 
 class StartRunInput(BaseModel):

@@ -16,8 +16,12 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fakes import POLL
+
 Message = dict[str, Any]
-Reply = dict[str, Any]  # {"tool_calls": [(name, arguments)]} or {"content": "..."}
+# {"tool_calls": [(name, arguments)]} or {"content": "..."}; optional "no_usage": True,
+# "reasoning_tokens": n; or an error {"status": 429, "headers": {...}, "error": "..."}
+Reply = dict[str, Any]
 Script = Callable[[int, list[Message]], Reply]
 PASSAGE_LINE = re.compile(r"^\[(S\d+\.P\d+) offset=\d+\] (.*)$", re.MULTILINE)
 
@@ -40,6 +44,8 @@ class FakeOpenAI:
         self.script = script
         self.turns: Counter[int] = Counter()
         self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []  # the HTTP path of each request, in order
+        self.headers: list[dict[str, str]] = []  # its headers, names lower-cased
         self.hold_turn: int | None = None  # block this turn's first request until released
         self.held = threading.Event()
         self.release = threading.Event()
@@ -64,6 +70,9 @@ class FakeOpenAI:
                 "_body": error,
             }
         answer = completion(body, reply, turn)
+        if "reasoning_tokens" in reply:
+            details = {"reasoning_tokens": reply["reasoning_tokens"]}
+            answer["usage"]["completion_tokens_details"] = details
         if reply.get("no_usage"):
             answer["_no_usage"] = True
         return answer
@@ -74,7 +83,11 @@ def completion(body: dict[str, Any], reply: Reply, turn: int) -> dict[str, Any]:
         {
             "id": f"call_{turn}_{index}",
             "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments)},
+            # a str is sent as it is (malformed JSON, for instance); anything else as JSON
+            "function": {
+                "name": name,
+                "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+            },
         }
         for index, (name, arguments) in enumerate(reply.get("tool_calls", []))
     ]
@@ -106,6 +119,9 @@ def serve(fake: FakeOpenAI) -> Iterator[str]:
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", "0"))
             body = json.loads(self.rfile.read(length))
+            with fake.lock:
+                fake.paths.append(self.path)
+                fake.headers.append({name.lower(): value for name, value in self.headers.items()})
             if not self.path.endswith("/chat/completions"):
                 self.send_error(404)
                 return
@@ -128,7 +144,7 @@ def serve(fake: FakeOpenAI) -> Iterator[str]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(POLL,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1"
@@ -139,50 +155,58 @@ def serve(fake: FakeOpenAI) -> Iterator[str]:
 
 
 DOCS = "https://docs.harborq.example"
-DEAD_LETTER = f"{DOCS}/guides/dead-letter-queues.html"
-VISIBILITY = f"{DOCS}/concepts/visibility-timeout.html"
 
 
-def harborq_script(turn: int, messages: list[Message]) -> Reply:
-    """A competent model on the sample brief: two searches, two pages, two quotes, a report."""
-    steps: dict[int, Callable[[], Reply]] = {
-        1: lambda: _tool("search_web", query="dead-letter queue delivery attempts"),
-        2: lambda: _tool("read_page", url=DEAD_LETTER),
-        3: lambda: _tool(
-            "record_evidence",
-            question_id="Q1",
-            source_id="S1",
-            passage_id=passage_containing(messages, "max_deliveries"),
-            claim="After 5 delivery attempts (max_deliveries) the message moves "
-            "to the dead-letter queue.",
-            stance="supports",
-        ),
-        4: lambda: _tool("search_web", query="default visibility timeout"),
-        5: lambda: _tool("read_page", url=VISIBILITY),
-        6: lambda: _tool(
-            "record_evidence",
-            question_id="Q2",
-            source_id="S2",
-            passage_id=passage_containing(messages, "default visibility timeout is"),
-            claim="The default visibility timeout is 30 seconds.",
-            stance="supports",
-        ),
-    }
-    if turn in steps:
-        return steps[turn]()
-    return _tool(
-        "finish_research",
-        answer="After 5 failed deliveries a message moves to the dead-letter queue; "
-        "a received message stays hidden for 30 seconds by default.",
-        findings=[
-            {
-                "text": "Messages move to the DLQ after 5 delivery attempts.",
-                "evidence_ids": ["E001"],
-            },
-            {"text": "The default visibility timeout is 30 seconds.", "evidence_ids": ["E002"]},
-        ],
-        limitations="Q3 (replaying dead letters) was not investigated.",
-    )
+def harborq_script_at(docs: str) -> Script:
+    """A competent model on the sample brief, reading the HarborQ docs at `docs` (scheme, host
+    and port): two searches, two pages, two quotes, a report."""
+    dead_letter = f"{docs}/guides/dead-letter-queues.html"
+    visibility = f"{docs}/concepts/visibility-timeout.html"
+
+    def script(turn: int, messages: list[Message]) -> Reply:
+        steps: dict[int, Callable[[], Reply]] = {
+            1: lambda: _tool("search_web", query="dead-letter queue delivery attempts"),
+            2: lambda: _tool("read_page", url=dead_letter),
+            3: lambda: _tool(
+                "record_evidence",
+                question_id="Q1",
+                source_id="S1",
+                passage_id=passage_containing(messages, "max_deliveries"),
+                claim="After 5 delivery attempts (max_deliveries) the message moves "
+                "to the dead-letter queue.",
+                stance="supports",
+            ),
+            4: lambda: _tool("search_web", query="default visibility timeout"),
+            5: lambda: _tool("read_page", url=visibility),
+            6: lambda: _tool(
+                "record_evidence",
+                question_id="Q2",
+                source_id="S2",
+                passage_id=passage_containing(messages, "default visibility timeout is"),
+                claim="The default visibility timeout is 30 seconds.",
+                stance="supports",
+            ),
+        }
+        if turn in steps:
+            return steps[turn]()
+        return _tool(
+            "finish_research",
+            answer="After 5 failed deliveries a message moves to the dead-letter queue; "
+            "a received message stays hidden for 30 seconds by default.",
+            findings=[
+                {
+                    "text": "Messages move to the DLQ after 5 delivery attempts.",
+                    "evidence_ids": ["E001"],
+                },
+                {"text": "The default visibility timeout is 30 seconds.", "evidence_ids": ["E002"]},
+            ],
+            limitations="Q3 (replaying dead letters) was not investigated.",
+        )
+
+    return script
+
+
+harborq_script = harborq_script_at(DOCS)  # the demo corpus, served from disk
 
 
 def _tool(name: str, **arguments: Any) -> Reply:

@@ -168,14 +168,14 @@ def test_run_commands_without_temporal_fail_in_one_sentence(
 def test_a_settings_error_is_one_sentence_and_exit_2(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("RESEARCH_MODEL_PROVIDER", "openai")
+    monkeypatch.setenv("RESEARCH_MODEL_PROVIDER", "anthropic")
 
     code = main(["status", "research-1234"])
 
     lines = capsys.readouterr().err.splitlines()
     assert code == 2
     assert len(lines) == 1
-    assert "OPENAI_API_KEY" in lines[0]
+    assert "RESEARCH_MODEL_PROVIDER" in lines[0]
 
 
 def test_extend_without_a_limit_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

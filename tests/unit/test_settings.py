@@ -6,7 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from runtime.settings import PROJECT_ROOT, Settings, SettingsError
+import worker
+from runtime.providers import check_model_settings, check_search_settings
+from runtime.settings import PROJECT_ROOT, SERPER_URL, Settings, SettingsError
+from starter import cli
+from tests.conftest import free_port
 
 
 def test_defaults_run_offline_on_the_local_stack() -> None:
@@ -88,17 +92,290 @@ def test_a_malformed_number_is_one_sentence_naming_the_variable(name: str, value
     assert "\n" not in message
 
 
-def test_openai_without_a_key_names_the_missing_variable() -> None:
-    with pytest.raises(SettingsError, match="OPENAI_API_KEY") as raised:
-        Settings.from_env({"RESEARCH_MODEL_PROVIDER": "openai"})
+@pytest.mark.parametrize(
+    ("name", "value", "choices"),
+    [
+        ("RESEARCH_MODEL_PROVIDER", "anthropic", "offline, openai, azure"),
+        ("RESEARCH_SEARCH_PROVIDER", "bing", "corpus, serper, searxng"),
+    ],
+)
+def test_an_unknown_provider_is_refused(name: str, value: str, choices: str) -> None:
+    with pytest.raises(SettingsError) as raised:
+        Settings.from_env({name: value})
 
-    assert "\n" not in str(raised.value)
+    assert str(raised.value) == f"{name} must be one of {choices}, got {value!r}"
+
+
+# ---------------------------------------------------------------- model and search providers
+
+
+def test_provider_defaults() -> None:
+    settings = Settings.from_env({})
+
+    assert settings.model == "gpt-4o-mini"
+    assert (settings.temperature, settings.max_output_tokens) == (0.0, 1024)
+    assert settings.parallel_tool_calls is False
+    assert settings.model_timeout_seconds == 110.0
+    assert settings.azure_openai_endpoint is None and settings.azure_openai_api_key is None
+    assert settings.serper_api_key is None and settings.serper_url == SERPER_URL
+    assert settings.searxng_url is None
+    assert settings.search_timeout_seconds == 15.0
+
+
+def test_model_values_come_from_the_environment() -> None:
+    settings = Settings.from_env(
+        {
+            "RESEARCH_MODEL_PROVIDER": "azure",
+            "RESEARCH_MODEL": "my-deployment",
+            "RESEARCH_MAX_OUTPUT_TOKENS": "2048",
+            "RESEARCH_PARALLEL_TOOL_CALLS": "true",
+            "RESEARCH_MODEL_TIMEOUT_SECONDS": "45",
+            "AZURE_OPENAI_ENDPOINT": "https://name.openai.azure.com",
+            "AZURE_OPENAI_API_KEY": " azure-key\n",
+            "OPENAI_BASE_URL": "http://127.0.0.1:11434/v1",
+        }
+    )
+
+    assert settings.model_provider == "azure"
+    assert settings.model == "my-deployment"
+    assert settings.max_output_tokens == 2048
+    assert settings.parallel_tool_calls is True
+    assert settings.model_timeout_seconds == 45.0
+    assert settings.azure_openai_endpoint == "https://name.openai.azure.com/openai/v1/"
+    assert settings.azure_openai_api_key == "azure-key"
+    assert settings.openai_base_url == "http://127.0.0.1:11434/v1"
+
+
+def test_search_values_come_from_the_environment() -> None:
+    serper = Settings.from_env(
+        {
+            "RESEARCH_SEARCH_PROVIDER": "Serper",
+            "SERPER_API_KEY": "serper-key",
+            "SERPER_URL": "http://127.0.0.1:8080/search",
+            "RESEARCH_SEARCH_TIMEOUT_SECONDS": "5",
+        }
+    )
+    searxng = Settings.from_env(
+        {"RESEARCH_SEARCH_PROVIDER": "searxng", "SEARXNG_URL": "http://localhost:8888"}
+    )
+
+    assert serper.search_provider == "serper"
+    assert (serper.serper_api_key, serper.serper_url) == (
+        "serper-key",
+        "http://127.0.0.1:8080/search",
+    )
+    assert serper.search_timeout_seconds == 5.0
+    assert (searxng.search_provider, searxng.searxng_url) == ("searxng", "http://localhost:8888")
 
 
 @pytest.mark.parametrize(
-    ("name", "value"),
-    [("RESEARCH_MODEL_PROVIDER", "anthropic"), ("RESEARCH_SEARCH_PROVIDER", "bing")],
+    ("raw", "expected"),
+    [("1", True), ("yes", True), ("ON", True), ("0", False), ("false", False), ("off", False)],
 )
-def test_an_unknown_provider_is_refused(name: str, value: str) -> None:
-    with pytest.raises(SettingsError, match=name):
+def test_parallel_tool_calls_reads_common_spellings(raw: str, expected: bool) -> None:
+    settings = Settings.from_env({"RESEARCH_PARALLEL_TOOL_CALLS": raw})
+
+    assert settings.parallel_tool_calls is expected
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "https://name.openai.azure.com",
+        "https://name.openai.azure.com/",
+        "https://name.openai.azure.com/openai",
+        "https://name.openai.azure.com/openai/v1",
+        "https://name.openai.azure.com/openai/v1/",
+    ],
+)
+def test_an_azure_endpoint_becomes_its_openai_v1_base_url(raw: str) -> None:
+    settings = Settings.from_env({"AZURE_OPENAI_ENDPOINT": raw})
+
+    assert settings.azure_openai_endpoint == "https://name.openai.azure.com/openai/v1/"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "name.openai.azure.com",
+        "http://name.openai.azure.com",  # the key would travel in clear
+        "https://name.openai.azure.com/openai/deployments/gpt/chat/completions",
+        "https://name.openai.azure.com/openai/v1?api-version=preview",
+        "https://user:pw@name.openai.azure.com",
+    ],
+)
+def test_a_malformed_azure_endpoint_is_one_sentence(raw: str) -> None:
+    with pytest.raises(SettingsError) as raised:
+        Settings.from_env({"AZURE_OPENAI_ENDPOINT": raw})
+
+    assert str(raised.value) == (
+        "AZURE_OPENAI_ENDPOINT must be the https URL of the resource "
+        f"(https://NAME.openai.azure.com) or of its /openai/v1 API, got {raw!r}"
+    )
+
+
+@pytest.mark.parametrize("name", ["OPENAI_BASE_URL", "SERPER_URL", "SEARXNG_URL"])
+def test_a_url_setting_must_be_an_http_url(name: str) -> None:
+    with pytest.raises(SettingsError) as raised:
+        Settings.from_env({name: "localhost:8080"})
+
+    assert str(raised.value) == f"{name} must be an http:// or https:// URL, got 'localhost:8080'"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("RESEARCH_PARALLEL_TOOL_CALLS", "maybe", "must be 1 or 0 (true or false)"),
+        ("RESEARCH_MODEL_TIMEOUT_SECONDS", "soon", "must be a number"),
+        ("RESEARCH_SEARCH_TIMEOUT_SECONDS", "5s", "must be a number"),
+    ],
+)
+def test_a_malformed_provider_value_is_one_sentence(name: str, value: str, message: str) -> None:
+    with pytest.raises(SettingsError) as raised:
         Settings.from_env({name: value})
+
+    assert str(raised.value) == f"{name} {message}, got {value!r}"
+
+
+@pytest.mark.parametrize(
+    "environ",
+    [
+        {"OPENAI_API_KEY": "sk-secret-value"},
+        {"RESEARCH_MODEL_PROVIDER": "azure", "AZURE_OPENAI_API_KEY": "sk-secret-value"},
+        {"RESEARCH_SEARCH_PROVIDER": "serper", "SERPER_API_KEY": "sk-secret-value"},
+    ],
+)
+def test_no_provider_secret_shows_in_the_settings_repr(environ: dict[str, str]) -> None:
+    assert "sk-secret-value" not in repr(Settings.from_env(environ))
+
+
+@pytest.mark.parametrize(
+    "environ",
+    [
+        {"RESEARCH_MODEL_PROVIDER": "openai"},
+        {"RESEARCH_MODEL_PROVIDER": "azure"},
+        {"RESEARCH_SEARCH_PROVIDER": "serper"},
+        {"RESEARCH_SEARCH_PROVIDER": "searxng"},
+    ],
+)
+def test_a_missing_provider_secret_does_not_stop_commands_that_need_none(
+    environ: dict[str, str],
+) -> None:
+    settings = Settings.from_env(environ)  # what `research status` / `report` read
+
+    assert settings.temporal_address == "localhost:7233"
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        (
+            {"RESEARCH_MODEL_PROVIDER": "openai"},
+            "RESEARCH_MODEL_PROVIDER=openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a "
+            "local OpenAI-compatible server); set it in the environment",
+        ),
+        (
+            {"RESEARCH_MODEL_PROVIDER": "azure", "AZURE_OPENAI_API_KEY": "key"},
+            "RESEARCH_MODEL_PROVIDER=azure needs AZURE_OPENAI_ENDPOINT "
+            "(https://NAME.openai.azure.com); set it in the environment",
+        ),
+    ],
+)
+def test_building_a_model_client_without_its_settings_names_them(
+    environ: dict[str, str], message: str
+) -> None:
+    with pytest.raises(SettingsError) as raised:
+        check_model_settings(Settings.from_env(environ))
+
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        (
+            {"RESEARCH_SEARCH_PROVIDER": "serper"},
+            "RESEARCH_SEARCH_PROVIDER=serper needs SERPER_API_KEY (a key from serper.dev); "
+            "set it in the environment",
+        ),
+        (
+            {"RESEARCH_SEARCH_PROVIDER": "searxng"},
+            "RESEARCH_SEARCH_PROVIDER=searxng needs SEARXNG_URL (the address of a SearXNG "
+            "instance with the json format enabled); set it in the environment",
+        ),
+    ],
+)
+def test_building_a_search_provider_without_its_settings_names_them(
+    environ: dict[str, str], message: str
+) -> None:
+    with pytest.raises(SettingsError) as raised:
+        check_search_settings(Settings.from_env(environ))
+
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize(
+    "environ",
+    [
+        {"RESEARCH_MODEL_PROVIDER": "openai", "OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"},
+        {"RESEARCH_MODEL_PROVIDER": "azure", "AZURE_OPENAI_ENDPOINT": "https://n.openai.azure.com"},
+        {"RESEARCH_SEARCH_PROVIDER": "serper", "SERPER_API_KEY": "key"},
+        {"RESEARCH_SEARCH_PROVIDER": "searxng", "SEARXNG_URL": "http://127.0.0.1:8888"},
+    ],
+)
+def test_complete_provider_settings_pass_the_check(environ: dict[str, str]) -> None:
+    settings = Settings.from_env(environ)
+
+    check_model_settings(settings)
+    check_search_settings(settings)
+
+
+def test_the_worker_exits_with_the_sentence_before_connecting(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("RESEARCH_SEARCH_PROVIDER", "serper")
+    monkeypatch.setenv("TEMPORAL_ADDRESS", "127.0.0.1:1")  # nothing there: it must not get that far
+
+    assert worker.main() == 2
+    assert capsys.readouterr().err == (
+        "error: RESEARCH_SEARCH_PROVIDER=serper needs SERPER_API_KEY (a key from serper.dev); "
+        "set it in the environment\n"
+    )
+
+
+def test_research_status_runs_without_the_providers_secrets(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("RESEARCH_MODEL_PROVIDER", "azure")
+    monkeypatch.setenv("RESEARCH_SEARCH_PROVIDER", "serper")
+    monkeypatch.setenv("TEMPORAL_ADDRESS", f"127.0.0.1:{free_port()}")
+
+    code = cli.main(["status", "research-1234"])
+
+    assert code == 1, "it got as far as Temporal: no key or endpoint was asked for"
+    assert "cannot reach Temporal" in capsys.readouterr().err
+
+
+def test_fetcher_values_come_from_the_environment() -> None:
+    settings = Settings.from_env(
+        {
+            "RESEARCH_MAX_DECODED_BYTES": "1000",
+            "RESEARCH_LOCAL_HOSTS": " wiki.internal , Mirror.Internal.=10.1.2.3,",
+        }
+    )
+
+    assert settings.max_decoded_bytes == 1000
+    assert settings.local_hosts == ("wiki.internal", "Mirror.Internal.=10.1.2.3")
+    assert Settings.from_env({}).local_hosts == ()
+
+
+@pytest.mark.parametrize(
+    "entry", ["https://wiki.internal", "wiki.internal=10.1.2", "wiki.internal:8080", "=10.0.0.1"]
+)
+def test_a_malformed_local_host_is_one_sentence(entry: str) -> None:
+    with pytest.raises(SettingsError) as error:
+        Settings.from_env({"RESEARCH_LOCAL_HOSTS": entry})
+
+    assert str(error.value) == (
+        f"RESEARCH_LOCAL_HOSTS: local host entry {entry!r} is not `host` or `host=IP address`"
+    )

@@ -1,0 +1,114 @@
+"""Provider failures as typed Temporal errors, shared by the model and the web-search activities.
+
+408/409/429/5xx and network trouble may pass: they raise PROVIDER_RETRYABLE and Temporal's retry
+policy tries again, after the provider's `retry-after-ms` / `Retry-After` when it sent one. Every
+other refusal is final (PROVIDER_ERROR, non-retryable). A 401/403 never repeats the provider's
+text: it can echo part of the key.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+
+from temporalio.exceptions import ApplicationError
+
+from workflows.contracts import PROVIDER_ERROR, PROVIDER_RETRYABLE
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+MAX_RETRY_DELAY_SECONDS = 120.0
+MAX_DETAIL_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Provider:
+    """How errors name a provider and what they tell the user to check."""
+
+    label: str  # "model provider openai", "search provider serper"
+    credentials: str  # what to check when the provider refuses the credentials
+    endpoint: str  # what to check when the provider answers 404
+
+
+def status_failure(
+    provider: Provider, status: int, headers: Mapping[str, str], detail: str
+) -> ApplicationError:
+    """The error for an HTTP refusal: retryable with the provider's delay, or final."""
+    prefix = f"{provider.label} answered HTTP {status}"
+    if status in (401, 403):
+        return _final(f"{prefix}: the credentials were rejected (check {provider.credentials})")
+    text = _one_line(detail)
+    if status in RETRYABLE_STATUS or status >= 500:
+        return ApplicationError(
+            f"{prefix}, will retry: {text}",
+            type=PROVIDER_RETRYABLE,
+            next_retry_delay=retry_delay(headers),
+        )
+    if status == 404:
+        return _final(f"{prefix}: not found (check {provider.endpoint}): {text}")
+    return _final(f"{prefix}: the request was refused: {text}")
+
+
+def network_failure(provider: Provider, *, timed_out: bool) -> ApplicationError:
+    """The provider could not be reached or did not answer in time: worth another try."""
+    what = "did not answer in time" if timed_out else "could not be reached"
+    return ApplicationError(f"{provider.label} {what}, will retry", type=PROVIDER_RETRYABLE)
+
+
+def malformed_failure(provider: Provider, problem: str) -> ApplicationError:
+    """A 2xx answer that is not the provider's documented JSON: a wrong URL, not bad luck."""
+    return _final(
+        f"{provider.label} answered with {problem}, not its JSON results "
+        f"(check {provider.endpoint})"
+    )
+
+
+def credential_failure(label: str, fix: str) -> ApplicationError:
+    """A credential (Microsoft Entra ID) could not produce a token: retrying will not log in."""
+    return _final(f"{label} could not get a Microsoft Entra ID token ({fix})")
+
+
+def retry_delay(headers: Mapping[str, str], now: datetime | None = None) -> timedelta | None:
+    """`retry-after-ms`, else `Retry-After` (seconds or an HTTP date), capped; None when absent."""
+    seconds = _number(headers.get("retry-after-ms"))
+    if seconds is not None:
+        seconds /= 1000
+    else:
+        seconds = _after(headers.get("retry-after"), now or datetime.now(UTC))
+    if seconds is None:
+        return None
+    return timedelta(seconds=min(max(seconds, 0.0), MAX_RETRY_DELAY_SECONDS))
+
+
+def _after(raw: str | None, now: datetime) -> float | None:
+    seconds = _number(raw)
+    if seconds is not None or raw is None:
+        return seconds
+    try:
+        when = parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is always GMT
+        when = when.replace(tzinfo=UTC)
+    return (when - now).total_seconds()
+
+
+def _number(raw: str | None) -> float | None:
+    if raw is None:
+        return None
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line[:MAX_DETAIL_CHARS] or "no detail given"
+
+
+def _final(message: str) -> ApplicationError:
+    return ApplicationError(message, type=PROVIDER_ERROR, non_retryable=True)

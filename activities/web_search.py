@@ -1,0 +1,159 @@
+"""Web search providers: Serper (Google results as JSON) and SearXNG (self-hosted metasearch).
+
+Both implement `activities.search.SearchProvider` over an injected `httpx.AsyncClient`. The query is
+scoped to the brief's hosts with `site:` (`(site:a OR site:b)`; a `*.x` rule becomes `site:x`),
+which Google and most engines behind SearXNG honour. Scoping is only a hint: the results are always
+filtered again to the allowed hosts. URLs are normalised (lower-case scheme and host, no default
+port, no fragment, `/` for an empty path; path, query and trailing slashes are kept, since servers
+may tell them apart), duplicates keep their first place, the provider's order is kept, and at most
+`limit` hits come back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from activities.provider_errors import (
+    Provider,
+    malformed_failure,
+    network_failure,
+    status_failure,
+)
+from runtime.settings import SERPER_URL
+from workflows.hosts import host_allowed, url_host
+from workflows.models import SearchHit
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+MIN_RESULTS_ASKED = 10  # filtering drops some results: ask for a page, not just `limit`
+
+SERPER = Provider(
+    label="search provider serper", credentials="SERPER_API_KEY", endpoint="SERPER_URL"
+)
+SEARXNG = Provider(
+    label="search provider searxng",
+    credentials="SEARXNG_URL, and that the instance enables the json format (search.formats)",
+    endpoint="SEARXNG_URL",
+)
+
+
+class SerperSearch:
+    """POST {"q", "num"} to Serper with the `X-API-KEY` header; read its `organic` results."""
+
+    name = "serper"
+
+    def __init__(self, http: httpx.AsyncClient, *, api_key: str, url: str = SERPER_URL) -> None:
+        self._http = http
+        self._api_key = api_key
+        self._url = url
+
+    async def search(self, query: str, allowed_hosts: list[str], limit: int) -> list[SearchHit]:
+        if limit <= 0 or not allowed_hosts:
+            return []
+        request = self._http.build_request(
+            "POST",
+            self._url,
+            json={"q": scoped_query(query, allowed_hosts), "num": max(limit, MIN_RESULTS_ASKED)},
+            headers={"X-API-KEY": self._api_key},
+        )
+        rows = _rows(await _json(self._http, request, SERPER), "organic", SERPER)
+        hits = (_hit(row, "link", "title", "snippet") for row in rows)
+        return keep_allowed(hits, allowed_hosts, limit)
+
+
+class SearxngSearch:
+    """GET {SEARXNG_URL}/search?q=...&format=json; read its `results`."""
+
+    name = "searxng"
+
+    def __init__(self, http: httpx.AsyncClient, *, url: str) -> None:
+        self._http = http
+        base = url.rstrip("/")
+        self._url = base if base.endswith("/search") else f"{base}/search"
+
+    async def search(self, query: str, allowed_hosts: list[str], limit: int) -> list[SearchHit]:
+        if limit <= 0 or not allowed_hosts:
+            return []
+        params = {"q": scoped_query(query, allowed_hosts), "format": "json"}
+        request = self._http.build_request("GET", self._url, params=params)
+        rows = _rows(await _json(self._http, request, SEARXNG), "results", SEARXNG)
+        hits = (_hit(row, "url", "title", "content") for row in rows)
+        return keep_allowed(hits, allowed_hosts, limit)
+
+
+def scoped_query(query: str, allowed_hosts: list[str]) -> str:
+    """`query (site:a OR site:b)`; one host needs no parentheses."""
+    sites = list(dict.fromkeys(f"site:{rule.removeprefix('*.')}" for rule in allowed_hosts))
+    if not sites:
+        return query
+    scope = sites[0] if len(sites) == 1 else f"({' OR '.join(sites)})"
+    return f"{query.strip()} {scope}"
+
+
+def keep_allowed(
+    hits: Iterable[SearchHit | None], allowed_hosts: list[str], limit: int
+) -> list[SearchHit]:
+    """Hits on allowed hosts, by normalised URL, each once, in order, at most `limit`."""
+    kept: dict[str, SearchHit] = {}
+    for hit in hits:
+        if len(kept) >= limit:
+            break
+        url = normalised_url(hit.url) if hit is not None else None
+        if hit is None or url is None or url in kept or not host_allowed(url, allowed_hosts):
+            continue  # not a result, not an http(s) URL, a duplicate, or off the allowlist
+        kept[url] = hit.model_copy(update={"url": url, "host": url_host(url) or ""})
+    return list(kept.values())
+
+
+def normalised_url(url: str) -> str | None:
+    """The URL in one spelling, or None when it is not a plain http(s) URL with a host name."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    host = url_host(url)
+    if scheme not in DEFAULT_PORTS or host is None or parts.username is not None:
+        return None
+    netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+
+
+async def _json(http: httpx.AsyncClient, request: httpx.Request, provider: Provider) -> Any:
+    try:
+        response = await http.send(request)
+    except httpx.TimeoutException:
+        raise network_failure(provider, timed_out=True) from None
+    except httpx.RequestError:
+        raise network_failure(provider, timed_out=False) from None
+    if not response.is_success:
+        raise status_failure(provider, response.status_code, response.headers, response.text)
+    try:
+        return response.json()
+    except ValueError:
+        raise malformed_failure(provider, "a body that is not JSON") from None
+
+
+def _rows(payload: Any, key: str, provider: Provider) -> list[dict[str, Any]]:
+    """The result objects under `key`; a missing list is no results, a wrong shape an error."""
+    if not isinstance(payload, dict):
+        raise malformed_failure(provider, "JSON that is not an object")
+    rows = payload.get(key, [])
+    if not isinstance(rows, list):
+        raise malformed_failure(provider, f"a `{key}` field that is not a list")
+    return [row for row in rows if isinstance(row, dict)]
+
+
+def _hit(row: dict[str, Any], url: str, title: str, snippet: str) -> SearchHit | None:
+    """A hit from the provider's field names; None when the row has no URL."""
+    if not isinstance(row.get(url), str):
+        return None
+    return SearchHit(url=row[url], title=_text(row.get(title)), snippet=_text(row.get(snippet)))
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
