@@ -13,15 +13,20 @@ import asyncio
 import datetime
 import socket
 import ssl
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import httpcore
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+from activities.pages import FetchClient, build_http_client
+from runtime.settings import Settings
 
 
 class StubResolver:
@@ -38,11 +43,15 @@ class StubResolver:
         return list(self._answers[host])
 
 
-class TrapServer:
-    """A TCP server on 127.0.0.1 that counts connections and answers each with one HTTP page."""
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
-    def __init__(self) -> None:
-        self.connections = 0
+
+class LoopbackServer:
+    """An asyncio TCP server on 127.0.0.1 (TLS with `ssl_context`) for `async with`."""
+
+    def __init__(self, handler: Handler, ssl_context: ssl.SSLContext | None = None) -> None:
+        self._handler = handler
+        self._ssl = ssl_context
         self._server: asyncio.Server | None = None
 
     @property
@@ -50,14 +59,22 @@ class TrapServer:
         assert self._server is not None
         return int(self._server.sockets[0].getsockname()[1])
 
-    async def __aenter__(self) -> TrapServer:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+    async def __aenter__(self) -> Self:
+        self._server = await asyncio.start_server(self._handler, "127.0.0.1", 0, ssl=self._ssl)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         assert self._server is not None
         self._server.close()
         await self._server.wait_closed()
+
+
+class TrapServer(LoopbackServer):
+    """Counts every connection and answers each with one HTTP page."""
+
+    def __init__(self) -> None:
+        super().__init__(self._handle)
+        self.connections = 0
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
@@ -155,29 +172,15 @@ def self_signed(host: str, folder: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
-class HttpsPage:
-    """An HTTPS server on 127.0.0.1 answering every request with one HTML page."""
+class HttpsPage(LoopbackServer):
+    """An HTTPS server answering every request with one HTML page."""
 
     def __init__(self, cert: Path, key: Path, body: bytes) -> None:
-        self._context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        self._context.load_cert_chain(cert, key)
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(cert, key)
+        super().__init__(self._handle, context)
         self._body = body
-        self._server: asyncio.Server | None = None
         self.served = 0
-
-    @property
-    def port(self) -> int:
-        assert self._server is not None
-        return int(self._server.sockets[0].getsockname()[1])
-
-    async def __aenter__(self) -> HttpsPage:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0, ssl=self._context)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        await self._server.wait_closed()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -193,3 +196,35 @@ class HttpsPage:
             pass
         finally:
             writer.close()
+
+
+@dataclass
+class GuardedNet:
+    """A guarded fetch client whose every connection is observed: DNS from `resolver`, connects
+    routed to `trap` except to the local page server `pages.test` (pinned to 127.0.0.1)."""
+
+    client: FetchClient
+    resolver: StubResolver
+    router: LoopbackRouter
+    trap: TrapServer
+    settings: Settings
+    pages_port: int
+
+    def page(self, path: str) -> str:
+        return f"http://pages.test:{self.pages_port}{path}"
+
+
+@asynccontextmanager
+async def guarded_net(
+    answers: Mapping[str, list[str]], pages: Handler, folder: Path, corpus_dir: Path | None = None
+) -> AsyncIterator[GuardedNet]:
+    async with TrapServer() as trap, LoopbackServer(pages) as page_server:
+        resolver = StubResolver(answers)
+        router = LoopbackRouter(trap.port, passthrough=[("127.0.0.1", page_server.port)])
+        settings = Settings(
+            corpus_dir=corpus_dir or folder / "no-corpus",
+            state_dir=folder,
+            local_hosts=("pages.test=127.0.0.1",),
+        )
+        async with build_http_client(settings, resolver=resolver, backend=router) as client:
+            yield GuardedNet(client, resolver, router, trap, settings, page_server.port)

@@ -13,10 +13,10 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes import POLL
+from tests.fakes import serving
 
 Message = dict[str, Any]
 # {"tool_calls": [(name, arguments)]} or {"content": "..."}; optional "no_usage": True,
@@ -142,16 +142,11 @@ def serve(fake: FakeOpenAI) -> Iterator[str]:
         def log_message(self, format: str, *args: Any) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(POLL,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        fake.release.set()
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as port:
+        try:
+            yield f"http://127.0.0.1:{port}/v1"
+        finally:
+            fake.release.set()  # a held turn must not keep the server from stopping
 
 
 DOCS = "https://docs.harborq.example"

@@ -9,14 +9,14 @@ the request's Host header, gzip-compressed when the client accepts it, as a real
 from __future__ import annotations
 
 import gzip
-import threading
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path, PurePosixPath
 
-from tests.fakes import POLL
+from tests.fakes import serving
 
 TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -41,23 +41,18 @@ class PageServer:
         self.routes: dict[str, Route] = {}
         self.requests: list[tuple[str, str, dict[str, str]]] = []  # (host, path, headers)
         self.bytes_sent = 0
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
+        self.port = 0  # set while the server runs
+        self._running = ExitStack()
 
     def url(self, host: str, path: str) -> str:
         return f"http://{host}:{self.port}{path}"
 
     def __enter__(self) -> PageServer:
-        threading.Thread(target=self._server.serve_forever, args=(POLL,), daemon=True).start()
+        self.port = self._running.enter_context(serving(self._handler()))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._running.close()
 
     def answer(self, path: str, host: str, accept: str) -> Route:
         if path in self.routes:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import threading
 from collections.abc import AsyncIterator, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import httpx
@@ -23,7 +22,7 @@ from activities.pages import (
     fetch_page,
 )
 from runtime.settings import Settings
-from tests.fakes import POLL
+from tests.fakes import serving
 from tests.fakes.transports import CountingTransport
 
 PAGE = "<html><head><title>Docs</title></head><body><main><p>Hello from the corpus.</p></main>"
@@ -250,15 +249,8 @@ LOCAL = "pages.test"  # pinned to 127.0.0.1 by the settings below: a configured 
 
 @pytest.fixture
 def local_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _PageHandler)
-    thread = threading.Thread(target=server.serve_forever, args=(POLL,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://{LOCAL}:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving(_PageHandler) as port:
+        yield f"http://{LOCAL}:{port}"
 
 
 def _local_settings(tmp_path: Path, *local_hosts: str) -> Settings:

@@ -12,16 +12,23 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import pytest
 
 from activities.guard import FetchPolicy, check_redirect, check_url, refusal_for_address
-from activities.pages import FetchClient, FetchFailed, FetchRefused, build_http_client, fetch_page
+from activities.pages import FetchFailed, FetchRefused, build_http_client, fetch_page
 from runtime.settings import Settings
-from tests.fakes.network import HttpsPage, LoopbackRouter, StubResolver, TrapServer, self_signed
+from tests.fakes.network import (
+    GuardedNet,
+    HttpsPage,
+    LoopbackRouter,
+    StubResolver,
+    TrapServer,
+    guarded_net,
+    self_signed,
+)
 
 ALLOWED = ["docs.allowed.example", "*.wild.example", "pages.test"]
 PUBLIC = "93.184.215.14"  # a globally routable answer
@@ -214,19 +221,9 @@ REDIRECT_CASES: list[tuple[str, str]] = [
 ]
 
 
-@dataclass
-class Net:
-    client: FetchClient
-    resolver: StubResolver
-    router: LoopbackRouter
-    trap: TrapServer
-    pages_port: int
-
+class Net(GuardedNet):
     async def fetch(self, url: str) -> None:
         await fetch_page(self.client, url, ALLOWED, max_bytes=100_000, timeout_seconds=5)
-
-    def page(self, path: str) -> str:
-        return f"http://pages.test:{self.pages_port}{path}"
 
 
 async def _pages(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -237,8 +234,6 @@ async def _pages(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
         path, _, query = target.partition("?")
         value = query.partition("=")[2]
         if path == "/redirect":
-            from urllib.parse import unquote
-
             location = unquote(value)
         elif path == "/chain" and int(value or 0) > 0:
             location = f"/chain?n={int(value) - 1}"
@@ -260,20 +255,8 @@ async def _pages(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
 
 @pytest.fixture
 async def net(tmp_path: Path) -> AsyncIterator[Net]:
-    pages = await asyncio.start_server(_pages, "127.0.0.1", 0)
-    pages_port = int(pages.sockets[0].getsockname()[1])
-    async with TrapServer() as trap:
-        resolver = StubResolver(ANSWERS)
-        router = LoopbackRouter(trap.port, passthrough=[("127.0.0.1", pages_port)])
-        settings = Settings(
-            corpus_dir=tmp_path / "no-corpus",
-            state_dir=tmp_path,
-            local_hosts=("pages.test=127.0.0.1",),
-        )
-        async with build_http_client(settings, resolver=resolver, backend=router) as client:
-            yield Net(client, resolver, router, trap, pages_port)
-    pages.close()
-    await pages.wait_closed()
+    async with guarded_net(ANSWERS, _pages, tmp_path) as observed:
+        yield Net(**vars(observed))
 
 
 @pytest.mark.parametrize(("url", "reason"), URL_CASES)

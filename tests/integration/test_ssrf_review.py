@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpcore
@@ -20,7 +19,6 @@ import pytest
 
 from activities.guard import FetchPolicy, check_url, refusal_for_address
 from activities.pages import (
-    FetchClient,
     FetchFailed,
     FetchRefused,
     build_http_client,
@@ -28,22 +26,14 @@ from activities.pages import (
     fetch_page,
 )
 from runtime.settings import Settings
-from tests.fakes.network import LoopbackRouter, StubResolver, TrapServer
+from tests.fakes.network import GuardedNet, guarded_net
 from workflows.hosts import normalise_host
 
 CORPUS_HOST = "docs.corpus.example"
 DISK_PAGE = b"<html><p>served from disk</p></html>"
 
 
-@dataclass
-class Net:
-    client: FetchClient
-    resolver: StubResolver
-    router: LoopbackRouter
-    trap: TrapServer
-    settings: Settings
-    pages_port: int
-
+class Net(GuardedNet):
     async def fetch(self, url: str, allowed: list[str]) -> bytes:
         page = await fetch_page(self.client, url, allowed, max_bytes=10_000, timeout_seconds=5)
         return page.body
@@ -80,34 +70,20 @@ async def net(tmp_path: Path) -> AsyncIterator[Net]:
     host_dir = tmp_path / "corpus" / CORPUS_HOST
     host_dir.mkdir(parents=True)
     (host_dir / "index.html").write_bytes(DISK_PAGE)
-    pages = await asyncio.start_server(_pages, "127.0.0.1", 0)
-    pages_port = int(pages.sockets[0].getsockname()[1])
-    async with TrapServer() as trap:
-        # If the corpus host ever reaches DNS, it answers with an inside address.
-        resolver = StubResolver(
-            {
-                CORPUS_HOST: ["10.0.0.5"],
-                "site-local.wild.example": ["fec0::1"],
-                "doc-3fff.wild.example": ["3fff::1"],
-                "nat64-local.wild.example": ["64:ff9b:1::808:808"],
-                "v4-compatible.wild.example": ["::8.8.8.8"],
-                "teredo.wild.example": ["2001:0:a00:1::f7f7:f7f7"],
-                "public.wild.example": ["93.184.215.14"],
-            }
-        )
-        router = LoopbackRouter(trap.port, passthrough=[("127.0.0.1", pages_port)])
-        settings = Settings(
-            corpus_dir=tmp_path / "corpus",
-            state_dir=tmp_path,
-            local_hosts=("pages.test=127.0.0.1",),
-        )
-        async with build_http_client(settings, resolver=resolver, backend=router) as client:
-            yield Net(client, resolver, router, trap, settings, pages_port)
-    pages.close()
-    await pages.wait_closed()
+    answers = {
+        CORPUS_HOST: ["10.0.0.5"],  # if the corpus host ever reaches DNS: an inside address
+        "site-local.wild.example": ["fec0::1"],
+        "doc-3fff.wild.example": ["3fff::1"],
+        "nat64-local.wild.example": ["64:ff9b:1::808:808"],
+        "v4-compatible.wild.example": ["::8.8.8.8"],
+        "teredo.wild.example": ["2001:0:a00:1::f7f7:f7f7"],
+        "public.wild.example": ["93.184.215.14"],
+    }
+    async with guarded_net(answers, _pages, tmp_path, tmp_path / "corpus") as observed:
+        yield Net(**vars(observed))
 
 
-# ---------------------------------------------------------------- bypasses (FAIL today)
+# ---------------------------------------------------------------- found by the review
 
 
 @pytest.mark.parametrize(
