@@ -246,7 +246,7 @@ async def checked_addresses(
     for address in addresses:  # one inside answer taints the name: no picking the safe one
         reason = refusal_for_address(address)
         if reason is not None:
-            raise FetchRefused(f"host {host} resolves to {reason}")
+            raise FetchRefused(f"host {host} resolves to a refused address: {reason}")
     return addresses
 
 

@@ -224,7 +224,7 @@ async def check_fetchable(
     parsed = check_url(url, allowed_hosts, policy)
     host = url_host(parsed)
     if host in corpus_hosts:
-        return f"served from the local corpus ({settings.corpus_dir / host})"
+        return f"served from the local corpus folder {settings.corpus_dir / host}"
     port = parsed.port or DEFAULT_PORTS[parsed.scheme]
     addresses = await checked_addresses(host, port, policy, resolver)
     return f"connects to {', '.join(addresses)} port {port}"
