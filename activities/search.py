@@ -1,8 +1,8 @@
 """Search providers. `corpus`: a local folder of documents indexed with PostgreSQL full-text search.
 
-The corpus folder holds one directory per host (`<corpus_dir>/<host>/<path>`), served to the fetcher
-as `https://<host>/<path>` by `activities.pages.CorpusTransport`; `index_corpus` indexes the same
-URLs so search results can be read.
+The corpus folder holds one directory per host (`<corpus_dir>/<host>/<path>`), served to the
+fetcher as `https://<host>/<path>` by `activities.corpus_transport.CorpusTransport`;
+`index_corpus` indexes the same URLs so search results can be read.
 """
 
 from __future__ import annotations
@@ -13,20 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from activities.corpus_transport import CONTENT_TYPES
 from activities.extract import extract
 from activities.ledger import Ledger
 from workflows.hosts import normalise_host
 from workflows.models import SearchHit
 
 logger = logging.getLogger(__name__)
-
-CONTENT_TYPES = {
-    ".html": "text/html; charset=utf-8",
-    ".htm": "text/html; charset=utf-8",
-    ".md": "text/markdown; charset=utf-8",
-    ".txt": "text/plain; charset=utf-8",
-    ".pdf": "application/pdf",
-}
 
 
 class SearchProvider(Protocol):

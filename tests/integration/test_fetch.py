@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from activities.corpus_transport import CorpusTransport
 from activities.extract import extract
 from activities.pages import (
-    CorpusTransport,
     FetchedPage,
     FetchFailed,
     FetchRefused,

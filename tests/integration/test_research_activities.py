@@ -13,8 +13,9 @@ from psycopg_pool import AsyncConnectionPool
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
+from activities.corpus_transport import CorpusTransport
 from activities.ledger import Ledger
-from activities.pages import CorpusTransport, FetchClient
+from activities.pages import FetchClient
 from activities.research import ResearchActivities
 from activities.search import CorpusSearch, index_corpus
 from runtime.settings import Settings

@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from activities.corpus_transport import CorpusTransport
 from activities.extract import Extracted, extract
-from activities.pages import CorpusTransport
 from activities.pdf import MAX_PDF_PAGES, MAX_PDF_STREAM_BYTES
 from activities.search import read_corpus
 from tests.fakes.pdf import Flate, build_pdf, encrypted_pdf, pdf_from_content_streams, scanned_pdf
