@@ -15,7 +15,11 @@ from typing import TYPE_CHECKING, Any, cast
 import openai
 from azure.core.exceptions import ClientAuthenticationError
 from openai import AsyncOpenAI, Omit
-from openai.types.chat import ChatCompletionFunctionToolParam, ChatCompletionMessageParam
+from openai.types.chat import (
+    ChatCompletion,
+    ChatCompletionFunctionToolParam,
+    ChatCompletionMessageParam,
+)
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -24,6 +28,7 @@ from activities.offline import decide_offline
 from activities.provider_errors import (
     Provider,
     credential_failure,
+    malformed_failure,
     network_failure,
     status_failure,
 )
@@ -69,7 +74,9 @@ class ModelActivities:
         self._settings = settings
         self._ledger = ledger
         self._client = client
-        self._provider = PROVIDERS.get(settings.model_provider, PROVIDERS["openai"])
+        self._provider = PROVIDERS.get(settings.model_provider, PROVIDERS["openai"]).with_secrets(
+            settings.openai_api_key, settings.azure_openai_api_key
+        )
 
     def definitions(self) -> list[Callable[..., Any]]:
         return [self.decide]
@@ -110,6 +117,10 @@ class ModelActivities:
                 max_completion_tokens=settings.max_output_tokens,
                 extra_headers=self._client.headers or None,
             )
+        if not isinstance(response, ChatCompletion) or not isinstance(
+            getattr(response, "choices", None), list
+        ):  # an HTML login page, a JSON list, an error object answered with 200, ...
+            raise malformed_failure(self._provider, "a body that is not a chat completion")
         return to_decision(response, request, parallel_tool_calls=settings.parallel_tool_calls)
 
 
@@ -121,6 +132,8 @@ async def _provider_errors(provider: Provider) -> AsyncIterator[None]:
         yield
     except openai.APIStatusError as error:
         raise provider_failure(provider, error) from None
+    except (openai.APIResponseValidationError, ValueError):  # a 2xx body that is not JSON
+        raise malformed_failure(provider, "a body that is not a chat completion") from None
     except openai.APIConnectionError as error:  # includes APITimeoutError
         timed_out = isinstance(error, openai.APITimeoutError)
         raise network_failure(provider, timed_out=timed_out) from None
@@ -182,7 +195,7 @@ def _short(error: openai.APIStatusError) -> str:
     body = error.body if isinstance(error.body, dict) else {}
     detail = body.get("error", body) if isinstance(body, dict) else {}
     text = detail.get("message") if isinstance(detail, dict) else None
-    return str(text or error.message)[:300]
+    return str(text or error.message)  # status_failure blanks the keys out, then shortens it
 
 
 @contextlib.asynccontextmanager

@@ -18,6 +18,9 @@ from pypdf.errors import DependencyError, LimitReachedError
 
 MAX_PDF_PAGES = 200  # pages read from one PDF; the rest are left out and the snapshot is truncated
 MAX_PDF_STREAM_BYTES = 20_000_000  # decoded size of any one stream inside the PDF
+# Page content (drawing operators) interpreted in all, counted per page even when pages share a
+# stream: text extraction costs CPU per operator, text or not, and cannot be interrupted.
+MAX_PDF_CONTENT_BYTES = 4_000_000
 # A baseline gap this many times the page's usual line gap starts a new paragraph.
 PARAGRAPH_GAP_RATIO = 1.15
 
@@ -44,12 +47,15 @@ class PdfText:
     complete: bool  # False when pages were left unread (MAX_PDF_PAGES or max_chars reached)
 
 
-def read_pdf(body: bytes, *, max_chars: int) -> PdfText:
-    """The text of a PDF, page by page, stopping after MAX_PDF_PAGES pages or once the paragraphs
-    read pass `max_chars`. ValueError, in one sentence, for a PDF that cannot be read."""
+def read_pdf(
+    body: bytes, *, max_chars: int, max_content_bytes: int = MAX_PDF_CONTENT_BYTES
+) -> PdfText:
+    """The text of a PDF, page by page, stopping after MAX_PDF_PAGES pages, once the paragraphs
+    read pass `max_chars`, or before the page content interpreted would pass `max_content_bytes`.
+    ValueError, in one sentence, for a PDF that cannot be read."""
     with apply_configuration(**_LIMITS):
         try:
-            return _read(body, max_chars)
+            return _read(body, max_chars, max_content_bytes)
         except _Locked:
             raise ValueError(_ENCRYPTED) from None
         except MemoryError:
@@ -64,22 +70,31 @@ class _Locked(Exception):
     """The PDF is encrypted with a password we do not have."""
 
 
-def _read(body: bytes, max_chars: int) -> PdfText:
+def _read(body: bytes, max_chars: int, max_content_bytes: int) -> PdfText:
     reader = PdfReader(io.BytesIO(body), strict=False)
     if reader.is_encrypted and not _unlocked(reader):
         raise _Locked
     metadata = reader.metadata
     title = (metadata.title if metadata is not None else None) or ""
     pages: list[list[str]] = []
-    read_chars = 0
+    read_chars = content_bytes = 0
     page_count = len(reader.pages)
     for index in range(min(page_count, MAX_PDF_PAGES)):
         if read_chars > max_chars:
             break
-        paragraphs = _page_paragraphs(reader.pages[index])
+        page = reader.pages[index]
+        content_bytes += _content_size(page)
+        if content_bytes > max_content_bytes:
+            break
+        paragraphs = _page_paragraphs(page)
         pages.append(paragraphs)
         read_chars += sum(len(paragraph) + 2 for paragraph in paragraphs)
     return PdfText(title=str(title), pages=pages, complete=len(pages) == page_count)
+
+
+def _content_size(page: PageObject) -> int:
+    contents = page.get_contents()
+    return len(contents.get_data()) if contents is not None else 0
 
 
 def _unlocked(reader: PdfReader) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
@@ -30,6 +30,12 @@ class Provider:
     label: str  # "model provider openai", "search provider serper"
     credentials: str  # what to check when the provider refuses the credentials
     endpoint: str  # what to check when the provider answers 404
+    # The configured keys: blanked out of any provider text an error repeats (a gateway may echo
+    # the request's headers in its error page).
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+
+    def with_secrets(self, *secrets: str | None) -> Provider:
+        return replace(self, secrets=tuple(secret for secret in secrets if secret))
 
 
 def status_failure(
@@ -39,7 +45,7 @@ def status_failure(
     prefix = f"{provider.label} answered HTTP {status}"
     if status in (401, 403):
         return _final(f"{prefix}: the credentials were rejected (check {provider.credentials})")
-    text = _one_line(detail)
+    text = _one_line(_redacted(detail, provider.secrets))
     if status in RETRYABLE_STATUS or status >= 500:
         return ApplicationError(
             f"{prefix}, will retry: {text}",
@@ -59,10 +65,7 @@ def network_failure(provider: Provider, *, timed_out: bool) -> ApplicationError:
 
 def malformed_failure(provider: Provider, problem: str) -> ApplicationError:
     """A 2xx answer that is not the provider's documented JSON: a wrong URL, not bad luck."""
-    return _final(
-        f"{provider.label} answered with {problem}, not its JSON results "
-        f"(check {provider.endpoint})"
-    )
+    return _final(f"{provider.label} answered with {problem} (check {provider.endpoint})")
 
 
 def credential_failure(label: str, fix: str) -> ApplicationError:
@@ -103,6 +106,12 @@ def _number(raw: str | None) -> float | None:
     except ValueError:
         return None
     return value if math.isfinite(value) else None
+
+
+def _redacted(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "[redacted]")
+    return text
 
 
 def _one_line(text: str) -> str:

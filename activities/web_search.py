@@ -11,6 +11,8 @@ may tell them apart), duplicates keep their first place, the provider's order is
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -29,6 +31,10 @@ from workflows.models import SearchHit
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 MIN_RESULTS_ASKED = 10  # filtering drops some results: ask for a page, not just `limit`
+MAX_RESPONSE_BYTES = 2_000_000  # a search answer larger than this is not a search answer
+MAX_TITLE_CHARS = 300
+MAX_SNIPPET_CHARS = 1_000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 SERPER = Provider(
     label="search provider serper", credentials="SERPER_API_KEY", endpoint="SERPER_URL"
@@ -49,6 +55,7 @@ class SerperSearch:
         self._http = http
         self._api_key = api_key
         self._url = url
+        self._provider = SERPER.with_secrets(api_key)
 
     async def search(self, query: str, allowed_hosts: list[str], limit: int) -> list[SearchHit]:
         if limit <= 0 or not allowed_hosts:
@@ -59,7 +66,7 @@ class SerperSearch:
             json={"q": scoped_query(query, allowed_hosts), "num": max(limit, MIN_RESULTS_ASKED)},
             headers={"X-API-KEY": self._api_key},
         )
-        rows = _rows(await _json(self._http, request, SERPER), "organic", SERPER)
+        rows = _rows(await _json(self._http, request, self._provider), "organic", self._provider)
         hits = (_hit(row, "link", "title", "snippet") for row in rows)
         return keep_allowed(hits, allowed_hosts, limit)
 
@@ -110,6 +117,8 @@ def keep_allowed(
 
 def normalised_url(url: str) -> str | None:
     """The URL in one spelling, or None when it is not a plain http(s) URL with a host name."""
+    if _CONTROL.search(url.strip()):
+        return None  # a URL the fetcher would refuse anyway
     try:
         parts = urlsplit(url.strip())
         port = parts.port
@@ -125,17 +134,31 @@ def normalised_url(url: str) -> str | None:
 
 async def _json(http: httpx.AsyncClient, request: httpx.Request, provider: Provider) -> Any:
     try:
-        response = await http.send(request)
+        response = await http.send(request, stream=True)
+        try:
+            body = await _capped_body(response, provider)
+        finally:
+            await response.aclose()
     except httpx.TimeoutException:
         raise network_failure(provider, timed_out=True) from None
     except httpx.RequestError:
         raise network_failure(provider, timed_out=False) from None
     if not response.is_success:
-        raise status_failure(provider, response.status_code, response.headers, response.text)
+        detail = body.decode(response.encoding or "utf-8", errors="replace")
+        raise status_failure(provider, response.status_code, response.headers, detail)
     try:
-        return response.json()
+        return json.loads(body)
     except ValueError:
         raise malformed_failure(provider, "a body that is not JSON") from None
+
+
+async def _capped_body(response: httpx.Response, provider: Provider) -> bytes:
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body.extend(chunk)
+        if len(body) > MAX_RESPONSE_BYTES:
+            raise malformed_failure(provider, f"more than {MAX_RESPONSE_BYTES} bytes")
+    return bytes(body)
 
 
 def _rows(payload: Any, key: str, provider: Provider) -> list[dict[str, Any]]:
@@ -152,8 +175,15 @@ def _hit(row: dict[str, Any], url: str, title: str, snippet: str) -> SearchHit |
     """A hit from the provider's field names; None when the row has no URL."""
     if not isinstance(row.get(url), str):
         return None
-    return SearchHit(url=row[url], title=_text(row.get(title)), snippet=_text(row.get(snippet)))
+    return SearchHit(
+        url=row[url],
+        title=_text(row.get(title), MAX_TITLE_CHARS),
+        snippet=_text(row.get(snippet), MAX_SNIPPET_CHARS),
+    )
 
 
-def _text(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""
+def _text(value: Any, limit: int) -> str:
+    """Web text as one clean line: control characters (NUL included) become spaces, then capped."""
+    if not isinstance(value, str):
+        return ""
+    return " ".join(_CONTROL.sub(" ", value).split())[:limit]

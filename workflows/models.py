@@ -197,7 +197,7 @@ class ToolCall(BaseModel):
 class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
-    reasoning_tokens: int = 0
+    reasoning_tokens: int = 0  # already inside output_tokens (completion_tokens), shown apart
     estimated: bool = False
 
     @property

@@ -62,6 +62,8 @@ class FakeOpenAI:
             self.held.set()
             self.release.wait(timeout=60)
         reply = self.script(turn, messages)
+        if "raw" in reply:  # a body as it is: {"raw": "<html>...", "content_type": "text/html"}
+            return {"_raw": reply["raw"], "_content_type": reply.get("content_type", "text/html")}
         if "status" in reply:  # an error answer: {"status": 429, "headers": {...}, "error": "..."}
             error = {"error": {"message": reply.get("error", "error"), "type": "fake"}}
             return {
@@ -130,11 +132,15 @@ def serve(fake: FakeOpenAI) -> Iterator[str]:
             headers = response.pop("_headers", {})
             if response.pop("_no_usage", False):
                 response.pop("usage", None)
-            payload = json.dumps(response.get("_body", response)).encode()
+            content_type = response.pop("_content_type", "application/json")
+            if "_raw" in response:
+                payload = str(response["_raw"]).encode()
+            else:
+                payload = json.dumps(response.get("_body", response)).encode()
             self.send_response(status)
             for name, value in headers.items():
                 self.send_header(name, value)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)

@@ -229,6 +229,33 @@ async def test_other_refusals_are_final_and_say_what_was_refused(
     assert f"HTTP {status}" in refused.message and expected in refused.message
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"raw": "<html><body>Sign in to continue</body></html>", "content_type": "text/html"},
+        {"raw": "[1, 2, 3]", "content_type": "application/json"},
+        {"raw": '{"error": "not here"}', "content_type": "application/json"},
+        {"raw": "{not json", "content_type": "application/json"},
+    ],
+)
+async def test_a_2xx_body_that_is_not_a_chat_completion_is_final(
+    embedded_pg_url: str, reply: Reply
+) -> None:
+    wrong = await _refusal(embedded_pg_url, reply)
+    assert wrong.type == PROVIDER_ERROR and wrong.non_retryable
+    assert wrong.message == (
+        "model provider openai answered with a body that is not a chat completion "
+        "(check RESEARCH_MODEL and OPENAI_BASE_URL)"
+    )
+
+
+async def test_a_key_echoed_by_the_provider_is_blanked_out(embedded_pg_url: str) -> None:
+    echoed = {"status": 400, "error": "bad request; headers were Authorization: Bearer sk-test"}
+    refused = await _refusal(embedded_pg_url, echoed)
+    assert "sk-test" not in refused.message
+    assert "Authorization: Bearer [redacted]" in refused.message
+
+
 async def test_rate_limits_are_retried_after_the_providers_delay(embedded_pg_url: str) -> None:
     limited = await _refusal(embedded_pg_url, {"status": 429, "headers": {"retry-after": "7"}})
     assert limited.type == PROVIDER_RETRYABLE and not limited.non_retryable

@@ -156,6 +156,32 @@ async def test_a_rejected_key_is_final_and_never_echoed(shape: Shape) -> None:
     assert hint in refused.message
 
 
+@pytest.mark.parametrize("shape", SHAPES)
+async def test_control_characters_never_reach_the_ledger_and_text_is_capped(shape: Shape) -> None:
+    fake = FakeSearch(
+        shape,
+        [
+            (f"https://{DOCS}/a", "Dead\x00 letters\n\tqueue", "x" * 5_000),
+            (f"https://{DOCS}/b\x00c", "NUL in the URL", "dropped"),
+        ],
+    )
+    hits = await _search(shape, fake, [DOCS])
+    assert hits == [(f"https://{DOCS}/a", "Dead letters queue", "x" * 1_000)]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+async def test_an_oversized_answer_is_a_clear_final_error(shape: Shape) -> None:
+    refused = await _refusal(shape, Answer(body=b'{"results": "' + b"x" * 3_000_000 + b'"}'))
+    assert refused.type == PROVIDER_ERROR and refused.non_retryable
+    assert "answered with more than 2000000 bytes" in refused.message
+
+
+async def test_a_key_echoed_in_an_error_page_is_blanked_out() -> None:
+    echoed = Answer(status=400, body=f"bad request (X-API-KEY: {KEY})".encode())
+    refused = await _refusal("serper", echoed)
+    assert KEY not in refused.message and "X-API-KEY: [redacted]" in refused.message
+
+
 async def test_searxng_without_the_json_format_says_how_to_enable_it() -> None:
     refused = await _refusal("searxng", Answer(403, body=b"Forbidden"))
     assert refused.non_retryable and "enables the json format (search.formats)" in refused.message

@@ -10,7 +10,7 @@ import pytest
 
 from activities.corpus_transport import CorpusTransport
 from activities.extract import Extracted, extract
-from activities.pdf import MAX_PDF_PAGES, MAX_PDF_STREAM_BYTES
+from activities.pdf import MAX_PDF_PAGES, MAX_PDF_STREAM_BYTES, read_pdf
 from activities.search import read_corpus
 from tests.fakes.pdf import Flate, build_pdf, encrypted_pdf, pdf_from_content_streams, scanned_pdf
 
@@ -170,3 +170,19 @@ async def test_the_corpus_transport_serves_a_pdf_that_extracts(corpus_with_a_pdf
 
     assert response.headers["Content-Type"] == "application/pdf"
     assert _pdf(response.content).text == _pdf(GUIDE).text
+
+
+def test_page_content_past_the_budget_is_not_interpreted() -> None:
+    """Drawing operators cost CPU whether or not they draw text: pages past the content budget are
+    left unread, counted per page even when pages share one stream."""
+    text_page = b"BT /F1 12 Tf 72 700 Td (Read before the budget ran out.) Tj ET"
+    filler = b"BT /F1 12 Tf 72 700 Td " + b"( ) Tj " * 3_000 + b"ET"  # ~21 kB, no text
+    pdf = pdf_from_content_streams([text_page, filler, filler, text_page])
+
+    read = read_pdf(pdf, max_chars=10_000, max_content_bytes=30_000)
+
+    assert read.complete is False
+    assert [paragraphs for paragraphs in read.pages if paragraphs] == [
+        ["Read before the budget ran out."]
+    ]
+    assert len(read.pages) == 2, "the third page would pass the budget"

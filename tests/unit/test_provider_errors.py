@@ -106,8 +106,7 @@ def test_a_malformed_answer_and_a_missing_token_are_final() -> None:
     token = credential_failure("model provider azure", "sign in with `az login`")
 
     assert malformed.non_retryable and malformed.message == (
-        "search provider fake answered with a body that is not JSON, not its JSON results "
-        "(check FAKE_URL)"
+        "search provider fake answered with a body that is not JSON (check FAKE_URL)"
     )
     assert token.type == PROVIDER_ERROR and token.non_retryable
     assert token.message == (
