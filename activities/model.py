@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import openai
 from azure.core.exceptions import ClientAuthenticationError
-from openai import AsyncOpenAI, Omit
+from openai import AsyncOpenAI, Omit, omit
 from openai.types.chat import (
     ChatCompletion,
     ChatCompletionFunctionToolParam,
@@ -113,7 +113,7 @@ class ModelActivities:
                 tools=cast("list[ChatCompletionFunctionToolParam]", tool_schemas()),
                 tool_choice="auto",
                 parallel_tool_calls=settings.parallel_tool_calls,
-                temperature=settings.temperature,
+                temperature=omit if settings.temperature is None else settings.temperature,
                 max_completion_tokens=settings.max_output_tokens,
                 extra_headers=self._client.headers or None,
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,9 @@ SERPER_URL = "https://google.serper.dev/search"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
+T = TypeVar("T", int, float)
+
+
 class SettingsError(ValueError):
     """A configuration value is missing or malformed; the message says how to fix it."""
 
@@ -28,19 +32,32 @@ def _int(env: dict[str, str], name: str, default: int) -> int:
     if not raw:
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise SettingsError(f"{name} must be a whole number, got {raw!r}") from None
+    return _positive(name, raw, value)
 
 
-def _float(env: dict[str, str], name: str, default: float) -> float:
+def _float(env: dict[str, str], name: str, default: float, *, zero: bool = False) -> float:
+    """A finite number above 0 (sizes, seconds), or from 0 up with `zero`."""
     raw = env.get(name, "").strip()
     if not raw:
         return default
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
         raise SettingsError(f"{name} must be a number, got {raw!r}") from None
+    if not math.isfinite(value):
+        raise SettingsError(f"{name} must be a number, got {raw!r}")
+    if zero and value < 0:
+        raise SettingsError(f"{name} must be 0 or more, got {raw!r}")
+    return value if zero else _positive(name, raw, value)
+
+
+def _positive(name: str, raw: str, value: T) -> T:
+    if value <= 0:
+        raise SettingsError(f"{name} must be greater than 0, got {raw!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -59,7 +76,7 @@ class Settings:
     openai_base_url: str | None = None
     azure_openai_endpoint: str | None = None  # always ends in /openai/v1/
     azure_openai_api_key: str | None = field(default=None, repr=False)  # None: Microsoft Entra ID
-    temperature: float = 0.0
+    temperature: float | None = 0.0  # None: not sent (reasoning models accept only their default)
     max_output_tokens: int = 1_024
     parallel_tool_calls: bool = False
     model_timeout_seconds: float = 110.0  # under the workflow's 120 s decide timeout
@@ -123,7 +140,7 @@ def _model_settings(env: dict[str, str]) -> dict[str, Any]:
         "openai_base_url": _url(env, "OPENAI_BASE_URL"),
         "azure_openai_endpoint": _azure_endpoint(env.get("AZURE_OPENAI_ENDPOINT", "")),
         "azure_openai_api_key": _secret(env, "AZURE_OPENAI_API_KEY"),
-        "temperature": _float(env, "RESEARCH_TEMPERATURE", 0.0),
+        "temperature": _temperature(env),
         "max_output_tokens": _int(env, "RESEARCH_MAX_OUTPUT_TOKENS", 1_024),
         "parallel_tool_calls": _bool(env, "RESEARCH_PARALLEL_TOOL_CALLS", False),
         "model_timeout_seconds": _float(env, "RESEARCH_MODEL_TIMEOUT_SECONDS", 110.0),
@@ -201,3 +218,9 @@ def _azure_endpoint(raw: str) -> str | None:
             f"(https://NAME.openai.azure.com) or of its /openai/v1 API, got {raw!r}"
         )
     return urlunsplit((parts.scheme, parts.netloc, "/openai/v1/", "", ""))
+
+
+def _temperature(env: dict[str, str]) -> float | None:
+    if env.get("RESEARCH_TEMPERATURE", "").strip().lower() == "default":
+        return None
+    return _float(env, "RESEARCH_TEMPERATURE", 0.0, zero=True)

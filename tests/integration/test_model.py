@@ -133,6 +133,11 @@ async def test_a_function_call_becomes_the_decision_with_reported_usage(
     assert fake.headers[0]["authorization"] == "Bearer sk-test"
 
 
+async def test_a_default_temperature_is_not_sent(embedded_pg_url: str) -> None:
+    _, fake = await _decide(embedded_pg_url, SEARCH, openai_env(RESEARCH_TEMPERATURE="default"))
+    assert "temperature" not in fake.requests[0]
+
+
 async def test_a_local_server_without_a_key_is_called_without_one(embedded_pg_url: str) -> None:
     _, fake = await _decide(embedded_pg_url, SEARCH, lambda base_url: {"OPENAI_BASE_URL": base_url})
     assert fake.requests and "sk-" not in fake.headers[0].get("authorization", "")

@@ -379,3 +379,26 @@ def test_a_malformed_local_host_is_one_sentence(entry: str) -> None:
     assert str(error.value) == (
         f"RESEARCH_LOCAL_HOSTS: local host entry {entry!r} is not `host` or `host=IP address`"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("RESEARCH_FETCH_TIMEOUT_SECONDS", "0", "must be greater than 0, got '0'"),
+        ("RESEARCH_MODEL_TIMEOUT_SECONDS", "-5", "must be greater than 0, got '-5'"),
+        ("RESEARCH_SEARCH_TIMEOUT_SECONDS", "nan", "must be a number, got 'nan'"),
+        ("RESEARCH_MAX_FETCH_BYTES", "0", "must be greater than 0, got '0'"),
+        ("RESEARCH_TEMPERATURE", "inf", "must be a number, got 'inf'"),
+        ("RESEARCH_TEMPERATURE", "-0.5", "must be 0 or more, got '-0.5'"),
+    ],
+)
+def test_sizes_and_seconds_must_be_positive_and_finite(name: str, value: str, message: str) -> None:
+    with pytest.raises(SettingsError) as error:
+        Settings.from_env({name: value})
+
+    assert str(error.value) == f"{name} {message}"
+
+
+def test_temperature_may_be_zero_or_left_to_the_model() -> None:
+    assert Settings.from_env({"RESEARCH_TEMPERATURE": "0"}).temperature == 0.0
+    assert Settings.from_env({"RESEARCH_TEMPERATURE": "default"}).temperature is None
