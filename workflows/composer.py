@@ -13,7 +13,7 @@ _WHY = {
     StopReason.FINISH_ATTEMPTS_EXHAUSTED: "every finish attempt failed the coverage gate",
     StopReason.CANCELLED: "the run was cancelled",
     StopReason.OPERATOR_FINISH: "an operator asked it to finish",
-    StopReason.PROVIDER_ERROR: "the model provider refused or kept failing",
+    StopReason.PROVIDER_ERROR: "a model or search provider refused or kept failing",
     StopReason.INFRASTRUCTURE_ERROR: "a service the run depends on kept failing",
 }
 

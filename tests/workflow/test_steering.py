@@ -267,7 +267,8 @@ async def test_a_provider_refusal_ends_the_run_failed_with_a_report(client: Clie
     assert (saved.status, saved.stop_reason) == (RunStatus.FAILED, StopReason.PROVIDER_ERROR)
     assert saved.report.composed
     assert (
-        "the model provider refused or kept failing: 401 Unauthorized" in saved.report.limitations
+        "a model or search provider refused or kept failing: 401 Unauthorized"
+        in saved.report.limitations
     )
 
 
