@@ -21,11 +21,10 @@ from activities.extract import extract
 from activities.ledger import Ledger, RunIdTaken, StoredSource, UnknownRun
 from activities.markdown import render_markdown
 from activities.pages import FetchedPage, FetchFailed, FetchRefused, fetch_page
-from activities.search import SearchProvider
+from activities.search import SearchProvider, keep_allowed
 from runtime.settings import Settings
 from workflows import contracts
-from workflows.hosts import host_allowed, url_host
-from workflows.models import SearchHit, SourceRef
+from workflows.models import SourceRef
 
 
 class ResearchActivities:
@@ -67,7 +66,7 @@ class ResearchActivities:
             hits = await self._search.search(
                 request.query, request.allowed_hosts, request.max_results
             )
-            hits = _allowed_hits(hits, request.allowed_hosts, request.max_results)
+            hits = keep_allowed(hits, request.allowed_hosts, request.max_results)
             stored = await self._ledger.record_search(
                 request.run_id, request.step, request.query, self._search.name, hits
             )
@@ -175,15 +174,6 @@ def _content_type(page: FetchedPage) -> str:
 
 def _sentence(error: Exception) -> str:
     return str(error).strip() or type(error).__name__
-
-
-def _allowed_hits(hits: list[SearchHit], allowed_hosts: list[str], limit: int) -> list[SearchHit]:
-    """Only hits on allowed hosts, each URL once, with their host filled in."""
-    kept: dict[str, SearchHit] = {}
-    for hit in hits:
-        if hit.url not in kept and host_allowed(hit.url, allowed_hosts):
-            kept[hit.url] = hit.model_copy(update={"host": url_host(hit.url) or hit.host})
-    return list(kept.values())[:limit]
 
 
 @asynccontextmanager

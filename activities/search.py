@@ -3,23 +3,35 @@
 The corpus folder holds one directory per host (`<corpus_dir>/<host>/<path>`), served to the
 fetcher as `https://<host>/<path>` by `activities.corpus_transport.CorpusTransport`;
 `index_corpus` indexes the same URLs so search results can be read.
+
+Every provider's results pass `keep_allowed`: only allowed hosts, URLs normalised (lower-case scheme
+and host, no default port, no fragment, `/` for an empty path; path, query and trailing slashes are
+kept, since servers may tell them apart), duplicates in their first place, the provider's order, at
+most `limit`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 from activities.corpus_transport import CONTENT_TYPES
 from activities.extract import extract
+from activities.guard import DEFAULT_PORTS
 from activities.ledger import Ledger
-from workflows.hosts import normalise_host
+from workflows.hosts import host_allowed, normalise_host, url_host
 from workflows.models import SearchHit
 
 logger = logging.getLogger(__name__)
+
+
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class SearchProvider(Protocol):
@@ -103,3 +115,38 @@ def _document(host: str, host_dir: Path, path: Path, max_chars: int) -> CorpusDo
         return None
     url = f"https://{host}/{relative.as_posix()}"
     return CorpusDocument(url=url, host=host, title=extracted.title, body=extracted.text)
+
+
+# ---------------------------------------------------------------- results of any provider
+
+
+def keep_allowed(
+    hits: Iterable[SearchHit | None], allowed_hosts: list[str], limit: int
+) -> list[SearchHit]:
+    """Hits on allowed hosts, by normalised URL, each once, in order, at most `limit`."""
+    kept: dict[str, SearchHit] = {}
+    for hit in hits:
+        if len(kept) >= limit:
+            break
+        url = normalised_url(hit.url) if hit is not None else None
+        if hit is None or url is None or url in kept or not host_allowed(url, allowed_hosts):
+            continue  # not a result, not an http(s) URL, a duplicate, or off the allowlist
+        kept[url] = hit.model_copy(update={"url": url, "host": url_host(url) or ""})
+    return list(kept.values())
+
+
+def normalised_url(url: str) -> str | None:
+    """The URL in one spelling, or None when it is not a plain http(s) URL with a host name."""
+    if CONTROL_CHARACTERS.search(url.strip()):
+        return None  # a URL the fetcher would refuse anyway
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    host = url_host(url)
+    if scheme not in DEFAULT_PORTS or host is None or parts.username is not None:
+        return None
+    netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))

@@ -3,19 +3,14 @@
 Both implement `activities.search.SearchProvider` over an injected `httpx.AsyncClient`. The query is
 scoped to the brief's hosts with `site:` (`(site:a OR site:b)`; a `*.x` rule becomes `site:x`),
 which Google and most engines behind SearXNG honour. Scoping is only a hint: the results are always
-filtered again to the allowed hosts. URLs are normalised (lower-case scheme and host, no default
-port, no fragment, `/` for an empty path; path, query and trailing slashes are kept, since servers
-may tell them apart), duplicates keep their first place, the provider's order is kept, and at most
-`limit` hits come back.
+filtered again to the allowed hosts (`activities.search.keep_allowed`, which the search activity
+applies to every provider's results as well).
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -25,16 +20,14 @@ from activities.provider_errors import (
     network_failure,
     status_failure,
 )
+from activities.search import CONTROL_CHARACTERS, keep_allowed
 from runtime.settings import SERPER_URL
-from workflows.hosts import host_allowed, url_host
 from workflows.models import SearchHit
 
-DEFAULT_PORTS = {"http": 80, "https": 443}
 MIN_RESULTS_ASKED = 10  # filtering drops some results: ask for a page, not just `limit`
 MAX_RESPONSE_BYTES = 2_000_000  # a search answer larger than this is not a search answer
 MAX_TITLE_CHARS = 300
 MAX_SNIPPET_CHARS = 1_000
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 SERPER = Provider(
     label="search provider serper", credentials="SERPER_API_KEY", endpoint="SERPER_URL"
@@ -100,38 +93,6 @@ def scoped_query(query: str, allowed_hosts: list[str]) -> str:
     return f"{query.strip()} {scope}"
 
 
-def keep_allowed(
-    hits: Iterable[SearchHit | None], allowed_hosts: list[str], limit: int
-) -> list[SearchHit]:
-    """Hits on allowed hosts, by normalised URL, each once, in order, at most `limit`."""
-    kept: dict[str, SearchHit] = {}
-    for hit in hits:
-        if len(kept) >= limit:
-            break
-        url = normalised_url(hit.url) if hit is not None else None
-        if hit is None or url is None or url in kept or not host_allowed(url, allowed_hosts):
-            continue  # not a result, not an http(s) URL, a duplicate, or off the allowlist
-        kept[url] = hit.model_copy(update={"url": url, "host": url_host(url) or ""})
-    return list(kept.values())
-
-
-def normalised_url(url: str) -> str | None:
-    """The URL in one spelling, or None when it is not a plain http(s) URL with a host name."""
-    if _CONTROL.search(url.strip()):
-        return None  # a URL the fetcher would refuse anyway
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    host = url_host(url)
-    if scheme not in DEFAULT_PORTS or host is None or parts.username is not None:
-        return None
-    netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
-    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
-
-
 async def _json(http: httpx.AsyncClient, request: httpx.Request, provider: Provider) -> Any:
     try:
         response = await http.send(request, stream=True)
@@ -186,4 +147,4 @@ def _text(value: Any, limit: int) -> str:
     """Web text as one clean line: control characters (NUL included) become spaces, then capped."""
     if not isinstance(value, str):
         return ""
-    return " ".join(_CONTROL.sub(" ", value).split())[:limit]
+    return " ".join(CONTROL_CHARACTERS.sub(" ", value).split())[:limit]
