@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 # Poll interval of the threaded servers: `shutdown()` waits up to one poll, and the standard 0.5 s
 # made every test using a server half a second slower.
 POLL = 0.02
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler that logs nothing and answers with `reply`."""
+
+    def reply(self, status: int, body: bytes, headers: Mapping[str, str]) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass  # keep test output quiet
 
 
 @contextmanager

@@ -172,30 +172,45 @@ def self_signed(host: str, folder: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
+def http_response(status: str, body: bytes = b"", **headers: str) -> bytes:
+    """One raw HTTP/1.1 response: `http_response("302 Found", Location="/next")`."""
+    lines = [
+        f"HTTP/1.1 {status}",
+        *(f"{name.replace('_', '-')}: {v}" for name, v in headers.items()),
+    ]
+    lines += ["Connection: close", f"Content-Length: {len(body)}", "", ""]
+    return "\r\n".join(lines).encode("latin-1") + body
+
+
+def raw_http(respond: Callable[[str], bytes]) -> Handler:
+    """A connection handler that reads one request head and writes `respond(target)` as it is."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=2)
+            writer.write(respond(head.decode("latin-1").split(" ", 2)[1]))
+            await writer.drain()
+        except (asyncio.IncompleteReadError, TimeoutError, OSError):
+            pass  # a client that gave up, or a failed TLS handshake
+        finally:
+            writer.close()
+
+    return handle
+
+
 class HttpsPage(LoopbackServer):
     """An HTTPS server answering every request with one HTML page."""
 
     def __init__(self, cert: Path, key: Path, body: bytes) -> None:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(cert, key)
-        super().__init__(self._handle, context)
+        super().__init__(raw_http(self._page), context)
         self._body = body
         self.served = 0
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=2)
-            self.served += 1
-            writer.write(
-                b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n"
-                + f"Content-Length: {len(self._body)}\r\n\r\n".encode()
-                + self._body
-            )
-            await writer.drain()
-        except (asyncio.IncompleteReadError, TimeoutError, ConnectionError, ssl.SSLError):
-            pass
-        finally:
-            writer.close()
+    def _page(self, target: str) -> bytes:
+        self.served += 1
+        return http_response("200 OK", self._body, Content_Type="text/html")
 
 
 @dataclass

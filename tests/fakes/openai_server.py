@@ -13,10 +13,9 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes import serving
+from tests.fakes import QuietHandler, serving
 
 Message = dict[str, Any]
 # {"tool_calls": [(name, arguments)]} or {"content": "..."}; optional "no_usage": True,
@@ -117,7 +116,7 @@ def completion(body: dict[str, Any], reply: Reply, turn: int) -> dict[str, Any]:
 def serve(fake: FakeOpenAI) -> Iterator[str]:
     """Run the server on 127.0.0.1 in a thread; yields the base URL (…/v1)."""
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", "0"))
             body = json.loads(self.rfile.read(length))
@@ -137,16 +136,7 @@ def serve(fake: FakeOpenAI) -> Iterator[str]:
                 payload = str(response["_raw"]).encode()
             else:
                 payload = json.dumps(response.get("_body", response)).encode()
-            self.send_response(status)
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.send_header("content-type", content_type)
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
+            self.reply(status, payload, {**headers, "content-type": content_type})
 
     with serving(Handler) as port:
         try:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path, PurePosixPath
 
-from tests.fakes import serving
+from tests.fakes import QuietHandler, serving
 
 TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -79,7 +79,7 @@ class PageServer:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
@@ -106,8 +106,5 @@ class PageServer:
                     if route.pause:
                         time.sleep(route.pause)
                     yield chunk
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
 
         return Handler

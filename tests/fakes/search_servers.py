@@ -14,11 +14,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
-from tests.fakes import serving
+from tests.fakes import QuietHandler, serving
 
 Shape = Literal["serper", "searxng"]
 
@@ -76,7 +75,7 @@ class FakeSearch:
 def serve(fake: FakeSearch) -> Iterator[str]:
     """Run the server on 127.0.0.1 in a thread; yields its root URL (no trailing slash)."""
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
             self._answer(b"")
 
@@ -95,17 +94,9 @@ def serve(fake: FakeSearch) -> Iterator[str]:
             status, headers, payload = (
                 fake.respond(recorded) if parts.path == "/search" else (404, {}, b"no such page")
             )
-            self.send_response(status)
-            for name, value in headers.items():
-                self.send_header(name, value)
             if "content-type" not in {name.lower() for name in headers}:
-                self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
+                headers = {**headers, "content-type": "application/json"}
+            self.reply(status, payload, headers)
 
     with serving(Handler) as port:
         yield f"http://127.0.0.1:{port}"

@@ -6,7 +6,6 @@ import asyncio
 import json
 import socket
 from collections.abc import AsyncIterator, Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import httpx
@@ -22,7 +21,7 @@ from activities.pages import (
     fetch_page,
 )
 from runtime.settings import Settings
-from tests.fakes import serving
+from tests.fakes import QuietHandler, serving
 from tests.fakes.transports import CountingTransport
 
 PAGE = "<html><head><title>Docs</title></head><body><main><p>Hello from the corpus.</p></main>"
@@ -230,18 +229,10 @@ async def test_corpus_transport_never_serves_outside_a_host_folder(corpus: Path)
 # ---------------------------------------------------------------- a real server on loopback
 
 
-class _PageHandler(BaseHTTPRequestHandler):
+class _PageHandler(QuietHandler):
     def do_GET(self) -> None:
-        body = PAGE.encode()
         status = 200 if self.path == "/page.html" else 404
-        self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass  # keep test output quiet
+        self.reply(status, PAGE.encode(), {"Content-Type": "text/html; charset=utf-8"})
 
 
 LOCAL = "pages.test"  # pinned to 127.0.0.1 by the settings below: a configured local host

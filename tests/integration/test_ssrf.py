@@ -9,7 +9,6 @@ the same harness does see connections to allowed addresses, so the zero counts m
 
 from __future__ import annotations
 
-import asyncio
 import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -27,6 +26,8 @@ from tests.fakes.network import (
     StubResolver,
     TrapServer,
     guarded_net,
+    http_response,
+    raw_http,
     self_signed,
 )
 
@@ -226,36 +227,21 @@ class Net(GuardedNet):
         await fetch_page(self.client, url, ALLOWED, max_bytes=100_000, timeout_seconds=5)
 
 
-async def _pages(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+def _page(target: str) -> bytes:
     """A local page server that redirects: /redirect?to=URL and /chain?n=N (N hops back to it)."""
-    try:
-        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
-        target = head.split(" ", 2)[1]
-        path, _, query = target.partition("?")
-        value = query.partition("=")[2]
-        if path == "/redirect":
-            location = unquote(value)
-        elif path == "/chain" and int(value or 0) > 0:
-            location = f"/chain?n={int(value) - 1}"
-        else:
-            location = ""
-        if location:
-            writer.write(f"HTTP/1.1 302 Found\r\nLocation: {location}\r\n".encode("latin-1"))
-            writer.write(b"Content-Length: 0\r\n\r\n")
-        else:
-            body = b"<html><title>ok</title><p>the end of the chain</p></html>"
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n")
-            writer.write(f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
-        await writer.drain()
-    except (asyncio.IncompleteReadError, ConnectionError):
-        pass
-    finally:
-        writer.close()
+    path, _, query = target.partition("?")
+    value = query.partition("=")[2]
+    if path == "/redirect":
+        return http_response("302 Found", Location=unquote(value))
+    if path == "/chain" and int(value or 0) > 0:
+        return http_response("302 Found", Location=f"/chain?n={int(value) - 1}")
+    body = b"<html><title>ok</title><p>the end of the chain</p></html>"
+    return http_response("200 OK", body, Content_Type="text/html")
 
 
 @pytest.fixture
 async def net(tmp_path: Path) -> AsyncIterator[Net]:
-    async with guarded_net(ANSWERS, _pages, tmp_path) as observed:
+    async with guarded_net(ANSWERS, raw_http(_page), tmp_path) as observed:
         yield Net(**vars(observed))
 
 

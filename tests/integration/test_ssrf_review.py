@@ -9,7 +9,6 @@ trap on 127.0.0.1.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -26,7 +25,7 @@ from activities.pages import (
     fetch_page,
 )
 from runtime.settings import Settings
-from tests.fakes.network import GuardedNet, guarded_net
+from tests.fakes.network import GuardedNet, guarded_net, raw_http
 from workflows.hosts import normalise_host
 
 CORPUS_HOST = "docs.corpus.example"
@@ -39,6 +38,7 @@ class Net(GuardedNet):
         return page.body
 
 
+NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
 # Raw responses of a local page server (pages.test, pinned to 127.0.0.1), by request path.
 RAW_RESPONSES = {
     "/two-locations": b"HTTP/1.1 302 Found\r\nLocation: /ok\r\nLocation: https://evil.example/\r\n"
@@ -49,20 +49,6 @@ RAW_RESPONSES = {
     "/https-no-slashes": b"HTTP/1.1 301 Moved\r\nLocation: https:x\r\nContent-Length: 0\r\n\r\n",
     "/ok": b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 9\r\n\r\n<p>ok</p>",
 }
-
-
-async def _pages(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
-        path = head.split(" ", 2)[1]
-        writer.write(
-            RAW_RESPONSES.get(path, b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
-        )
-        await writer.drain()
-    except (asyncio.IncompleteReadError, ConnectionError):
-        pass
-    finally:
-        writer.close()
 
 
 @pytest.fixture
@@ -79,7 +65,8 @@ async def net(tmp_path: Path) -> AsyncIterator[Net]:
         "teredo.wild.example": ["2001:0:a00:1::f7f7:f7f7"],
         "public.wild.example": ["93.184.215.14"],
     }
-    async with guarded_net(answers, _pages, tmp_path, tmp_path / "corpus") as observed:
+    pages = raw_http(lambda path: RAW_RESPONSES.get(path, NOT_FOUND))
+    async with guarded_net(answers, pages, tmp_path, tmp_path / "corpus") as observed:
         yield Net(**vars(observed))
 
 
