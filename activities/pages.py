@@ -131,11 +131,10 @@ async def check_fetchable(
 ) -> str:
     """Where a fetch of `url` would go, checked exactly as `fetch_page` checks its first hop;
     FetchRefused with the reason otherwise. No DNS happens unless the URL itself passes."""
-    corpus_hosts = CorpusTransport(settings.corpus_dir).hosts()
-    policy = fetch_policy(settings, corpus_hosts)
+    policy = fetch_policy(settings, CorpusTransport(settings.corpus_dir).hosts())
     parsed = check_url(url, allowed_hosts, policy)
     host = url_host(parsed)
-    if host in corpus_hosts:
+    if host in policy.corpus_hosts:
         return f"served from the local corpus folder {settings.corpus_dir / host}"
     port = parsed.port or DEFAULT_PORTS[parsed.scheme]
     addresses = await checked_addresses(host, port, policy, resolver)
