@@ -11,7 +11,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import psycopg
 from psycopg_pool import AsyncConnectionPool
+from temporalio.exceptions import ApplicationError
 
 from activities import ledger_corpus, ledger_evidence, ledger_runs, ledger_sources
 from activities.extract import Extracted
@@ -42,7 +44,24 @@ __all__ = [
     "RunRecord",
     "StoredSource",
     "UnknownRun",
+    "ledger_errors",
 ]
+
+
+@asynccontextmanager
+async def ledger_errors() -> AsyncIterator[None]:
+    """How every activity maps ledger failures: those a retry cannot fix (an unknown or reused
+    run id, a refused write) are non-retryable at once; connection trouble is retried."""
+    try:
+        yield
+    except (UnknownRun, RunIdTaken) as error:
+        raise ApplicationError(str(error), type=type(error).__name__, non_retryable=True) from error
+    except (psycopg.errors.IntegrityError, psycopg.errors.DataError) as error:
+        message = f"the ledger refused a write: {error.diag.message_primary or error}"
+        raise ApplicationError(message, type="LedgerRefused", non_retryable=True) from error
+    except UnicodeError as error:  # text PostgreSQL cannot encode: the same write fails again
+        message = f"the ledger refused a write: {type(error).__name__}"
+        raise ApplicationError(message, type="LedgerRefused", non_retryable=True) from error
 
 
 class Ledger:

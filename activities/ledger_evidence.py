@@ -7,6 +7,7 @@ from activities.ledger_base import Connection, Row, execute, fetch_all, fetch_on
 from activities.ledger_sources import passage_id
 from workflows.contracts import RecordEvidenceInput, RecordEvidenceResult
 from workflows.models import Evidence
+from workflows.substance import evidence_problem
 
 _SELECT_EVIDENCE = """
 SELECT evidence_id, question_id, source_id, claim, stance, quote, passage_id,
@@ -32,14 +33,14 @@ WHERE run_id = %s AND source_id = %s
 """
 
 _SELECT_PASSAGE = """
-SELECT passage_id, start_offset, end_offset, text
+SELECT passage_id, start_offset, end_offset, text, section
 FROM research.passages
 WHERE run_id = %s AND source_id = %s AND passage_id = %s
 """
 
 # The passage a quote starts in (the first one ending after its start offset).
 _SELECT_PASSAGE_AT = """
-SELECT passage_id
+SELECT passage_id, section
 FROM research.passages
 WHERE run_id = %s AND source_id = %s AND end_offset > %s
 ORDER BY passage_no
@@ -67,7 +68,10 @@ async def insert_evidence(conn: Connection, request: RecordEvidenceInput) -> Rec
     if stored is not None:
         return RecordEvidenceResult(evidence=_evidence(stored))
     try:
-        evidence = await _proven(conn, request)
+        evidence, section = await _proven(conn, request)
+        problem = evidence_problem(evidence.quote, section, evidence.claim, request.terms)
+        if problem is not None:
+            raise EvidenceRefused(problem)
     except EvidenceRefused as refused:
         return RecordEvidenceResult(error=str(refused))
     await execute(conn, _INSERT_EVIDENCE, _evidence_params(request.run_id, evidence))
@@ -78,8 +82,9 @@ async def load_evidence(conn: Connection, run_id: str) -> list[Evidence]:
     return [_evidence(row) for row in await fetch_all(conn, _SELECT_RUN_EVIDENCE, (run_id,))]
 
 
-async def _proven(conn: Connection, request: RecordEvidenceInput) -> Evidence:
-    """The evidence with its quote copied from the snapshot, or EvidenceRefused."""
+async def _proven(conn: Connection, request: RecordEvidenceInput) -> tuple[Evidence, str]:
+    """The evidence with its quote copied from the snapshot and the section heading it sits
+    under, or EvidenceRefused."""
     source = await fetch_one(conn, _SELECT_SNAPSHOT, (request.run_id, request.source_id))
     if source is None:
         raise EvidenceRefused(
@@ -97,13 +102,14 @@ async def _proven(conn: Connection, request: RecordEvidenceInput) -> Evidence:
 
 async def _from_passage(
     conn: Connection, request: RecordEvidenceInput, wanted: str, passage_count: int
-) -> Evidence:
+) -> tuple[Evidence, str]:
     row = await fetch_one(conn, _SELECT_PASSAGE, (request.run_id, request.source_id, wanted))
     if row is None:
         raise EvidenceRefused(_unknown_passage(request.source_id, wanted, passage_count))
-    return _new_evidence(
+    evidence = _new_evidence(
         request, row["text"], row["passage_id"], row["start_offset"], row["end_offset"]
     )
+    return evidence, row["section"]
 
 
 def _unknown_passage(source_id: str, wanted: str, passage_count: int) -> str:
@@ -115,7 +121,9 @@ def _unknown_passage(source_id: str, wanted: str, passage_count: int) -> str:
     return f"unknown passage {wanted}: source {source_id} has {source_id}.P1 to {last}"
 
 
-async def _from_quote(conn: Connection, request: RecordEvidenceInput, snapshot: str) -> Evidence:
+async def _from_quote(
+    conn: Connection, request: RecordEvidenceInput, snapshot: str
+) -> tuple[Evidence, str]:
     span = find_quote(snapshot, request.quote or "")
     if span is None:
         raise EvidenceRefused(
@@ -125,7 +133,8 @@ async def _from_quote(conn: Connection, request: RecordEvidenceInput, snapshot: 
     start, end = span
     row = await fetch_one(conn, _SELECT_PASSAGE_AT, (request.run_id, request.source_id, start))
     passage = row["passage_id"] if row is not None else None
-    return _new_evidence(request, snapshot[start:end], passage, start, end)
+    section = row["section"] if row is not None else ""
+    return _new_evidence(request, snapshot[start:end], passage, start, end), section
 
 
 def _new_evidence(

@@ -1,8 +1,45 @@
-"""The report as Markdown (pure): answer, findings with their evidence, quotes, limitations."""
+"""The report as Markdown (pure): answer, findings with their evidence, quotes, limitations.
+
+Two kinds of text meet here, and a reader must tell them apart at a glance:
+
+- **Model-written** (answer, findings, claims, limitations) is data, never markup: it is escaped
+  (`as_text`) so it cannot open a heading, a quote block, a link, an image, a table or HTML, and
+  it sits under labels that say who wrote it.
+- **From the ledger** (quotes, URLs, evidence ids, status): only the host produces the structure
+  that carries them (`### E001`, `> quote`, `Source: <url>`, **bold** citations). Page text inside
+  a quote is escaped the same way, so a page cannot forge a block either.
+"""
 
 from __future__ import annotations
 
+import re
+
+from workflows.cleaning import clean
 from workflows.models import Evidence, Report, RunStatus, SourceRef, StopReason
+
+# Inline characters that start Markdown or HTML constructs; `:` and `.` only where they would
+# start an autolink (scheme://, www.).
+_INLINE = re.compile(r"([\\`*{}\[\]<>|!~&#]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+_AUTOLINK = re.compile(r"(?i)(\w)(://)|\b(www)(\.)")
+_BLOCK_START = re.compile(r"^(\s*)(\d*)([-+=>.)])")  # "- item", "> quote", "1. item", "==="
+
+MODEL_LABEL = "*Written by the model; every finding was checked against the quotes below.*"
+COMPOSED_LABEL = "*Composed by the host from the recorded evidence only.*"
+
+
+def as_text(text: str) -> str:
+    """Model or page text as Markdown that renders as exactly that text: no markup at all."""
+    lines = []
+    for line in clean(text).splitlines():
+        line = _INLINE.sub(r"\\\1", line)
+        line = _AUTOLINK.sub(lambda m: f"{m[1] or m[3]}\\{m[2] or m[4]}", line)
+        line = _BLOCK_START.sub(lambda m: f"{m[1]}{m[2]}\\{m[3]}", line.strip())
+        lines.append(line)
+    return "\n".join(line for line in lines if line)
+
+
+def _one_line(text: str) -> str:
+    return as_text(" ".join(text.split()))
 
 
 def render_markdown(
@@ -15,16 +52,23 @@ def render_markdown(
     question: str = "",
 ) -> str:
     """The report a reader gets: every finding names its evidence, every evidence its quote+URL."""
+    label = COMPOSED_LABEL if report.composed else MODEL_LABEL
     sections = [
-        f"# {question.strip() or 'Research report'}",
+        f"# {_one_line(question) or 'Research report'}",
         _outcome(report, status, stop_reason),
-        f"## Answer\n\n{report.answer.strip() or '(no answer)'}",
+        f"## Answer\n\n{label}\n\n{_paragraphs(report.answer) or '(no answer)'}",
         _findings(report),
         _evidence(_cited_ids(report), evidence, sources),
-        f"## Limitations\n\n{report.limitations.strip() or 'None stated.'}",
+        f"## Limitations\n\n{_paragraphs(report.limitations) or 'None stated.'}",
         _open_questions(report),
     ]
     return "\n\n".join(section for section in sections if section) + "\n"
+
+
+def _paragraphs(text: str) -> str:
+    """Escaped text; blank lines keep separating paragraphs, other line breaks become spaces."""
+    blocks = [" ".join(block.split()) for block in re.split(r"\n\s*\n", clean(text).strip())]
+    return "\n\n".join(as_text(block) for block in blocks if block)
 
 
 def _outcome(report: Report, status: RunStatus, stop_reason: StopReason) -> str:
@@ -42,8 +86,8 @@ def _findings(report: Report) -> str:
         return "## Findings\n\nNo findings."
     lines = ["## Findings", ""]
     for number, finding in enumerate(report.findings, start=1):
-        cited = ", ".join(finding.evidence_ids) or "no evidence cited"
-        lines.append(f"{number}. {finding.text.strip()} [{cited}]")
+        cited = ", ".join(f"**{_one_line(eid)}**" for eid in finding.evidence_ids)
+        lines.append(f"{number}. {_one_line(finding.text)} (cites {cited or 'no evidence'})")
     return "\n".join(lines)
 
 
@@ -57,30 +101,37 @@ def _evidence(cited: list[str], evidence: list[Evidence], sources: list[SourceRe
         return ""
     by_id = {item.id: item for item in evidence}
     urls = {source.id: source.final_url or source.url for source in sources}
-    blocks = ["## Evidence"]
+    blocks = ["## Evidence", "*Quotes copied by the host from the stored page snapshots.*"]
     for evidence_id in cited:
         item = by_id.get(evidence_id)
         if item is None:
-            blocks.append(f"### {evidence_id}\n\nNot recorded in the ledger.")
+            blocks.append(f"### {_one_line(evidence_id)}\n\nNot recorded in the ledger.")
             continue
         blocks.append(_evidence_block(item, urls.get(item.source_id, "")))
     return "\n\n".join(blocks)
 
 
 def _evidence_block(item: Evidence, url: str) -> str:
-    quote = "\n".join(f"> {line}".rstrip() for line in item.quote.strip().splitlines())
+    quote = "\n".join(f"> {line}" for line in as_text(item.quote).splitlines()) or "> (empty)"
     where = f"{item.source_id}, passage {item.passage_id}" if item.passage_id else item.source_id
     return "\n\n".join(
         [
             f"### {item.id} ({item.stance}, {item.question_id})",
-            f"Claim: {item.claim.strip()}",
+            f"Model's claim: {_one_line(item.claim)}",
             quote,
-            f"Source: {where}, <{url}>" if url else f"Source: {where}",
+            f"Source: {where}, <{_url(url)}>" if url else f"Source: {where}",
         ]
     )
+
+
+def _url(url: str) -> str:
+    """A stored URL inside <...>: nothing in it may close the autolink early."""
+    return re.sub(r"[<>\s]", lambda m: f"%{ord(m[0]):02X}", url)
 
 
 def _open_questions(report: Report) -> str:
     if not report.open_questions:
         return ""
-    return "## Open questions\n\n" + "\n".join(f"- {item}" for item in report.open_questions)
+    return "## Open questions\n\n" + "\n".join(
+        f"- {_one_line(item)}" for item in report.open_questions
+    )

@@ -24,6 +24,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities import prompt
+from activities.ledger import ledger_errors
 from activities.offline import decide_offline
 from activities.provider_errors import (
     Provider,
@@ -33,9 +34,10 @@ from activities.provider_errors import (
     status_failure,
 )
 from runtime.settings import Settings
+from workflows.cleaning import MAX_CALLS_PER_TURN, MAX_TEXT_CHARS, clean
 from workflows.contracts import DECIDE, DecideInput
-from workflows.models import Decision, ToolCall, Usage
-from workflows.tools import tool_schemas
+from workflows.models import MAX_REPORTED_TOKENS, Decision, ToolCall, Usage
+from workflows.tools import bounded_call, tool_schemas
 
 if TYPE_CHECKING:
     from activities.ledger import Ledger
@@ -83,7 +85,8 @@ class ModelActivities:
 
     @activity.defn(name=DECIDE)
     async def decide(self, request: DecideInput) -> Decision:
-        recorded = await self._ledger.decision(request.run_id, request.turn)
+        async with ledger_errors():
+            recorded = await self._ledger.decision(request.run_id, request.turn)
         if recorded is not None:  # a retry after the answer was stored: never ask (or pay) twice
             return recorded
         async with _heartbeating():
@@ -91,13 +94,14 @@ class ModelActivities:
                 decision = decide_offline(request)
             else:
                 decision = await self._chat(request)
-        await self._ledger.record_model_call(
-            request.run_id,
-            request.turn,
-            decision,
-            self._settings.model_provider,
-            request.context_chars,
-        )
+        async with ledger_errors():
+            await self._ledger.record_model_call(
+                request.run_id,
+                request.turn,
+                decision,
+                self._settings.model_provider,
+                request.context_chars,
+            )
         return decision
 
     async def _chat(self, request: DecideInput) -> Decision:
@@ -147,42 +151,87 @@ def to_decision(
 ) -> Decision:
     """The first choice's tool calls and text, with provider-reported (or estimated) usage.
 
+    Model output is data: every call is cleaned and capped (`bounded_call`), at most one call
+    more than a turn may hold is kept (so the workflow refuses the turn), and usage is checked.
     `parallel_tool_calls`: the provider was allowed several calls, so the workflow runs them all.
     """
     message = response.choices[0].message if response.choices else None
-    calls = [
-        ToolCall(
-            id=call.id or "",
-            name=call.function.name or "",
-            arguments=call.function.arguments or "{}",
-        )
+    sent = [
+        call
         for call in (getattr(message, "tool_calls", None) or [])
         if getattr(call, "function", None) is not None
     ]
-    text = (getattr(message, "content", None) or "") if message else ""
+    calls = [
+        bounded_call(
+            ToolCall(
+                id=_text(call.id),
+                name=_text(call.function.name),
+                arguments=_text(call.function.arguments) or "{}",
+            )
+        )
+        for call in sent[: MAX_CALLS_PER_TURN + 1]
+    ]
+    text = clean(_text(getattr(message, "content", None)), MAX_TEXT_CHARS) if message else ""
     return Decision(
         tool_calls=calls,
         text=text,
         usage=_usage(response, request, text, calls),
-        model=str(getattr(response, "model", "") or ""),
+        model=clean(_text(getattr(response, "model", None)), 200),
         parallel_tool_calls=parallel_tool_calls,
+        tool_calls_sent=len(sent) if len(sent) > len(calls) else 0,
     )
 
 
+def _text(value: object) -> str:
+    """A field the provider should have sent as a string, whatever it sent."""
+    return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
 def _usage(response: Any, request: DecideInput, text: str, calls: list[ToolCall]) -> Usage:
+    """The provider's usage when it is sane: whole numbers from 0 up, at most MAX_REPORTED_TOKENS
+    a turn. Otherwise an estimate (nothing usable reported) or a clamp, with a note saying so."""
     usage = getattr(response, "usage", None)
     if usage is None:
-        output_chars = len(text) + sum(len(call.arguments) for call in calls)
-        return Usage(
-            input_tokens=(request.context_chars + 2_000) // 4,
-            output_tokens=output_chars // 4 + 1,
-            estimated=True,
+        return _estimate(request, text, calls)
+    prompt = getattr(usage, "prompt_tokens", None) or 0
+    completion = getattr(usage, "completion_tokens", None) or 0
+    if not (_count(prompt) and _count(completion)):
+        note = (
+            f"the provider reported unusable usage (input {str(prompt)[:20]}, output "
+            f"{str(completion)[:20]}): estimated instead"
         )
+        return _estimate(request, text, calls).model_copy(update={"note": note})
     details = getattr(usage, "completion_tokens_details", None)
+    reasoning = (getattr(details, "reasoning_tokens", None) or 0) if details else 0
+    reported = Usage(
+        input_tokens=prompt,
+        output_tokens=completion,
+        reasoning_tokens=min(reasoning, completion) if _count(reasoning) else 0,
+    )
+    if reported.total <= MAX_REPORTED_TOKENS:
+        return reported
+    input_tokens = min(prompt, MAX_REPORTED_TOKENS)
+    return reported.model_copy(
+        update={
+            "input_tokens": input_tokens,
+            "output_tokens": MAX_REPORTED_TOKENS - input_tokens,
+            "reasoning_tokens": min(reported.reasoning_tokens, MAX_REPORTED_TOKENS - input_tokens),
+            "note": f"the provider reported {reported.total} tokens for one turn: counted as "
+            f"{MAX_REPORTED_TOKENS}, the most one turn may report",
+        }
+    )
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _estimate(request: DecideInput, text: str, calls: list[ToolCall]) -> Usage:
+    output_chars = len(text) + sum(len(call.arguments) for call in calls)
     return Usage(
-        input_tokens=usage.prompt_tokens or 0,
-        output_tokens=usage.completion_tokens or 0,
-        reasoning_tokens=(getattr(details, "reasoning_tokens", None) or 0) if details else 0,
+        input_tokens=(request.context_chars + 2_000) // 4,
+        output_tokens=output_chars // 4 + 1,
+        estimated=True,
     )
 
 

@@ -15,29 +15,10 @@ from typing import Any
 
 from workflows.contracts import DecideInput
 from workflows.models import Decision, Question, ToolCall, Usage
+from workflows.substance import keywords
 from workflows.tools import FINISH_RESEARCH, READ_PAGE, RECORD_EVIDENCE, SEARCH_WEB
 
 MIN_SHARED_KEYWORDS = 2
-_WORD = re.compile(r"[a-z0-9][a-z0-9_-]*")
-_STOPWORDS = frozenset(
-    (
-        "a an and are as at be before by can do does for from how in into is it its of on or "
-        "that the their this to what when where which who why will with after about"
-    ).split()
-)
-
-
-def keywords(text: str) -> set[str]:
-    words = _WORD.findall(text.lower())
-    return {_stem(word) for word in words if word not in _STOPWORDS and len(word) > 1}
-
-
-def _stem(word: str) -> str:
-    """Crude suffix stripping: "replayed" matches "replay", "queues" matches "queue"."""
-    for suffix, shortest in (("ing", 6), ("ed", 5)):
-        if word.endswith(suffix) and len(word) >= shortest:
-            return word[: -len(suffix)]
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 @dataclass
@@ -53,13 +34,14 @@ class Seen:
     used_passages: set[str] = field(default_factory=set)
     cited_sources: set[str] = field(default_factory=set)
     claims: dict[str, str] = field(default_factory=dict)  # evidence id -> claim
+    conflicts: list[str] = field(default_factory=list)  # the host's conflict sentences
     gaps: list[str] = field(default_factory=list)  # from the last failed finish
 
 
 def observe(request: DecideInput) -> Seen:
     seen = Seen()
     for entry in request.transcript:
-        args = _arguments(entry.call.arguments)
+        args = entry.args or {}
         data = entry.result.data or {}
         if entry.call.name == SEARCH_WEB and entry.result.ok:
             seen.searches[str(args.get("query", ""))] = [hit["url"] for hit in data["results"]]
@@ -88,14 +70,7 @@ def _observe_evidence(seen: Seen, args: dict[str, Any], data: dict[str, Any]) ->
     seen.used_passages.add(str(args.get("passage_id", "")))
     seen.cited_sources.add(str(args["source_id"]))
     seen.claims[evidence_id] = str(args.get("claim", ""))
-
-
-def _arguments(raw: str) -> dict[str, Any]:
-    try:
-        value = json.loads(raw or "{}")
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    seen.conflicts += [str(sentence) for sentence in data.get("conflicts", [])]
 
 
 def decide_offline(request: DecideInput) -> Decision:
@@ -199,9 +174,9 @@ def _finish(request: DecideInput, seen: Seen) -> ToolCall:
         if (ids := seen.evidence.get(question.id))
     ]
     missing = [q.id for q in request.brief.questions if q.id not in seen.evidence]
-    limitations = (
-        f"No evidence was found for {', '.join(missing)}." if missing else "None identified."
-    )
+    notes = [f"No evidence was found for {', '.join(missing)}."] if missing else []
+    notes += [f"Conflicting evidence: {sentence}." for sentence in seen.conflicts]
+    limitations = " ".join(notes) or "None identified."
     answer = " ".join(str(finding["text"]) for finding in findings) or "No answer was found."
     return _call(FINISH_RESEARCH, answer=answer, findings=findings, limitations=limitations)
 

@@ -9,6 +9,7 @@ text: it can echo part of the key.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -16,11 +17,15 @@ from email.utils import parsedate_to_datetime
 
 from temporalio.exceptions import ApplicationError
 
+from workflows.cleaning import clean
 from workflows.contracts import PROVIDER_ERROR, PROVIDER_RETRYABLE
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 MAX_RETRY_DELAY_SECONDS = 120.0
 MAX_DETAIL_CHARS = 300
+MAX_SCANNED_CHARS = 4_000  # of a provider's text, before redaction; the rest is never kept
+PARTIAL_SECRET_CHARS = 12  # a token holding this many consecutive characters of a key goes too
+REDACTED = "[redacted]"
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,7 @@ def status_failure(
     prefix = f"{provider.label} answered HTTP {status}"
     if status in (401, 403):
         return _final(f"{prefix}: the credentials were rejected (check {provider.credentials})")
-    text = _one_line(_redacted(detail, provider.secrets))
+    text = excerpt(detail, provider.secrets)
     if status in RETRYABLE_STATUS or status >= 500:
         return ApplicationError(
             f"{prefix}, will retry: {text}",
@@ -108,15 +113,45 @@ def _number(raw: str | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _redacted(text: str, secrets: tuple[str, ...]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, "[redacted]")
-    return text
-
-
-def _one_line(text: str) -> str:
-    line = " ".join(text.split())
+def excerpt(text: str, secrets: tuple[str, ...]) -> str:
+    """A provider's text as it may be kept: one cleaned line of at most MAX_DETAIL_CHARS, with
+    every form of every secret removed (`redacted`)."""
+    line = " ".join(redacted(clean(text[:MAX_SCANNED_CHARS]), secrets).split())
     return line[:MAX_DETAIL_CHARS] or "no detail given"
+
+
+def redacted(text: str, secrets: tuple[str, ...]) -> str:
+    """`text` without any form of the secrets: exact, in any letter case, URL-encoded (%XX, any
+    case), split by whitespace (or its URL encodings), and any token that holds
+    PARTIAL_SECRET_CHARS consecutive characters of one (a key cut short, or only its tail)."""
+    for secret in secrets:
+        if len(secret) >= 4:
+            text = _secret_pattern(secret).sub(REDACTED, text)
+    grams = {
+        secret.lower()[start : start + PARTIAL_SECRET_CHARS]
+        for secret in secrets
+        for start in range(len(secret) - PARTIAL_SECRET_CHARS + 1)
+    }
+    if not grams:
+        return text
+    return re.sub(
+        r"\S+",
+        lambda token: REDACTED if _holds_any(token[0].lower(), grams) else token[0],
+        text,
+    )
+
+
+def _secret_pattern(secret: str) -> re.Pattern[str]:
+    gap = r"(?:\s|%(?:20|09|0a|0d)|\+)*"
+    chars = [rf"(?:{re.escape(char)}|%{ord(char):02x})" for char in secret if not char.isspace()]
+    return re.compile(gap.join(chars), re.IGNORECASE)
+
+
+def _holds_any(token: str, grams: set[str]) -> bool:
+    return any(
+        token[start : start + PARTIAL_SECRET_CHARS] in grams
+        for start in range(len(token) - PARTIAL_SECRET_CHARS + 1)
+    )
 
 
 def _final(message: str) -> ApplicationError:

@@ -8,17 +8,15 @@ returned instead of searching again, and a stored page is never downloaded again
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from typing import Any
 
 import httpx
-import psycopg
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.extract import extract
-from activities.ledger import Ledger, RunIdTaken, StoredSource, UnknownRun
+from activities.ledger import Ledger, StoredSource, UnknownRun, ledger_errors
 from activities.markdown import render_markdown
 from activities.pages import FetchedPage, FetchFailed, FetchRefused, fetch_page
 from activities.search import SearchProvider, keep_allowed
@@ -50,16 +48,17 @@ class ResearchActivities:
 
     @activity.defn(name=contracts.START_RUN)
     async def start_run(self, request: contracts.StartRunInput) -> contracts.StartRunResult:
-        created = await self._ledger.start_run(
-            request.run_id, request.brief, request.started_at, request.execution_id
-        )
+        async with ledger_errors():
+            created = await self._ledger.start_run(
+                request.run_id, request.brief, request.started_at, request.execution_id
+            )
         return contracts.StartRunResult(
             created=created, search_attributes=self._settings.search_attributes
         )
 
     @activity.defn(name=contracts.SEARCH_WEB)
     async def search_web(self, request: contracts.SearchInput) -> contracts.SearchResult:
-        async with _ledger_errors():
+        async with ledger_errors():
             recorded = await self._ledger.recorded_search(request.run_id, request.step)
             if recorded is not None:  # a retry: the search already ran and was recorded
                 return contracts.SearchResult(provider=recorded[0], hits=recorded[1])
@@ -74,7 +73,7 @@ class ResearchActivities:
 
     @activity.defn(name=contracts.READ_PAGE)
     async def read_page(self, request: contracts.ReadPageInput) -> contracts.ReadPageResult:
-        async with _ledger_errors():
+        async with ledger_errors():
             stored = await self._ledger.source(request.run_id, request.source_id, request.url)
             if stored is None:
                 stored = await self._fetch(request)
@@ -99,18 +98,18 @@ class ResearchActivities:
     async def record_evidence(
         self, request: contracts.RecordEvidenceInput
     ) -> contracts.RecordEvidenceResult:
-        async with _ledger_errors():
+        async with ledger_errors():
             return await self._ledger.record_evidence(request)
 
     @activity.defn(name=contracts.RECORD_STEP)
     async def record_step(self, request: contracts.StepRecord) -> contracts.RecordStepResult:
-        async with _ledger_errors():
+        async with ledger_errors():
             inserted = await self._ledger.record_step(request)
         return contracts.RecordStepResult(inserted=inserted)
 
     @activity.defn(name=contracts.SAVE_REPORT)
     async def save_report(self, request: contracts.SaveReportInput) -> contracts.SaveReportResult:
-        async with _ledger_errors():
+        async with ledger_errors():
             run = await self._ledger.run(request.run_id)
             if run is None:
                 raise UnknownRun(request.run_id)
@@ -174,15 +173,3 @@ def _content_type(page: FetchedPage) -> str:
 
 def _sentence(error: Exception) -> str:
     return str(error).strip() or type(error).__name__
-
-
-@asynccontextmanager
-async def _ledger_errors() -> AsyncIterator[None]:
-    """Ledger failures a retry cannot fix become non-retryable; connection trouble is retried."""
-    try:
-        yield
-    except (UnknownRun, RunIdTaken) as error:
-        raise ApplicationError(str(error), type=type(error).__name__, non_retryable=True) from error
-    except (psycopg.errors.IntegrityError, psycopg.errors.DataError) as error:
-        message = f"the ledger refused a write: {error.diag.message_primary or error}"
-        raise ApplicationError(message, type="LedgerRefused", non_retryable=True) from error

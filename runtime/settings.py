@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -114,6 +117,44 @@ class Settings:
             max_decoded_bytes=_int(env, "RESEARCH_MAX_DECODED_BYTES", 20_000_000),
             local_hosts=_local_hosts(env.get("RESEARCH_LOCAL_HOSTS", "")),
         )
+
+
+# Variables a child process (the embedded Temporal dev server, PostgreSQL) never inherits: the
+# configured secrets by name, and anything whose name says it holds one.
+SECRET_VARIABLES = frozenset(
+    {
+        "OPENAI_API_KEY",
+        "AZURE_OPENAI_API_KEY",
+        "SERPER_API_KEY",
+        "TEMPORAL_API_KEY",
+        "APPLICATIONINSIGHTS_CONNECTION_STRING",
+        "DATABASE_URL",
+    }
+)
+_SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|CONNECTION_STRING", re.I)
+
+
+def is_secret_variable(name: str) -> bool:
+    return name in SECRET_VARIABLES or _SECRET_NAME.search(name) is not None
+
+
+def child_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for a child process: this one's, less every secret."""
+    env = os.environ if environ is None else environ
+    return {name: value for name, value in env.items() if not is_secret_variable(name)}
+
+
+@contextmanager
+def secrets_withheld() -> Iterator[None]:
+    """Hide the secret variables from os.environ while a library starts a child process that
+    inherits it (pgserver runs pg_ctl itself). Settings were read before; they are put back."""
+    held = {name: value for name, value in os.environ.items() if is_secret_variable(name)}
+    for name in held:
+        del os.environ[name]
+    try:
+        yield
+    finally:
+        os.environ.update(held)
 
 
 def _local_hosts(raw: str) -> tuple[str, ...]:

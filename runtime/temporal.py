@@ -19,7 +19,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from runtime.converter import DATA_CONVERTER
-from runtime.settings import Settings
+from runtime.settings import Settings, child_environment
 from runtime.telemetry import tracing_interceptors
 
 SEARCH_ATTRIBUTES = ("ResearchStatus=Keyword", "ResearchStopReason=Keyword")
@@ -160,7 +160,12 @@ def _spawn(settings: Settings, address: str, ui_url: str) -> DevServer:
     # A session of its own: a terminal's Ctrl-C reaches only us, and we stop the server in order
     # (after the worker), instead of it dying under a worker that is still draining.
     process = subprocess.Popen(
-        command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+        env=child_environment(),  # the dev server never sees a provider key
     )
     return DevServer(address, ui_url, process=process, log_path=log_path, _log=log)
 

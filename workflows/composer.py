@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from workflows.gate import open_questions
-from workflows.models import Brief, Evidence, Finding, Report, StopReason
+from workflows.gate import conflicts, must_disclose, open_questions
+from workflows.models import Brief, Evidence, Finding, Report, SourceRef, StopReason
 
 _WHY = {
     StopReason.STEP_LIMIT: "the step limit was reached",
@@ -19,9 +19,14 @@ _WHY = {
 
 
 def compose(
-    brief: Brief, evidence: dict[str, Evidence], stop_reason: StopReason, detail: str = ""
+    brief: Brief,
+    evidence: dict[str, Evidence],
+    stop_reason: StopReason,
+    detail: str = "",
+    sources: dict[str, SourceRef] | None = None,
 ) -> Report:
-    """One finding per question with evidence, citing all of it; the rest are open questions."""
+    """One finding per question with evidence, citing all of it; the rest are open questions.
+    Contradicting and conflicting evidence is named in the limitations."""
     findings = [
         Finding(
             text=f"{question.id} ({question.text}): " + " ".join(item.claim for item in items),
@@ -35,9 +40,11 @@ def compose(
     limitations = [f"The investigation stopped because {why}{': ' + detail if detail else ''}."]
     if unanswered:
         limitations.append("Open questions: " + ", ".join(unanswered) + ".")
-    contradicting = sorted(item.id for item in evidence.values() if item.stance == "contradicts")
+    found = conflicts(evidence, sources or {})
+    contradicting = must_disclose(evidence, found)
     if contradicting:
         limitations.append("Contradicting evidence recorded: " + ", ".join(contradicting) + ".")
+    limitations += [f"Conflict: {conflict.sentence()}." for conflict in found]
     return Report(
         answer=f"Partial answer to: {brief.question} (composed from recorded evidence only).",
         findings=findings,

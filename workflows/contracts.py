@@ -107,6 +107,8 @@ class RecordEvidenceInput(BaseModel):
     stance: Stance
     passage_id: str | None = None
     quote: str | None = None
+    # The question's distinctive words: the quote must touch one (`workflows.substance`).
+    terms: list[str] = Field(default_factory=list)
 
 
 class RecordEvidenceResult(BaseModel):

@@ -5,7 +5,6 @@ Deterministic: the only outside effects are activity calls through the workflow'
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
@@ -13,6 +12,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel
 
 from workflows import contracts, gate
+from workflows.cleaning import MAX_ERROR_CHARS, clean, echo
 from workflows.models import (
     FinishArgs,
     ReadPageArgs,
@@ -40,6 +40,14 @@ class Outcome(BaseModel):
     detail: str = ""
 
 
+class Handled(BaseModel):
+    """What one call came to: its result, the run's end if it ended it, its validated args."""
+
+    result: ToolResult
+    outcome: Outcome | None = None
+    args: dict[str, Any] | None = None
+
+
 class ActivityCaller(Protocol):
     def __call__(
         self, name: str, request: BaseModel, result_type: type[ResultT], *, summary: str
@@ -55,25 +63,30 @@ class ToolDispatcher:
         self._activity = activity
         self._now = now
 
-    async def dispatch(self, call: ToolCall) -> tuple[ToolResult, Outcome | None]:
+    async def dispatch(self, call: ToolCall) -> Handled:
+        """Run one call: a validated call's result, or its refusal with one sentence."""
         try:
             args = parse_call(call)
-            if isinstance(args, SearchArgs):
-                return await self._search(args), None
-            if isinstance(args, ReadPageArgs):
-                return await self._read(args), None
-            if isinstance(args, RecordEvidenceArgs):
-                return await self._record_evidence(args), None
-            assert isinstance(args, FinishArgs)
-            return self._finish(args)
         except InvalidCall as error:
-            return self.result(ok=False, error=str(error)), None
+            return Handled(result=self.result(ok=False, error=str(error)))
+        kept = args.model_dump(mode="json")
+        try:
+            if isinstance(args, SearchArgs):
+                return Handled(result=await self._search(args), args=kept)
+            if isinstance(args, ReadPageArgs):
+                return Handled(result=await self._read(args), args=kept)
+            if isinstance(args, RecordEvidenceArgs):
+                return Handled(result=await self._record_evidence(args), args=kept)
+            assert isinstance(args, FinishArgs)
+            result, outcome = self._finish(args)
+            return Handled(result=result, outcome=outcome, args=kept)
+        except InvalidCall as error:
+            return Handled(result=self.result(ok=False, error=str(error)), args=kept)
 
     async def _search(self, args: SearchArgs) -> ToolResult:
         state = self._state
-        if state.counters.searches >= state.limits.max_searches:
+        if not state.take_search():
             return self.result(ok=False, error="search budget exhausted: read or record instead")
-        state.counters.searches += 1
         found = await self._activity(
             contracts.SEARCH_WEB,
             contracts.SearchInput(
@@ -94,13 +107,10 @@ class ToolDispatcher:
     async def _read(self, args: ReadPageArgs) -> ToolResult:
         state = self._state
         target = state.read_target(args)
-        if target.fetch:
-            if state.counters.page_fetches >= state.limits.max_page_fetches:
-                return self.result(
-                    ok=False, error="page budget exhausted: stored pages stay readable by source_id"
-                )
-            state.counters.page_fetches += 1
-            state.url_index[target.url] = target.source_id
+        if not state.take_fetch(target):
+            return self.result(
+                ok=False, error="page budget exhausted: stored pages stay readable by source_id"
+            )
         page = await self._activity(
             contracts.READ_PAGE,
             contracts.ReadPageInput(
@@ -131,6 +141,7 @@ class ToolDispatcher:
             contracts.RecordEvidenceInput(
                 run_id=self._run_id,
                 evidence_id=evidence_id,
+                terms=self._state.question_terms(args.question_id),
                 **args.model_dump(),
             ),
             contracts.RecordEvidenceResult,
@@ -138,8 +149,17 @@ class ToolDispatcher:
         )
         if recorded.evidence is None:
             return self.result(ok=False, error=recorded.error or "evidence refused")
-        self._state.evidence[evidence_id] = recorded.evidence
-        return self.result(data={"evidence_id": evidence_id, "quote": recorded.evidence.quote})
+        state = self._state
+        state.evidence[evidence_id] = recorded.evidence
+        data: dict[str, Any] = {"evidence_id": evidence_id, "quote": recorded.evidence.quote}
+        found = [
+            conflict
+            for conflict in gate.conflicts(state.evidence, state.sources)
+            if evidence_id in (conflict.first, conflict.second)
+        ]
+        if found:  # the host's own check: the report must disclose both sides
+            data["conflicts"] = [conflict.sentence() for conflict in found]
+        return self.result(data=data)
 
     def _finish(self, args: FinishArgs) -> tuple[ToolResult, Outcome | None]:
         state = self._state
@@ -188,7 +208,7 @@ class ToolDispatcher:
         return ToolResult(
             ok=ok,
             data=data,
-            error=error,
+            error=None if error is None else clean(error, MAX_ERROR_CHARS),
             insufficient=insufficient,
             budget=self._state.budget(self._now()),
         )
@@ -210,29 +230,24 @@ def _window(page: contracts.ReadPageResult) -> dict[str, Any]:
     }
 
 
-def describe_step(call: ToolCall, result: ToolResult) -> str:
+def describe_step(call: ToolCall, result: ToolResult, args: dict[str, Any] | None) -> str:
     """One short line for progress displays: `read S2 docs.example/page (6 passages)`."""
     if not result.ok:
-        return f"{call.name or '(no tool call)'}: {result.error}"[:200]
+        return f"{echo(call.name) or '(no tool call)'}: {result.error}"[:200]
     data = result.data or {}
     if call.name == SEARCH_WEB:
-        query = _argument(call, "query")
-        query = query if len(query) <= 50 else query[:47] + "..."
+        query = echo(_argument(args, "query"), 50)
         return f"search {query!r}: {len(data.get('results', []))} results"
     if call.name == READ_PAGE:
         url = str(data.get("url", "")).split("://", 1)[-1]
         return f"read {data.get('source_id')} {url} ({len(data.get('passages', []))} passages)"
     if call.name == RECORD_EVIDENCE:
         return (
-            f"record {data.get('evidence_id')} for {_argument(call, 'question_id')} "
-            f"from {_argument(call, 'source_id')}"
+            f"record {data.get('evidence_id')} for {_argument(args, 'question_id')} "
+            f"from {_argument(args, 'source_id')}"
         )
     return "finish: the coverage gate passed"
 
 
-def _argument(call: ToolCall, name: str) -> str:
-    try:
-        value = json.loads(call.arguments).get(name, "")
-    except (ValueError, AttributeError):
-        value = ""
-    return str(value)[:80]
+def _argument(args: dict[str, Any] | None, name: str) -> str:
+    return str((args or {}).get(name) or "")[:80]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -187,11 +187,21 @@ class ToolResult(BaseModel):
 
 
 class ToolCall(BaseModel):
-    """One call as the model emitted it: the arguments stay raw until validated."""
+    """One call as the model emitted it: the arguments stay raw until validated.
+
+    Kept only cleaned and capped (`workflows.tools.bounded_call`); `oversized` is the length of
+    arguments that were cut, so the call is refused rather than parsed from a fragment.
+    """
 
     id: str = ""
     name: str = ""
     arguments: str = "{}"
+    oversized: int = 0
+
+
+# One model turn may report at most this many tokens (input + output): the largest context
+# windows are about a million tokens. Above it the report is clamped, and the turn says so.
+MAX_REPORTED_TOKENS = 2_000_000
 
 
 class Usage(BaseModel):
@@ -199,10 +209,16 @@ class Usage(BaseModel):
     output_tokens: int = 0
     reasoning_tokens: int = 0  # already inside output_tokens (completion_tokens), shown apart
     estimated: bool = False
+    note: str = ""  # why the provider's report was not taken as it was (see `counted`)
 
     @property
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
+
+    def counted(self) -> int:
+        """What a turn adds to the token bound: never negative, never above the ceiling."""
+        total = max(0, self.input_tokens) + max(0, self.output_tokens)
+        return min(total, MAX_REPORTED_TOKENS)
 
 
 class Decision(BaseModel):
@@ -215,15 +231,23 @@ class Decision(BaseModel):
     # The provider was allowed several calls this turn (RESEARCH_PARALLEL_TOOL_CALLS): they run in
     # order, a step each, and the bounds are checked before each. Otherwise several is malformed.
     parallel_tool_calls: bool = False
+    # How many calls the model sent, when more than `tool_calls` keeps (0: as many as kept).
+    tool_calls_sent: int = 0
 
 
 class TranscriptEntry(BaseModel):
     step: int
     call: ToolCall
     result: ToolResult
+    # The validated arguments (the argument model as JSON); None when the call was refused
+    # before they were valid. Readers use these, never the raw text.
+    args: dict[str, Any] | None = None
 
 
 # ---------------------------------------------------------------- tool arguments
+
+MAX_URL_CHARS = 2_048
+MAX_ID_CHARS = 40  # question, source, passage and evidence ids
 
 
 class SearchArgs(BaseModel):
@@ -231,13 +255,20 @@ class SearchArgs(BaseModel):
 
     query: str = Field(min_length=1, max_length=400)
 
+    @field_validator("query")
+    @classmethod
+    def _words(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the query is blank")
+        return value
+
 
 class ReadPageArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    url: str | None = None
-    source_id: str | None = None
-    offset: int = Field(default=0, ge=0)
+    url: str | None = Field(default=None, max_length=MAX_URL_CHARS)
+    source_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    offset: int = Field(default=0, ge=0, le=1_000_000_000)
     find: str | None = Field(default=None, max_length=200)
 
     @model_validator(mode="after")
@@ -250,11 +281,11 @@ class ReadPageArgs(BaseModel):
 class RecordEvidenceArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    question_id: str
-    source_id: str
+    question_id: str = Field(max_length=MAX_ID_CHARS)
+    source_id: str = Field(max_length=MAX_ID_CHARS)
     claim: str = Field(min_length=1, max_length=2_000)
     stance: Stance
-    passage_id: str | None = None
+    passage_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
     quote: str | None = Field(default=None, max_length=4_000)
 
     @model_validator(mode="after")
@@ -267,8 +298,9 @@ class RecordEvidenceArgs(BaseModel):
 class Finding(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    # Sizes are bounded by MAX_ARGUMENT_CHARS for what a model sends; the host composes these too.
     text: str = Field(min_length=1)
-    evidence_ids: list[str] = Field(default_factory=list)
+    evidence_ids: list[Annotated[str, Field(max_length=MAX_ID_CHARS)]] = Field(default_factory=list)
 
 
 class FinishArgs(BaseModel):

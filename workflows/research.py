@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable
 from datetime import timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from temporalio import workflow
@@ -14,6 +14,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 
 with workflow.unsafe.imports_passed_through():
     from workflows import context, contracts, gate
+    from workflows.cleaning import MAX_CALLS_PER_TURN, MAX_ERROR_CHARS, MAX_TEXT_CHARS, clean
     from workflows.composer import compose
     from workflows.dispatch import Outcome, ToolDispatcher, describe_step
     from workflows.hosts import host_allowed
@@ -37,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
         TranscriptEntry,
     )
     from workflows.state import RunState
+    from workflows.tools import bounded_call
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
 T = TypeVar("T")
@@ -120,7 +122,7 @@ class ResearchWorkflow:
         decision = await self._decide(transcript, chars)
         if isinstance(decision, Outcome):
             return decision
-        self._state.counters.tokens += decision.usage.total
+        self._state.add_usage(decision.usage)
         return await self._act(decision)
 
     def _failed(self, error: ActivityError) -> Outcome:
@@ -144,7 +146,8 @@ class ResearchWorkflow:
         """A bound tripped, or an operator asked to finish: the composed report may still pass."""
         if stop is not StopReason.OPERATOR_FINISH:
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=stop)
-        report = compose(self._state.brief, self._state.evidence, stop)
+        state = self._state
+        report = compose(state.brief, state.evidence, stop, sources=state.sources)
         verdict = gate.check(
             _as_finish(report), self._state.evidence, self._state.sources, self._state.brief
         )
@@ -189,37 +192,32 @@ class ResearchWorkflow:
         return call.result()
 
     async def _act(self, decision: Decision) -> Outcome | None:
-        calls = decision.tool_calls
-        if not calls or (len(calls) > 1 and not decision.parallel_tool_calls):
-            problem = "no tool call" if not calls else f"{len(calls)} tool calls"
-            call = ToolCall(name="", arguments=_printable(decision.text)[:2_000])
-            error = f"{problem} in this turn: call exactly one tool per turn"
+        problem = _malformed(decision)
+        if problem:
+            call = ToolCall(name="", arguments=clean(decision.text, MAX_TEXT_CHARS))
             self._state.counters.steps += 1
-            await self._record(call, self._tools.result(ok=False, error=error))
+            await self._record(call, self._tools.result(ok=False, error=problem), None)
             return None
-        for index, requested in enumerate(calls):
+        for index, requested in enumerate(decision.tool_calls):
             stop = self._state.tripped(workflow.now()) if index else None
             if stop is not None:  # a later call of a parallel turn meets a bound
                 return await self._stopped(stop)
             self._state.counters.steps += 1
-            call = requested.model_copy(
-                update={
-                    "name": _printable(requested.name),
-                    "arguments": _printable(requested.arguments),
-                }
-            )
-            result, outcome = await self._tools.dispatch(call)
-            await self._record(call, result)
-            if outcome is not None:
-                return outcome
+            call = bounded_call(requested)
+            handled = await self._tools.dispatch(call)
+            await self._record(call, handled.result, handled.args)
+            if handled.outcome is not None:
+                return handled.outcome
         return None
 
-    async def _record(self, call: ToolCall, result: ToolResult) -> None:
+    async def _record(
+        self, call: ToolCall, result: ToolResult, args: dict[str, Any] | None
+    ) -> None:
         state = self._state
         state.transcript.append(
-            TranscriptEntry(step=state.counters.steps, call=call, result=result)
+            TranscriptEntry(step=state.counters.steps, call=call, result=result, args=args)
         )
-        summary = describe_step(call, result)
+        summary = describe_step(call, result, args)
         await self._call(
             contracts.RECORD_STEP,
             contracts.StepRecord(
@@ -229,7 +227,7 @@ class ResearchWorkflow:
                 tool=call.name,
                 arguments=call.arguments,
                 ok=result.ok,
-                error=result.error,
+                error=_step_error(result),
                 insufficient=result.insufficient,
                 summary=summary,
             ),
@@ -243,7 +241,7 @@ class ResearchWorkflow:
     async def _wrap_up(self, outcome: Outcome) -> RunResult:
         state = self._state
         report = outcome.report or compose(
-            state.brief, state.evidence, outcome.stop_reason, outcome.detail
+            state.brief, state.evidence, outcome.stop_reason, outcome.detail, state.sources
         )
         await self._call(
             contracts.SAVE_REPORT,
@@ -335,7 +333,7 @@ class ResearchWorkflow:
     def progress(self) -> Progress:
         state, outcome = self._state, self._outcome
         notes = [
-            StepNote(step=entry.step, action=describe_step(entry.call, entry.result))
+            StepNote(step=entry.step, action=describe_step(entry.call, entry.result, entry.args))
             for entry in state.transcript[-RECENT_STEPS:]
         ]
         return Progress(
@@ -393,6 +391,22 @@ async def _cancellable(step: Awaitable[T]) -> T:
         raise
 
 
-def _printable(text: str) -> str:
-    """Model output goes to the ledger: NUL characters cannot be stored in PostgreSQL text."""
-    return text.replace("\x00", "")
+def _malformed(decision: Decision) -> str:
+    """Why a turn's calls cannot run as they are ("" when they can): none, or more than allowed."""
+    calls = decision.tool_calls
+    sent = max(decision.tool_calls_sent, len(calls))
+    if not calls:
+        return "no tool call in this turn: call exactly one tool per turn"
+    if sent > 1 and not decision.parallel_tool_calls:
+        return f"{sent} tool calls in this turn: call exactly one tool per turn"
+    if sent > MAX_CALLS_PER_TURN:
+        return f"{sent} tool calls in this turn: call at most {MAX_CALLS_PER_TURN} tools per turn"
+    return ""
+
+
+def _step_error(result: ToolResult) -> str | None:
+    """The ledger's step error: the tool's, with the gate's gaps when a finish failed."""
+    gaps = (result.data or {}).get("gaps") if not result.ok else None
+    if result.error is None or not gaps:
+        return result.error
+    return clean(f"{result.error}: {'; '.join(map(str, gaps))}", 4 * MAX_ERROR_CHARS)

@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, Field
 
+from workflows.cleaning import echo
 from workflows.hosts import host_allowed
 from workflows.models import (
     LIMIT_CEILINGS,
@@ -21,7 +22,9 @@ from workflows.models import (
     SourceRef,
     StopReason,
     TranscriptEntry,
+    Usage,
 )
+from workflows.substance import distinctive_words
 from workflows.tools import InvalidCall
 
 
@@ -69,6 +72,28 @@ class RunState(BaseModel):
             return StopReason.DEADLINE
         return None
 
+    def add_usage(self, usage: Usage) -> None:
+        """Count a model turn's tokens: a negative or absurd report cannot defeat the bound."""
+        self.counters.tokens += usage.counted()
+
+    def take_search(self) -> bool:
+        """Spend one search of the budget; False (nothing spent) when none is left."""
+        if self.counters.searches >= self.limits.max_searches:
+            return False
+        self.counters.searches += 1
+        return True
+
+    def take_fetch(self, target: ReadTarget) -> bool:
+        """Spend one page fetch for a new URL (a stored source costs none); False when none is
+        left. The URL is bound to its source id from here on, even if the fetch fails."""
+        if not target.fetch:
+            return True
+        if self.counters.page_fetches >= self.limits.max_page_fetches:
+            return False
+        self.counters.page_fetches += 1
+        self.url_index[target.url] = target.source_id
+        return True
+
     def budget(self, now: datetime) -> Budget:
         limits, used = self.limits, self.counters
         return Budget(
@@ -107,31 +132,46 @@ class RunState(BaseModel):
         if args.source_id is not None:
             source = self.sources.get(args.source_id)
             if source is None:
-                raise InvalidCall(f"unknown source_id {args.source_id}; known: {self._known()}")
+                raise InvalidCall(
+                    f"unknown source_id {echo(args.source_id)}; known: {self._known()}"
+                )
             return ReadTarget(url=source.url, source_id=source.id, fetch=False)
         url = (args.url or "").strip()
         if url in self.url_index:
             return ReadTarget(url=url, source_id=self.url_index[url], fetch=False)
         if not host_allowed(url, self.brief.allowed_hosts):
             raise InvalidCall(
-                f"{url} is not on an allowed host ({', '.join(self.brief.allowed_hosts)})"
+                f"{echo(url, 200)} is not on an allowed host "
+                f"({', '.join(self.brief.allowed_hosts)})"
             )
         if url not in self.discovered and url not in self.seeds:
-            raise InvalidCall(f"{url} is neither a seed URL nor a search result: search first")
+            raise InvalidCall(
+                f"{echo(url, 200)} is neither a seed URL nor a search result: search first"
+            )
         return ReadTarget(url=url, source_id=self.next_source_id(), fetch=True)
 
     def check_evidence(self, args: RecordEvidenceArgs) -> None:
         if args.question_id not in self.brief.question_ids():
             known = ", ".join(self.brief.question_ids())
-            raise InvalidCall(f"unknown question_id {args.question_id}; the questions are {known}")
+            raise InvalidCall(
+                f"unknown question_id {echo(args.question_id)}; the questions are {known}"
+            )
         source = self.sources.get(args.source_id)
         if source is None or not source.ok:
             raise InvalidCall(
-                f"unknown source_id {args.source_id}: evidence must come from a page you have "
-                f"read (known: {self._known()}); search snippets cannot be evidence"
+                f"unknown source_id {echo(args.source_id)}: evidence must come from a page you "
+                f"have read (known: {self._known()}); search snippets cannot be evidence"
             )
         if args.passage_id is not None and not args.passage_id.startswith(f"{args.source_id}.P"):
-            raise InvalidCall(f"passage {args.passage_id} does not belong to {args.source_id}")
+            raise InvalidCall(
+                f"passage {echo(args.passage_id)} does not belong to {echo(args.source_id)}"
+            )
+
+    def question_terms(self, question_id: str) -> list[str]:
+        """The words evidence for this question must touch (`substance.distinctive_words`)."""
+        brief = self.brief
+        texts = {question.id: question.text for question in brief.questions}
+        return distinctive_words(texts[question_id], brief.question, list(texts.values()))
 
     def unread_urls(self) -> list[str]:
         candidates = [*self.seeds, *self.discovered]

@@ -7,6 +7,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from workflows.cleaning import (
+    MAX_ARGUMENT_CHARS,
+    MAX_ERROR_CHARS,
+    MAX_TOOL_NAME_CHARS,
+    clean,
+    clean_value,
+    echo,
+)
 from workflows.models import FinishArgs, ReadPageArgs, RecordEvidenceArgs, SearchArgs, ToolCall
 
 SEARCH_WEB = "search_web"
@@ -63,31 +71,66 @@ class InvalidCall(ValueError):
     """The call cannot be executed; the message is returned to the model as the tool error."""
 
 
+def bounded_call(call: ToolCall) -> ToolCall:
+    """The call as it may be kept: name and arguments cleaned and capped (idempotent).
+
+    Arguments over MAX_ARGUMENT_CHARS are cut, and `oversized` remembers their length so that
+    `parse_call` refuses them instead of parsing a fragment.
+    """
+    arguments = clean(call.arguments)
+    oversized = call.oversized or (len(arguments) if len(arguments) > MAX_ARGUMENT_CHARS else 0)
+    return ToolCall(
+        id=clean(call.id, MAX_TOOL_NAME_CHARS),
+        name=clean(call.name, MAX_TOOL_NAME_CHARS + 1),  # one over: an unknown name, not a cut one
+        arguments=arguments[:MAX_ARGUMENT_CHARS],
+        oversized=oversized,
+    )
+
+
 def parse_call(call: ToolCall) -> BaseModel:
-    """Validate a raw call into its argument model, or raise InvalidCall with one sentence."""
+    """Validate a raw call into its argument model, or raise InvalidCall with one sentence.
+
+    Whatever the model sent (any size, nesting, number or character) ends here as a model or as
+    InvalidCall: nothing else escapes.
+    """
     model = ARGUMENT_MODELS.get(call.name)
     if model is None:
         known = ", ".join(ARGUMENT_MODELS)
-        raise InvalidCall(f"unknown tool {call.name!r}; the tools are {known}")
+        raise InvalidCall(f"unknown tool {echo(call.name)!r}; the tools are {known}")
+    if call.oversized or len(call.arguments) > MAX_ARGUMENT_CHARS:
+        size = call.oversized or len(call.arguments)
+        raise InvalidCall(
+            f"arguments of {call.name} are {size:,} characters, above the limit of "
+            f"{MAX_ARGUMENT_CHARS:,}: send shorter arguments"
+        )
+    raw = _json_object(call)
+    try:
+        return model.model_validate(clean_value(raw))
+    except ValidationError as error:
+        raise InvalidCall(f"invalid arguments for {call.name}: {describe(error)}") from None
+    except (ValueError, TypeError, RecursionError):  # a validator meeting something exotic
+        raise InvalidCall(f"invalid arguments for {call.name}: values of unusable shape") from None
+
+
+def _json_object(call: ToolCall) -> dict[str, Any]:
     try:
         raw = json.loads(call.arguments or "{}")
     except json.JSONDecodeError as error:
         raise InvalidCall(f"arguments of {call.name} are not valid JSON: {error.msg}") from None
+    except ValueError:  # a number of more digits than Python converts (int_max_str_digits)
+        raise InvalidCall(f"arguments of {call.name} hold a number too long to read") from None
+    except RecursionError:
+        raise InvalidCall(f"arguments of {call.name} are nested too deeply") from None
     if not isinstance(raw, dict):
         raise InvalidCall(f"arguments of {call.name} must be a JSON object")
-    if "\\u0000" in call.arguments or "\x00" in call.arguments:
-        raise InvalidCall(f"arguments of {call.name} contain a NUL character")
-    try:
-        return model.model_validate(raw)
-    except ValidationError as error:
-        raise InvalidCall(f"invalid arguments for {call.name}: {describe(error)}") from None
+    return raw
 
 
 def describe(error: ValidationError) -> str:
-    """One line per problem, joined: `field: message`."""
+    """One line per problem, joined: `field: message`; model input is never echoed at length."""
     parts = []
-    for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"])
+    for item in error.errors(include_url=False, include_input=False, include_context=False):
+        where = ".".join(echo(str(part), 40) for part in item["loc"])
         message = str(item["msg"]).removeprefix("Value error, ")
         parts.append(f"{where}: {message}" if where else message)
-    return "; ".join(parts)
+    return clean("; ".join(parts), MAX_ERROR_CHARS - 100)

@@ -19,7 +19,8 @@ from tests.fakes import QuietHandler, serving
 
 Message = dict[str, Any]
 # {"tool_calls": [(name, arguments)]} or {"content": "..."}; optional "no_usage": True,
-# "reasoning_tokens": n; or an error {"status": 429, "headers": {...}, "error": "..."}
+# "reasoning_tokens": n, "usage": {...} (sent as it is); or an error
+# {"status": 429, "headers": {...}, "error": "..."}
 Reply = dict[str, Any]
 Script = Callable[[int, list[Message]], Reply]
 PASSAGE_LINE = re.compile(r"^\[(S\d+\.P\d+) offset=\d+\] (.*)$", re.MULTILINE)
@@ -76,6 +77,8 @@ class FakeOpenAI:
             answer["usage"]["completion_tokens_details"] = details
         if reply.get("no_usage"):
             answer["_no_usage"] = True
+        if "usage" in reply:  # whatever the provider claims, sane or not
+            answer["usage"] = reply["usage"]
         return answer
 
 

@@ -1,4 +1,4 @@
-"""The coverage gate: each of its five rules failing and passing, and every gap reported at once."""
+"""The coverage gate: each of its rules failing and passing, and every gap reported at once."""
 
 from __future__ import annotations
 
@@ -33,16 +33,18 @@ def brief(min_sources: int = 2, optional: bool = False) -> Brief:
 def evidence(*items: tuple[str, str, str, Stance]) -> dict[str, Evidence]:
     """(id, question, source, stance) tuples as recorded evidence."""
     return {
-        eid: Evidence(id=eid, question_id=qid, source_id=sid, claim="c", stance=stance, quote="q")
+        eid: Evidence(id=eid, question_id=qid, source_id=sid, claim="c", stance=stance, quote=QUOTE)
         for eid, qid, sid, stance in items
     }
 
 
+QUOTE = "The queue retries a message until its timeout, counting delivery attempts."
+FINDING = "The queue counts delivery attempts of a message."
 SUPPORTED = evidence(("E001", "Q1", "S1", "supports"), ("E002", "Q2", "S2", "supports"))
 
 
 def report(*cited: list[str], limitations: str = "") -> FinishArgs:
-    findings = [Finding(text=f"finding {n}", evidence_ids=ids) for n, ids in enumerate(cited, 1)]
+    findings = [Finding(text=FINDING, evidence_ids=ids) for ids in cited]
     return FinishArgs(answer="answer", findings=findings, limitations=limitations)
 
 

@@ -419,7 +419,7 @@ def test_other_entries_are_never_compacted() -> None:
     assert context.compact(only_searches, 10) == only_searches
 
 
-def test_a_nul_character_in_arguments_is_refused() -> None:
-    assert refusal(tool_call("search_web", '{"query": "a\\u0000b"}')) == (
-        "arguments of search_web contain a NUL character"
-    )
+def test_nul_and_lone_surrogates_in_arguments_are_cleaned() -> None:
+    parsed = parse_call(tool_call("search_web", '{"query": "a\\u0000b\\ud800c"}'))
+
+    assert parsed == SearchArgs(query="a\ufffdb\ufffdc")

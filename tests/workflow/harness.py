@@ -35,6 +35,7 @@ from workflows.models import (
     Usage,
 )
 from workflows.research import ResearchWorkflow
+from workflows.substance import evidence_problem
 
 Script = Callable[[contracts.DecideInput], Decision]
 
@@ -42,9 +43,11 @@ Script = Callable[[contracts.DecideInput], Decision]
 PAGE_A = "https://a.example/one"
 PAGE_B = "https://b.example/two"
 PAGES = {
-    PAGE_A: ["Intro text here.", "The default timeout is 30 seconds."],
+    PAGE_A: ["Intro text here.", "The default timeout of a queue message is 30 seconds."],
     PAGE_B: ["Messages move to the dead-letter queue after 5 attempts."],
 }
+# Shares at least two content words with either page's evidence, and states no figure.
+FINDING_TEXT = "A queue message, its timeout and its delivery attempts."
 
 
 def with_usage(decision: Decision, input_tokens: int, output_tokens: int = 0) -> Decision:
@@ -215,6 +218,9 @@ class StandIns:
                     error=f"quote not found verbatim in {request.source_id}"
                 )
             span = found
+        problem = evidence_problem(text[span[0] : span[1]], "", request.claim, request.terms)
+        if problem is not None:  # the ledger's own rule, applied the same way
+            return contracts.RecordEvidenceResult(error=problem)
         return contracts.RecordEvidenceResult(
             evidence=Evidence(
                 id=request.evidence_id,
@@ -326,5 +332,5 @@ def record(
 
 def finish(*cited: list[str], limitations: str = "") -> Decision:
     """A finish_research call with one finding per list of evidence ids."""
-    findings = [{"text": f"finding {n}", "evidence_ids": ids} for n, ids in enumerate(cited, 1)]
+    findings = [{"text": FINDING_TEXT, "evidence_ids": ids} for ids in cited]
     return call("finish_research", answer="answer", findings=findings, limitations=limitations)

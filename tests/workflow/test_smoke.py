@@ -37,7 +37,7 @@ async def test_complete_run(client: Client) -> None:
             "record_evidence",
             question_id="Q2",
             source_id="S2",
-            quote="after 5   attempts",
+            quote="the dead-letter queue after 5   attempts",
             claim="5",
             stance="supports",
         ),
@@ -45,8 +45,8 @@ async def test_complete_run(client: Client) -> None:
             "finish_research",
             answer="a",
             findings=[
-                {"text": "t", "evidence_ids": ["E001"]},
-                {"text": "u", "evidence_ids": ["E002"]},
+                {"text": "The default timeout is 30 seconds.", "evidence_ids": ["E001"]},
+                {"text": "A message moves after 5 attempts.", "evidence_ids": ["E002"]},
             ],
         ),
     ]

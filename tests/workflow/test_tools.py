@@ -99,7 +99,7 @@ async def test_a_fabricated_quote_is_refused_naming_the_source(client: Client) -
         SEARCH,
         READ_A,
         record("Q1", "S1", quote="The default timeout is 60 seconds."),
-        record("Q1", "S1", quote="default timeout is 30"),
+        record("Q1", "S1", quote="default timeout of a queue message is 30"),
         REREAD_A,
     ]
 
@@ -109,7 +109,10 @@ async def test_a_fabricated_quote_is_refused_naming_the_source(client: Client) -
     assert not refused.ok
     assert refused.error is not None and refused.error.startswith("quote not found verbatim in S1")
     accepted = result_of_step(web, 4)
-    assert accepted.data == {"evidence_id": "E001", "quote": "default timeout is 30"}
+    assert accepted.data == {
+        "evidence_id": "E001",
+        "quote": "default timeout of a queue message is 30",
+    }
     assert result.evidence_count == 1
 
 
@@ -147,7 +150,7 @@ async def test_a_passage_id_records_the_exact_stored_text(client: Client) -> Non
 
     assert result_of_step(web, 3).data == {
         "evidence_id": "E001",
-        "quote": "The default timeout is 30 seconds.",
+        "quote": "The default timeout of a queue message is 30 seconds.",
     }
     assert result.evidence_count == 1
     assert web.reports[-1].report.findings[0].evidence_ids == ["E001"]
@@ -161,7 +164,7 @@ async def test_the_run_completes_only_when_the_gate_passes(client: Client) -> No
         record("Q1", "S1", passage_id="S1.P2"),
         finish(["E001"]),
         READ_B,
-        record("Q2", "S2", quote="after 5 attempts"),
+        record("Q2", "S2", quote="the dead-letter queue after 5 attempts"),
         finish(["E001"], ["E002"], limitations="Only the defaults were checked."),
     ]
 

@@ -1,0 +1,51 @@
+"""Model output made safe to keep (pure): no NUL, no lone surrogates, every field capped.
+
+Whatever a model sends is data. Before a tool call, a model's text or its arguments reach the
+transcript, workflow history or the ledger, they pass through here: PostgreSQL cannot store NUL
+or an unpaired surrogate, and an unbounded field would echo itself into errors and payloads.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# Sizes of what a model may send in one turn; anything above is cut here and refused with a
+# sentence by `workflows.tools.parse_call` (the step is spent, the run goes on).
+MAX_CALLS_PER_TURN = 8
+MAX_TOOL_NAME_CHARS = 64
+MAX_ARGUMENT_CHARS = 32_000
+MAX_TEXT_CHARS = 2_000  # a turn's free text (kept when the model called no tool)
+MAX_ERROR_CHARS = 600  # a tool error sent back to the model (it may repeat model input)
+MAX_ECHO_CHARS = 60  # one piece of model input quoted inside an error
+
+_UNSAFE = re.compile(r"[\x00\ud800-\udfff]")
+_REPLACEMENT = "\ufffd"
+
+
+def clean(text: str, limit: int | None = None) -> str:
+    """`text` without NUL and lone surrogates (each becomes U+FFFD), cut to `limit` characters.
+
+    Python strings hold surrogates only when unpaired (a JSON escape such as \\ud800), so every
+    surrogate here is a lone one.
+    """
+    if _UNSAFE.search(text):
+        text = _UNSAFE.sub(_REPLACEMENT, text)
+    return text if limit is None or len(text) <= limit else text[:limit]
+
+
+def clean_value(value: Any) -> Any:
+    """Every string inside parsed JSON (keys too) cleaned; other values untouched."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, list):
+        return [clean_value(item) for item in value]
+    if isinstance(value, dict):
+        return {clean(str(key)): clean_value(item) for key, item in value.items()}
+    return value
+
+
+def echo(text: str, limit: int = MAX_ECHO_CHARS) -> str:
+    """A piece of model input fit to quote in an error: cleaned, one line, shortened."""
+    line = " ".join(clean(text[: limit * 4]).split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
