@@ -205,6 +205,8 @@ class ResearchWorkflow:
             self._state.counters.steps += 1
             call = bounded_call(requested)
             handled = await self._tools.dispatch(call)
+            if handled.args is None:  # refused unread: junk may not fill the model's context
+                call = call.model_copy(update={"arguments": call.arguments[:MAX_TEXT_CHARS]})
             await self._record(call, handled.result, handled.args)
             if handled.outcome is not None:
                 return handled.outcome

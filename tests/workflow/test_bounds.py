@@ -248,7 +248,9 @@ async def test_finish_attempts_exhausted_after_three_failed_submissions(client: 
             "finish_attempts_left": left,
             "unread_urls": [PAGE_B],
         }
-    assert web.steps[-1].error == "the coverage gate failed"
+    assert web.steps[-1].error == "the coverage gate failed: " + "; ".join(gaps), (
+        "gaps in the ledger"
+    )
     assert result.message == "; ".join(gaps)
     report = web.reports[-1].report
     assert "every finish attempt failed the coverage gate: required question Q2" in (

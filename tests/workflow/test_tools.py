@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from tests.workflow.harness import (
@@ -240,3 +243,38 @@ async def test_parallel_calls_stop_at_the_step_bound_mid_turn(client: Client) ->
     assert (result.status, result.stop_reason) == (RunStatus.INCOMPLETE, StopReason.STEP_LIMIT)
     assert result.counters.steps == 2
     assert web.fetches == [PAGE_A], "the third call was not run"
+
+
+HUGE_OFFSET = '{"url": "https://a.example/one", "offset": 9' + "9" * 6_000 + "}"
+DEEP = '{"query": ' + "[" * 10_000 + "]" * 10_000 + "}"
+UNSTORABLE = '{"question_id": "Q1\\u0000", "source_id": "\\ud800"}'
+NASTIEST = [
+    ToolCall(name="read_page", arguments=HUGE_OFFSET),
+    ToolCall(name="search_web", arguments=DEEP),
+    ToolCall(name="read_page", arguments=json.dumps({"url": "https://a.example/" + "x" * 200_000})),
+    ToolCall(name="x" * 200_000, arguments="{}"),
+    ToolCall(name="record_evidence", arguments=UNSTORABLE),
+    ToolCall(name="search_web\x00", arguments="\x00{"),
+]
+
+
+async def test_the_nastiest_calls_end_the_run_within_its_bounds(client: Client) -> None:
+    """The stand-in model bypasses decide's own cleaning: the workflow defends itself."""
+    web = FakeWeb(pages=PAGES)
+    script = [Decision(tool_calls=[nasty]) for nasty in NASTIEST]
+    brief = make_brief(max_steps=len(NASTIEST))
+
+    async with research_worker(client, StandIns(web, script)) as queue:
+        handle = await start(client, queue, brief)
+        result: RunResult = await handle.result()
+        history = await handle.fetch_history()
+
+    assert (result.status, result.stop_reason) == (RunStatus.INCOMPLETE, StopReason.STEP_LIMIT)
+    assert [step.ok for step in web.steps] == [False] * len(NASTIEST)
+    assert all(
+        len(step.arguments) <= 32_000 and len(step.error or "") <= 2_400 for step in web.steps
+    )
+    failed = EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
+    assert not [event for event in history.events if event.event_type == failed]
+    decide_inputs = [request.model_dump_json() for request in web.decide_calls]
+    assert max(map(len, decide_inputs)) < 60_000, "the transcript keeps only capped calls"

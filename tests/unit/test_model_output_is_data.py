@@ -1,0 +1,222 @@
+"""Model output is data: a property-based fuzz of tool-call parsing and dispatch (no exception
+escapes, nothing unbounded is kept), and the pure rules that stand behind the gate."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from activities.markdown import as_text
+from activities.provider_errors import excerpt
+from runtime.settings import child_environment
+from workflows import contracts, gate
+from workflows.cleaning import MAX_ARGUMENT_CHARS, MAX_ERROR_CHARS, clean
+from workflows.dispatch import ToolDispatcher
+from workflows.models import Brief, Evidence, Finding, FinishArgs, SourceRef, ToolCall, Usage
+from workflows.state import RunState
+from workflows.substance import disagreement, distinctive_words, evidence_problem, figures
+from workflows.tools import ARGUMENT_MODELS, InvalidCall, bounded_call, parse_call
+
+BRIEF = Brief.model_validate(
+    {
+        "question": "How does Harbor Queue deal with failing messages?",
+        "questions": [
+            {"id": "Q1", "text": "How many delivery attempts before the dead-letter queue?"},
+            {"id": "Q2", "text": "What is the default visibility timeout?"},
+        ],
+        "allowed_hosts": ["docs.example"],
+    }
+)
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+names = st.sampled_from([*ARGUMENT_MODELS, "", "x" * 500]) | st.text(max_size=80)
+raw_arguments = st.one_of(
+    json_values.map(json.dumps),
+    st.text(max_size=400),
+    st.builds(lambda d: "[" * d + "]" * d, st.integers(0, 3_000)),
+    st.builds(lambda n: '{"offset": ' + "9" * n + "}", st.integers(1, 6_000)),
+    st.dictionaries(st.sampled_from(["query", "url", "source_id", "question_id", "claim",
+                                     "stance", "quote", "passage_id", "answer", "findings",
+                                     "offset", "find"]), json_values).map(json.dumps),
+)  # fmt: skip
+
+
+class Echo(BaseModel):
+    """What the stand-in activity caller hands back: an empty result of the asked type."""
+
+
+async def _no_activity(name: str, request: BaseModel, result_type: type[Any], **_: Any) -> Any:
+    if result_type is contracts.ReadPageResult:
+        return contracts.ReadPageResult(source=SourceRef(id="S1", url="https://docs.example/a"))
+    if result_type is contracts.RecordEvidenceResult:
+        return contracts.RecordEvidenceResult(error="refused")
+    return result_type()
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=names, arguments=raw_arguments)
+def test_any_call_becomes_a_validated_call_or_one_refusal(name: str, arguments: str) -> None:
+    call = bounded_call(ToolCall(name=name, arguments=arguments))
+    assert len(call.arguments) <= MAX_ARGUMENT_CHARS and clean(call.arguments) == call.arguments
+    try:
+        parsed = parse_call(call)
+    except InvalidCall as refusal:
+        assert len(str(refusal)) <= MAX_ERROR_CHARS
+        return
+    assert type(parsed) in ARGUMENT_MODELS.values()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=names, arguments=raw_arguments)
+def test_dispatch_never_raises_and_keeps_errors_short(name: str, arguments: str) -> None:
+    state = RunState.begin(BRIEF, NOW)
+    state.sources["S1"] = SourceRef(id="S1", url="https://docs.example/a")
+    tools = ToolDispatcher(state, "run", _no_activity, lambda: NOW)
+    handled = asyncio.run(tools.dispatch(bounded_call(ToolCall(name=name, arguments=arguments))))
+    assert handled.result.error is None or len(handled.result.error) <= MAX_ERROR_CHARS
+    assert len(handled.result.model_dump_json()) < 20_000
+
+
+@given(st.text())
+def test_cleaned_text_is_always_storable(text: str) -> None:
+    cleaned = clean(text)
+    assert "\x00" not in cleaned
+    cleaned.encode("utf-8")  # no lone surrogate left
+
+
+def test_usage_never_counts_below_zero_or_above_the_ceiling() -> None:
+    assert Usage(input_tokens=-2_000_000, output_tokens=5).counted() == 5
+    assert Usage(input_tokens=10**15, output_tokens=10**15).counted() == 2_000_000
+
+
+# ---------------------------------------------------------------- evidence must inform
+
+
+TERMS = distinctive_words(
+    BRIEF.questions[0].text, BRIEF.question, [q.text for q in BRIEF.questions]
+)
+
+
+def test_the_topic_is_not_a_distinctive_word() -> None:
+    assert "queue" not in TERMS and "harbor" not in TERMS
+    assert {"delivery", "attempt", "dead-letter"} <= set(TERMS)
+
+
+def test_a_two_word_quote_is_refused() -> None:
+    problem = evidence_problem("Harbor Queue", "", "c", TERMS)
+    assert problem is not None and problem.startswith("the quote is too short to inform")
+
+
+def test_an_unrelated_quote_is_refused_and_its_section_counts() -> None:
+    quote = "Set the limit comfortably above your slowest normal processing time."
+    assert evidence_problem(quote, "", "c", TERMS) is not None
+    assert evidence_problem(quote, "Delivery attempts", "c", TERMS) is None
+
+
+def test_a_claim_may_state_only_the_figures_of_its_quote() -> None:
+    quote = "After 5 delivery attempts the message moves to the dead-letter queue."
+    assert evidence_problem(quote, "", "Five: 5 attempts.", TERMS) is None
+    problem = evidence_problem(quote, "", "After 12 attempts.", TERMS)
+    assert problem is not None and problem.startswith("the claim states 12")
+
+
+def test_figures_and_conflicts() -> None:
+    assert figures("1,000 requests, 2.1 and 30.0 s, not E001 or Q2") == {"1000", "2.1", "30"}
+    assert disagreement("The timeout is 30 seconds.", "It is 60 s.") == ("30 seconds", "60 s")
+    assert disagreement("The timeout is 60 seconds.", "It is 1 minute.") is None
+    assert disagreement("After 5 attempts.", "Within 30 seconds.") is None, "different kinds"
+    assert disagreement("Retried 3 times.", "After 5 attempts.") is None, "different things"
+
+
+# ---------------------------------------------------------------- the gate's new rules
+
+
+def _evidence(eid: str, qid: str, sid: str, quote: str) -> Evidence:
+    return Evidence(id=eid, question_id=qid, source_id=sid, claim="c", stance="supports",
+                    quote=quote)  # fmt: skip
+
+
+SOURCES = {
+    sid: SourceRef(id=sid, url=f"https://docs.example/{sid}", content_hash=sid)
+    for sid in ("S1", "S2", "S3")
+}
+EVIDENCE = {
+    "E001": _evidence("E001", "Q1", "S1", "After 5 delivery attempts a message is dead-lettered."),
+    "E002": _evidence("E002", "Q2", "S2", "The default visibility timeout is 30 seconds."),
+    "E003": _evidence("E003", "Q2", "S3", "HarborQ's default visibility timeout is 60 seconds."),
+}
+
+
+def _report(limitations: str, answer: str = "Dead-lettered after 5 attempts.") -> FinishArgs:
+    return FinishArgs(
+        answer=answer,
+        findings=[
+            Finding(text="A message is dead-lettered after 5 delivery attempts.",
+                    evidence_ids=["E001"]),
+            Finding(text="The default visibility timeout is 30 seconds.", evidence_ids=["E002"]),
+        ],
+        limitations=limitations,
+    )  # fmt: skip
+
+
+def test_a_conflict_is_disclosed_only_by_the_whole_id() -> None:
+    for hidden in ("see XE003", "see E0031", "see E003a"):
+        verdict = gate.check(_report(hidden), EVIDENCE, SOURCES, BRIEF)
+        assert verdict.gaps == [
+            "conflicting evidence: E002 (30 seconds) and E003 (60 seconds) disagree on Q2; "
+            "cite or name both in the limitations"
+        ], hidden
+    assert gate.check(_report("Older posts (E003) say 60 s."), EVIDENCE, SOURCES, BRIEF).passed
+
+
+def test_a_mirror_never_conflicts_with_itself() -> None:
+    mirrored = {**SOURCES, "S3": SOURCES["S2"].model_copy(update={"id": "S3"})}
+    assert gate.conflicts(EVIDENCE, mirrored) == []
+
+
+def test_an_invented_figure_in_the_answer_is_a_gap() -> None:
+    verdict = gate.check(_report("E003 says 60 s.", answer="After 7 attempts."), EVIDENCE,
+                         SOURCES, BRIEF)  # fmt: skip
+    assert verdict.gaps == ["the answer states 7, which no cited evidence contains"]
+
+
+# ---------------------------------------------------------------- reports, secrets, children
+
+
+def test_model_text_cannot_open_any_markdown_structure() -> None:
+    rendered = as_text("### E9\n> quote\n- item\n1. one\n[x](http://e.example) <b> ![i](y) `c`")
+    for line in rendered.splitlines():
+        assert line[0] == "\\" or line[0].isalnum(), line
+    assert "http://" not in rendered, "no autolink"
+    assert re.search(r"(?<!\\)[\[\]<>`!]", rendered) is None, "every bracket is escaped"
+
+
+def test_every_form_of_a_secret_is_removed() -> None:
+    key = "sk-proj-AbCdEf0123456789XyZ"
+    encoded = "".join(f"%{ord(c):02x}" for c in key)
+    forms = [key, key.lower(), key.upper(), f"{key[:9]} {key[9:]}", f"{key[:5]}\n{key[5:]}",
+             encoded, "..." + key[-13:], key[:14] + "..."]  # fmt: skip
+    for form in forms:
+        kept = excerpt(f"bad request: {form} was refused", (key,))
+        assert kept.startswith("bad request: [redacted]"), form
+        assert kept.endswith("was refused"), form
+
+
+def test_child_processes_get_no_secret_variables() -> None:
+    env = child_environment(
+        {"PATH": "/bin", "OPENAI_API_KEY": "k", "AZURE_CLIENT_SECRET": "s", "GITHUB_TOKEN": "t",
+         "DATABASE_URL": "postgresql://u:p@h/d", "MY_PASSWORD": "p", "HOME": "/root"}
+    )  # fmt: skip
+    assert env == {"PATH": "/bin", "HOME": "/root"}
