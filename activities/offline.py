@@ -14,7 +14,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workflows.contracts import DecideInput
-from workflows.models import Decision, Question, ToolCall, Usage
+from workflows.models import (
+    Decision,
+    Question,
+    ReadPageArgs,
+    RecordEvidenceArgs,
+    SearchArgs,
+    ToolCall,
+    Usage,
+)
+from workflows.results import EvidenceData, GateFailed, PageWindow, SearchData
 from workflows.substance import keywords
 from workflows.tools import FINISH_RESEARCH, READ_PAGE, RECORD_EVIDENCE, SEARCH_WEB
 
@@ -41,36 +50,34 @@ class Seen:
 def observe(request: DecideInput) -> Seen:
     seen = Seen()
     for entry in request.transcript:
-        args = entry.args or {}
-        data = entry.result.data or {}
-        if entry.call.name == SEARCH_WEB and entry.result.ok:
-            seen.searches[str(args.get("query", ""))] = [hit["url"] for hit in data["results"]]
-        elif entry.call.name == READ_PAGE:
-            _observe_read(seen, args, entry.result.ok, data)
-        elif entry.call.name == RECORD_EVIDENCE and entry.result.ok:
+        args, data = entry.args, entry.result.data
+        if isinstance(args, SearchArgs) and isinstance(data, SearchData):
+            seen.searches[args.query] = [hit.url for hit in data.results]
+        elif isinstance(args, ReadPageArgs):
+            _observe_read(seen, args, data)
+        elif isinstance(args, RecordEvidenceArgs) and isinstance(data, EvidenceData):
             _observe_evidence(seen, args, data)
-        elif entry.call.name == FINISH_RESEARCH and not entry.result.ok:
-            seen.gaps = list(data.get("gaps", []))
+        elif isinstance(data, GateFailed):
+            seen.gaps = list(data.gaps)
     return seen
 
 
-def _observe_read(seen: Seen, args: dict[str, Any], ok: bool, data: dict[str, Any]) -> None:
-    if not ok:
-        seen.failed_urls.add(str(args.get("url", "")))
+def _observe_read(seen: Seen, args: ReadPageArgs, data: object) -> None:
+    if not isinstance(data, PageWindow):  # refused, or the page could not be read
+        seen.failed_urls.add(args.url or "")
         return
-    seen.read_urls[data["url"]] = data["source_id"]
-    seen.next_offsets[data["source_id"]] = data.get("next_offset")
-    for passage in data.get("passages", []):
-        seen.passages[passage["id"]] = (data["source_id"], passage["text"])
+    seen.read_urls[data.url] = data.source_id
+    seen.next_offsets[data.source_id] = data.next_offset
+    for passage in data.passages:
+        seen.passages[passage.id] = (data.source_id, passage.text)
 
 
-def _observe_evidence(seen: Seen, args: dict[str, Any], data: dict[str, Any]) -> None:
-    evidence_id = data["evidence_id"]
-    seen.evidence.setdefault(str(args["question_id"]), []).append(evidence_id)
-    seen.used_passages.add(str(args.get("passage_id", "")))
-    seen.cited_sources.add(str(args["source_id"]))
-    seen.claims[evidence_id] = str(args.get("claim", ""))
-    seen.conflicts += [str(sentence) for sentence in data.get("conflicts", [])]
+def _observe_evidence(seen: Seen, args: RecordEvidenceArgs, data: EvidenceData) -> None:
+    seen.evidence.setdefault(args.question_id, []).append(data.evidence_id)
+    seen.used_passages.add(args.passage_id or "")
+    seen.cited_sources.add(args.source_id)
+    seen.claims[data.evidence_id] = args.claim
+    seen.conflicts += data.conflicts
 
 
 def decide_offline(request: DecideInput) -> Decision:

@@ -11,6 +11,7 @@ from typing import Any
 
 from workflows.contracts import DecideInput
 from workflows.models import Brief, ToolResult, TranscriptEntry
+from workflows.results import PageWindow
 
 SYSTEM_RULES = """You are a careful research agent. You answer an engineer's question using only \
 evidence recorded from pages on the allowed hosts.
@@ -82,13 +83,12 @@ def _turn(entry: TranscriptEntry) -> list[dict[str, Any]]:
 
 def render_result(result: ToolResult) -> str:
     """The envelope as JSON, with any page passages moved into an untrusted block."""
-    data = dict(result.data or {})
-    passages = data.pop("passages", None)
     envelope = result.model_dump(mode="json")
-    envelope["data"] = data or None
+    window = result.data if isinstance(result.data, PageWindow) else None
+    if window is not None:
+        envelope["data"].pop("passages")
     text = json.dumps(envelope, ensure_ascii=False)
-    if not passages:
+    if window is None or not window.passages:
         return text
-    body = "\n\n".join(f"[{p['id']} offset={p.get('offset', 0)}] {p['text']}" for p in passages)
-    source = data.get("source_id", "")
-    return f'{text}\n<untrusted_page source="{source}">\n{body}\n</untrusted_page>'
+    body = "\n\n".join(f"[{p.id} offset={p.offset}] {p.text}" for p in window.passages)
+    return f'{text}\n<untrusted_page source="{window.source_id}">\n{body}\n</untrusted_page>'

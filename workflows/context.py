@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from workflows.models import TranscriptEntry
-from workflows.tools import READ_PAGE
+from workflows.results import PageWindow, WindowPassage
 
 COMPACTED = "[compacted to save context: read_page this source again to see it]"
 
@@ -32,15 +32,18 @@ def compact(transcript: list[TranscriptEntry], budget_chars: int) -> list[Transc
 
 
 def _has_passages(entry: TranscriptEntry) -> bool:
-    data = entry.result.data or {}
-    return entry.call.name == READ_PAGE and bool(data.get("passages"))
+    data = entry.result.data
+    return isinstance(data, PageWindow) and bool(data.passages)
 
 
 def _without_text(entry: TranscriptEntry) -> TranscriptEntry:
-    data = dict(entry.result.data or {})
-    data["passages"] = [
-        {"id": passage["id"], "offset": passage.get("offset", 0), "text": COMPACTED}
-        for passage in data["passages"]
+    data = entry.result.data
+    assert isinstance(data, PageWindow)
+    passages = [
+        WindowPassage(id=passage.id, offset=passage.offset, text=COMPACTED)
+        for passage in data.passages
     ]
-    result = entry.result.model_copy(update={"data": data})
+    result = entry.result.model_copy(
+        update={"data": data.model_copy(update={"passages": passages})}
+    )
     return entry.model_copy(update={"result": result})

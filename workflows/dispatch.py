@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -22,11 +22,22 @@ from workflows.models import (
     SearchArgs,
     SourceRef,
     StopReason,
+    ToolArgs,
     ToolCall,
     ToolResult,
 )
+from workflows.results import (
+    EvidenceData,
+    GateFailed,
+    GatePassed,
+    PageWindow,
+    SearchData,
+    SearchResultItem,
+    ToolData,
+    WindowPassage,
+)
 from workflows.state import RunState
-from workflows.tools import READ_PAGE, RECORD_EVIDENCE, SEARCH_WEB, InvalidCall, parse_call
+from workflows.tools import InvalidCall, parse_call
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
@@ -45,7 +56,7 @@ class Handled(BaseModel):
 
     result: ToolResult
     outcome: Outcome | None = None
-    args: dict[str, Any] | None = None
+    args: ToolArgs | None = None
 
 
 class ActivityCaller(Protocol):
@@ -69,19 +80,18 @@ class ToolDispatcher:
             args = parse_call(call)
         except InvalidCall as error:
             return Handled(result=self.result(ok=False, error=str(error)))
-        kept = args.model_dump(mode="json")
         try:
             if isinstance(args, SearchArgs):
-                return Handled(result=await self._search(args), args=kept)
+                return Handled(result=await self._search(args), args=args)
             if isinstance(args, ReadPageArgs):
-                return Handled(result=await self._read(args), args=kept)
+                return Handled(result=await self._read(args), args=args)
             if isinstance(args, RecordEvidenceArgs):
-                return Handled(result=await self._record_evidence(args), args=kept)
+                return Handled(result=await self._record_evidence(args), args=args)
             assert isinstance(args, FinishArgs)
             result, outcome = self._finish(args)
-            return Handled(result=result, outcome=outcome, args=kept)
+            return Handled(result=result, outcome=outcome, args=args)
         except InvalidCall as error:
-            return Handled(result=self.result(ok=False, error=str(error)), args=kept)
+            return Handled(result=self.result(ok=False, error=str(error)), args=args)
 
     async def _search(self, args: SearchArgs) -> ToolResult:
         state = self._state
@@ -100,9 +110,12 @@ class ToolDispatcher:
         )
         for hit in found.hits:
             state.discovered.setdefault(hit.url, hit)
-        results = [hit.model_dump(include={"url", "title", "snippet"}) for hit in found.hits]
+        results = [
+            SearchResultItem(url=hit.url, title=hit.title, snippet=hit.snippet)
+            for hit in found.hits
+        ]
         note = "snippets are for discovery only: read a page before recording evidence"
-        return self.result(data={"results": results, "note": note}, insufficient=not results)
+        return self.result(data=SearchData(results=results, note=note), insufficient=not results)
 
     async def _read(self, args: ReadPageArgs) -> ToolResult:
         state = self._state
@@ -151,19 +164,17 @@ class ToolDispatcher:
             return self.result(ok=False, error=recorded.error or "evidence refused")
         state = self._state
         state.evidence[evidence_id] = recorded.evidence
-        data: dict[str, Any] = {"evidence_id": evidence_id, "quote": recorded.evidence.quote}
-        found = [
-            conflict
+        found = [  # the host's own check: the report must disclose both sides
+            conflict.sentence()
             for conflict in gate.conflicts(state.evidence, state.sources)
             if evidence_id in (conflict.first, conflict.second)
         ]
-        if found:  # the host's own check: the report must disclose both sides
-            data["conflicts"] = [conflict.sentence() for conflict in found]
+        data = EvidenceData(evidence_id=evidence_id, quote=recorded.evidence.quote, conflicts=found)
         return self.result(data=data)
 
     def _finish(self, args: FinishArgs) -> tuple[ToolResult, Outcome | None]:
         state = self._state
-        state.counters.finish_attempts += 1
+        left = state.take_finish_attempt()
         verdict = gate.check(args, state.evidence, state.sources, state.brief)
         if verdict.passed:
             report = Report(
@@ -177,16 +188,15 @@ class ToolDispatcher:
                 stop_reason=StopReason.COVERAGE_GATE_PASSED,
                 report=report,
             )
-            return self.result(data={"passed": True}), outcome
-        left = state.limits.max_finish_attempts - state.counters.finish_attempts
+            return self.result(data=GatePassed(passed=True)), outcome
         result = self.result(
             ok=False,
             error="the coverage gate failed",
-            data={
-                "gaps": verdict.gaps,
-                "finish_attempts_left": left,
-                "unread_urls": state.unread_urls()[:10],
-            },
+            data=GateFailed(
+                gaps=verdict.gaps,
+                finish_attempts_left=left,
+                unread_urls=state.unread_urls()[:10],
+            ),
         )
         if left <= 0:
             detail = "; ".join(verdict.gaps)
@@ -201,7 +211,7 @@ class ToolDispatcher:
         self,
         *,
         ok: bool = True,
-        data: dict[str, Any] | None = None,
+        data: ToolData | None = None,
         error: str | None = None,
         insufficient: bool = False,
     ) -> ToolResult:
@@ -214,40 +224,32 @@ class ToolDispatcher:
         )
 
 
-def _window(page: contracts.ReadPageResult) -> dict[str, Any]:
+def _window(page: contracts.ReadPageResult) -> PageWindow:
     source: SourceRef = page.source
-    return {
-        "source_id": source.id,
-        "url": source.url,
-        "title": source.title,
-        "passages": [
-            {"id": p.id, "offset": p.start, "section": p.section, "text": p.text}
+    return PageWindow(
+        source_id=source.id,
+        url=source.url,
+        title=source.title,
+        passages=[
+            WindowPassage(id=p.id, offset=p.start, section=p.section, text=p.text)
             for p in page.passages
         ],
-        "next_offset": page.next_offset,
-        "total_chars": page.total_chars,
-        "truncated": page.truncated,
-    }
+        next_offset=page.next_offset,
+        total_chars=page.total_chars,
+        truncated=page.truncated,
+    )
 
 
-def describe_step(call: ToolCall, result: ToolResult, args: dict[str, Any] | None) -> str:
+def describe_step(call: ToolCall, result: ToolResult, args: ToolArgs | None) -> str:
     """One short line for progress displays: `read S2 docs.example/page (6 passages)`."""
     if not result.ok:
         return f"{echo(call.name) or '(no tool call)'}: {result.error}"[:200]
-    data = result.data or {}
-    if call.name == SEARCH_WEB:
-        query = echo(_argument(args, "query"), 50)
-        return f"search {query!r}: {len(data.get('results', []))} results"
-    if call.name == READ_PAGE:
-        url = str(data.get("url", "")).split("://", 1)[-1]
-        return f"read {data.get('source_id')} {url} ({len(data.get('passages', []))} passages)"
-    if call.name == RECORD_EVIDENCE:
-        return (
-            f"record {data.get('evidence_id')} for {_argument(args, 'question_id')} "
-            f"from {_argument(args, 'source_id')}"
-        )
+    data = result.data
+    if isinstance(data, SearchData) and isinstance(args, SearchArgs):
+        return f"search {echo(args.query, 50)!r}: {len(data.results)} results"
+    if isinstance(data, PageWindow):
+        url = data.url.split("://", 1)[-1]
+        return f"read {data.source_id} {url} ({len(data.passages)} passages)"
+    if isinstance(data, EvidenceData) and isinstance(args, RecordEvidenceArgs):
+        return f"record {data.evidence_id} for {args.question_id} from {args.source_id}"
     return "finish: the coverage gate passed"
-
-
-def _argument(args: dict[str, Any] | None, name: str) -> str:
-    return str((args or {}).get(name) or "")[:80]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from workflows.hosts import host_allowed, normalise_host
+from workflows.results import ToolData
 
 TASK_QUEUE = "research"
 
@@ -180,7 +181,7 @@ class ToolResult(BaseModel):
     """The one envelope every tool returns to the model."""
 
     ok: bool
-    data: dict[str, Any] | None = None
+    data: ToolData | None = None
     error: str | None = None
     insufficient: bool = False
     budget: Budget = Field(default_factory=Budget)
@@ -233,15 +234,6 @@ class Decision(BaseModel):
     parallel_tool_calls: bool = False
     # How many calls the model sent, when more than `tool_calls` keeps (0: as many as kept).
     tool_calls_sent: int = 0
-
-
-class TranscriptEntry(BaseModel):
-    step: int
-    call: ToolCall
-    result: ToolResult
-    # The validated arguments (the argument model as JSON); None when the call was refused
-    # before they were valid. Readers use these, never the raw text.
-    args: dict[str, Any] | None = None
 
 
 # ---------------------------------------------------------------- tool arguments
@@ -309,6 +301,18 @@ class FinishArgs(BaseModel):
     answer: str = Field(min_length=1)
     findings: list[Finding] = Field(default_factory=list)
     limitations: str = ""
+
+
+ToolArgs = SearchArgs | ReadPageArgs | RecordEvidenceArgs | FinishArgs
+
+
+class TranscriptEntry(BaseModel):
+    step: int
+    call: ToolCall
+    result: ToolResult
+    # The validated arguments; None when the call was refused before they were valid. Readers
+    # use these, never the raw text.
+    args: ToolArgs | None = None
 
 
 # ---------------------------------------------------------------- ledger-facing records

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 from temporalio import workflow
@@ -33,10 +33,12 @@ with workflow.unsafe.imports_passed_through():
         SeedUrlsInput,
         StepNote,
         StopReason,
+        ToolArgs,
         ToolCall,
         ToolResult,
         TranscriptEntry,
     )
+    from workflows.results import GateFailed
     from workflows.state import RunState
     from workflows.tools import bounded_call
 
@@ -159,10 +161,9 @@ class ResearchWorkflow:
         return self._state.limits.max_context_chars - fixed
 
     async def _decide(self, transcript: list[TranscriptEntry], chars: int) -> Decision | Outcome:
-        self._state.counters.model_calls += 1
         request = contracts.DecideInput(
             run_id=self._run_id,
-            turn=self._state.counters.model_calls,
+            turn=self._state.take_model_call(),
             brief=self._state.brief,
             transcript=transcript,
             guidance=list(self._state.guidance),
@@ -195,14 +196,14 @@ class ResearchWorkflow:
         problem = _malformed(decision)
         if problem:
             call = ToolCall(name="", arguments=clean(decision.text, MAX_TEXT_CHARS))
-            self._state.counters.steps += 1
+            self._state.take_step()
             await self._record(call, self._tools.result(ok=False, error=problem), None)
             return None
         for index, requested in enumerate(decision.tool_calls):
             stop = self._state.tripped(workflow.now()) if index else None
             if stop is not None:  # a later call of a parallel turn meets a bound
                 return await self._stopped(stop)
-            self._state.counters.steps += 1
+            self._state.take_step()
             call = bounded_call(requested)
             handled = await self._tools.dispatch(call)
             if handled.args is None:  # refused unread: junk may not fill the model's context
@@ -212,9 +213,7 @@ class ResearchWorkflow:
                 return handled.outcome
         return None
 
-    async def _record(
-        self, call: ToolCall, result: ToolResult, args: dict[str, Any] | None
-    ) -> None:
+    async def _record(self, call: ToolCall, result: ToolResult, args: ToolArgs | None) -> None:
         state = self._state
         state.transcript.append(
             TranscriptEntry(step=state.counters.steps, call=call, result=result, args=args)
@@ -408,7 +407,6 @@ def _malformed(decision: Decision) -> str:
 
 def _step_error(result: ToolResult) -> str | None:
     """The ledger's step error: the tool's, with the gate's gaps when a finish failed."""
-    gaps = (result.data or {}).get("gaps") if not result.ok else None
-    if result.error is None or not gaps:
+    if result.error is None or not isinstance(result.data, GateFailed):
         return result.error
-    return clean(f"{result.error}: {'; '.join(map(str, gaps))}", 4 * MAX_ERROR_CHARS)
+    return clean(f"{result.error}: {'; '.join(result.data.gaps)}", 4 * MAX_ERROR_CHARS)

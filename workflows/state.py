@@ -72,6 +72,21 @@ class RunState(BaseModel):
             return StopReason.DEADLINE
         return None
 
+    def take_step(self) -> int:
+        """Spend one step (every tool call, valid or not, and every malformed turn): its number."""
+        self.counters.steps += 1
+        return self.counters.steps
+
+    def take_model_call(self) -> int:
+        """Count one model turn: its 1-based number, the ledger key of the call."""
+        self.counters.model_calls += 1
+        return self.counters.model_calls
+
+    def take_finish_attempt(self) -> int:
+        """Spend one finish attempt: how many are left after it."""
+        self.counters.finish_attempts += 1
+        return self.limits.max_finish_attempts - self.counters.finish_attempts
+
     def add_usage(self, usage: Usage) -> None:
         """Count a model turn's tokens: a negative or absurd report cannot defeat the bound."""
         self.counters.tokens += usage.counted()

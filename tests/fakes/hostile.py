@@ -60,6 +60,17 @@ def _record(
     )
 
 
+def _quote(question: str, source: str, quote: str, claim: str) -> Callable[[list[Message]], Reply]:
+    return lambda _: tool(
+        "record_evidence",
+        question_id=question,
+        source_id=source,
+        quote=quote,
+        claim=claim,
+        stance="supports",
+    )
+
+
 INVENTED = tool(
     "finish_research",
     answer="Harbor Queue makes 12 delivery attempts and hides a message for 90 seconds.",
@@ -77,29 +88,13 @@ def thin_quotes() -> Script:
     return scripted(
         [
             *_read_both(),
-            lambda _: tool(
-                "record_evidence",
-                question_id="Q1",
-                source_id="S1",
-                quote="Harbor Queue",
-                claim="Harbor Queue makes 12 delivery attempts.",
-                stance="supports",
-            ),
-            lambda _: tool(
-                "record_evidence",
-                question_id="Q2",
-                source_id="S2",
-                quote="Harbor Queue",
-                claim="The default visibility timeout is 90 seconds.",
-                stance="supports",
-            ),
-            lambda _: tool(
-                "record_evidence",
-                question_id="Q1",
-                source_id="S2",
-                quote="Set the timeout comfortably above your slowest normal processing time",
-                claim="Harbor Queue makes 12 delivery attempts.",
-                stance="supports",
+            _quote("Q1", "S1", "Harbor Queue", "Harbor Queue makes 12 delivery attempts."),
+            _quote("Q2", "S2", "Harbor Queue", "The default visibility timeout is 90 seconds."),
+            _quote(
+                "Q1",
+                "S2",
+                "Set the timeout comfortably above your slowest normal processing time",
+                "Harbor Queue makes 12 delivery attempts.",
             ),
         ],
         then=INVENTED,

@@ -13,7 +13,7 @@ import json
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, LiteralString
 
 import psycopg
 import pytest
@@ -87,14 +87,15 @@ async def assert_no_failed_workflow_task(client: Client, run_id: str) -> None:
     assert max(sizes, default=0) < 200_000, "a payload of model input grew near Temporal's limits"
 
 
-def steps(pg_url: str, run_id: str) -> list[dict[str, Any]]:
+def rows(pg_url: str, query: LiteralString, run_id: str) -> list[dict[str, Any]]:
     with psycopg.connect(pg_url) as conn, conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
-        cur.execute(
-            "SELECT step, tool, ok, error, arguments FROM research.steps WHERE run_id = %s "
-            "ORDER BY step",
-            (run_id,),
-        )
+        cur.execute(query, (run_id,))
         return cur.fetchall()
+
+
+def steps(pg_url: str, run_id: str) -> list[dict[str, Any]]:
+    query = "SELECT step, tool, ok, error, arguments FROM research.steps WHERE run_id = %s"
+    return rows(pg_url, query + " ORDER BY step", run_id)
 
 
 def errors(pg_url: str, run_id: str) -> list[str]:
@@ -102,13 +103,11 @@ def errors(pg_url: str, run_id: str) -> list[str]:
 
 
 def model_calls(pg_url: str, run_id: str) -> list[dict[str, Any]]:
-    with psycopg.connect(pg_url) as conn, conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
-        cur.execute(
-            "SELECT turn, input_tokens, output_tokens, estimated, usage_note, text "
-            "FROM research.model_calls WHERE run_id = %s ORDER BY turn",
-            (run_id,),
-        )
-        return cur.fetchall()
+    query = (
+        "SELECT turn, input_tokens, output_tokens, estimated, usage_note, text "
+        "FROM research.model_calls WHERE run_id = %s ORDER BY turn"
+    )
+    return rows(pg_url, query, run_id)
 
 
 def all_rows_text(pg_url: str, run_id: str) -> str:

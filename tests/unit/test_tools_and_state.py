@@ -26,6 +26,7 @@ from workflows.models import (
     ToolResult,
     TranscriptEntry,
 )
+from workflows.results import PageWindow, SearchData, SearchResultItem, WindowPassage
 from workflows.state import ReadTarget, RunState
 from workflows.tools import InvalidCall, parse_call
 
@@ -357,11 +358,12 @@ def test_extend_refuses_lowering_and_values_above_ceilings(
 
 
 def window(step: int, source_id: str, chars: int) -> TranscriptEntry:
-    passages = [{"id": f"{source_id}.P1", "offset": 0, "section": "", "text": "x" * chars}]
+    passages = [WindowPassage(id=f"{source_id}.P1", text="x" * chars)]
+    data = PageWindow(source_id=source_id, url=f"{SEED}/{source_id}", passages=passages)
     return TranscriptEntry(
         step=step,
         call=tool_call("read_page", {"source_id": source_id}),
-        result=ToolResult(ok=True, data={"source_id": source_id, "passages": passages}),
+        result=ToolResult(ok=True, data=data),
     )
 
 
@@ -369,14 +371,16 @@ def search(step: int) -> TranscriptEntry:
     return TranscriptEntry(
         step=step,
         call=tool_call("search_web", {"query": "ttl"}),
-        result=ToolResult(ok=True, data={"results": [{"url": SEED, "snippet": "y" * 300}]}),
+        result=ToolResult(
+            ok=True, data=SearchData(results=[SearchResultItem(url=SEED, snippet="y" * 300)])
+        ),
     )
 
 
 def texts(transcript: list[TranscriptEntry]) -> list[str]:
     return [
-        (entry.result.data or {})["passages"][0]["text"][:10]
-        if entry.call.name == "read_page"
+        entry.result.data.passages[0].text[:10]
+        if isinstance(entry.result.data, PageWindow)
         else entry.call.name
         for entry in transcript
     ]
@@ -394,10 +398,11 @@ def test_the_oldest_window_is_compacted_first() -> None:
 
     assert texts(compacted) == [context.COMPACTED[:10], "search_web", "x" * 10, "x" * 10]
     assert context.size(compacted) <= context.size(TRANSCRIPT) - 500
-    assert compacted[0].result.data == {
-        "source_id": "S1",
-        "passages": [{"id": "S1.P1", "offset": 0, "text": context.COMPACTED}],
-    }
+    assert compacted[0].result.data == PageWindow(
+        source_id="S1",
+        url=f"{SEED}/S1",
+        passages=[WindowPassage(id="S1.P1", offset=0, text=context.COMPACTED)],
+    )
     assert TRANSCRIPT[0] == window(1, "S1", 1_000), "the run's own transcript is untouched"
 
 

@@ -21,6 +21,7 @@ from tests.workflow.harness import (
 )
 from workflows.context import COMPACTED
 from workflows.models import Brief, Decision, RunResult, RunStatus, StopReason, ToolResult
+from workflows.results import PageWindow
 
 SEARCH = call("search_web", query="timeout attempts")
 READ_A = call("read_page", url=PAGE_A)
@@ -126,7 +127,8 @@ async def test_page_fetches_past_the_budget_are_refused_but_stored_pages_stay_re
     assert refused.budget.pages_left == 0
     reread = result_of_step(web, 4)
     assert reread.ok and reread.data is not None
-    assert [p["id"] for p in reread.data["passages"]] == ["S1.P2"]
+    assert isinstance(reread.data, PageWindow)
+    assert [p.id for p in reread.data.passages] == ["S1.P2"]
     assert web.fetches == [PAGE_A], "re-reading a stored source does not fetch again"
     assert result.counters.page_fetches == 1
     assert [step.ok for step in web.steps] == [True, True, False, True, True]
@@ -243,7 +245,8 @@ async def test_finish_attempts_exhausted_after_three_failed_submissions(client: 
     for step, left in [(4, 2), (5, 1)]:
         failed = result_of_step(web, step)
         assert failed.error == "the coverage gate failed"
-        assert failed.data == {
+        assert failed.data is not None
+        assert failed.data.model_dump() == {
             "gaps": gaps,
             "finish_attempts_left": left,
             "unread_urls": [PAGE_B],
@@ -281,7 +284,7 @@ async def test_older_windows_are_compacted_so_the_run_goes_on(client: Client) ->
 
     assert_stopped(web, result, StopReason.STEP_LIMIT, ["Q1", "Q2"])
     shown = web.decide_calls[-1]
-    windows = [entry.result.data for entry in shown.transcript if entry.call.name == "read_page"]
-    texts = [window["passages"][0]["text"][:9] for window in windows if window]
+    windows = [entry.result.data for entry in shown.transcript]
+    texts = [window.passages[0].text[:9] for window in windows if isinstance(window, PageWindow)]
     assert texts == [COMPACTED[:9], "timeout 2", "timeout 3"]
     assert shown.context_chars <= 5_000

@@ -48,6 +48,7 @@ from workflows.models import (
     StopReason,
 )
 from workflows.research import ResearchWorkflow
+from workflows.results import PageWindow
 
 SEARCH = call("search_web", query="timeout attempts")
 READ_A = call("read_page", url=PAGE_A)
@@ -189,7 +190,7 @@ async def test_add_seed_urls_makes_an_allowed_url_readable(client: Client) -> No
     results = [entry.result for entry in web.decide_calls[-1].transcript]
     assert results[0].error == f"{PAGE_A} is neither a seed URL nor a search result: search first"
     assert results[1].ok and results[1].data is not None
-    assert results[1].data["source_id"] == "S1"
+    assert isinstance(results[1].data, PageWindow) and results[1].data.source_id == "S1"
     assert results[2].error == (
         "https://evil.example/x is not on an allowed host (a.example, b.example)"
     )

@@ -31,6 +31,7 @@ from workflows.models import (
     TranscriptEntry,
     Usage,
 )
+from workflows.results import GateFailed
 
 SEARCH = call("search_web", query="timeout attempts")
 READ_A = call("read_page", url=PAGE_A)
@@ -112,7 +113,8 @@ async def test_a_fabricated_quote_is_refused_naming_the_source(client: Client) -
     assert not refused.ok
     assert refused.error is not None and refused.error.startswith("quote not found verbatim in S1")
     accepted = result_of_step(web, 4)
-    assert accepted.data == {
+    assert accepted.data is not None
+    assert accepted.data.model_dump() == {
         "evidence_id": "E001",
         "quote": "default timeout of a queue message is 30",
     }
@@ -151,7 +153,9 @@ async def test_a_passage_id_records_the_exact_stored_text(client: Client) -> Non
 
     result = await run(client, web, script, make_brief(max_steps=4))
 
-    assert result_of_step(web, 3).data == {
+    data = result_of_step(web, 3).data
+    assert data is not None
+    assert data.model_dump() == {
         "evidence_id": "E001",
         "quote": "The default timeout of a queue message is 30 seconds.",
     }
@@ -176,7 +180,8 @@ async def test_the_run_completes_only_when_the_gate_passes(client: Client) -> No
     early = result_of_step(web, 4)
     assert early.error == "the coverage gate failed"
     assert early.data is not None
-    assert "required question Q2 has no cited evidence: attempts" in early.data["gaps"]
+    assert isinstance(early.data, GateFailed)
+    assert "required question Q2 has no cited evidence: attempts" in early.data.gaps
     assert (result.status, result.stop_reason) == (
         RunStatus.COMPLETED,
         StopReason.COVERAGE_GATE_PASSED,
