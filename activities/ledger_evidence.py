@@ -33,15 +33,21 @@ WHERE run_id = %s AND source_id = %s
 """
 
 _SELECT_PASSAGE = """
-SELECT passage_id, start_offset, end_offset, text, section
-FROM research.passages
+SELECT passage_id, start_offset, end_offset, text, section || ' ' || coalesce((
+           SELECT before.text FROM research.passages before
+           WHERE before.run_id = p.run_id AND before.source_id = p.source_id
+             AND before.passage_no = p.passage_no - 1), '') AS context
+FROM research.passages p
 WHERE run_id = %s AND source_id = %s AND passage_id = %s
 """
 
 # The passage a quote starts in (the first one ending after its start offset).
 _SELECT_PASSAGE_AT = """
-SELECT passage_id, section
-FROM research.passages
+SELECT passage_id, section || ' ' || coalesce((
+           SELECT before.text FROM research.passages before
+           WHERE before.run_id = p.run_id AND before.source_id = p.source_id
+             AND before.passage_no = p.passage_no - 1), '') AS context
+FROM research.passages p
 WHERE run_id = %s AND source_id = %s AND end_offset > %s
 ORDER BY passage_no
 LIMIT 1
@@ -68,8 +74,8 @@ async def insert_evidence(conn: Connection, request: RecordEvidenceInput) -> Rec
     if stored is not None:
         return RecordEvidenceResult(evidence=_evidence(stored))
     try:
-        evidence, section = await _proven(conn, request)
-        problem = evidence_problem(evidence.quote, section, evidence.claim, request.terms)
+        evidence, context = await _proven(conn, request)
+        problem = evidence_problem(evidence.quote, context, evidence.claim, request.terms)
         if problem is not None:
             raise EvidenceRefused(problem)
     except EvidenceRefused as refused:
@@ -83,8 +89,8 @@ async def load_evidence(conn: Connection, run_id: str) -> list[Evidence]:
 
 
 async def _proven(conn: Connection, request: RecordEvidenceInput) -> tuple[Evidence, str]:
-    """The evidence with its quote copied from the snapshot and the section heading it sits
-    under, or EvidenceRefused."""
+    """The evidence with its quote copied from the snapshot and the page text it sits under
+    (section heading, the paragraph before), or EvidenceRefused."""
     source = await fetch_one(conn, _SELECT_SNAPSHOT, (request.run_id, request.source_id))
     if source is None:
         raise EvidenceRefused(
@@ -109,7 +115,7 @@ async def _from_passage(
     evidence = _new_evidence(
         request, row["text"], row["passage_id"], row["start_offset"], row["end_offset"]
     )
-    return evidence, row["section"]
+    return evidence, row["context"]
 
 
 def _unknown_passage(source_id: str, wanted: str, passage_count: int) -> str:
@@ -133,8 +139,8 @@ async def _from_quote(
     start, end = span
     row = await fetch_one(conn, _SELECT_PASSAGE_AT, (request.run_id, request.source_id, start))
     passage = row["passage_id"] if row is not None else None
-    section = row["section"] if row is not None else ""
-    return _new_evidence(request, snapshot[start:end], passage, start, end), section
+    context = row["context"] if row is not None else ""
+    return _new_evidence(request, snapshot[start:end], passage, start, end), context
 
 
 def _new_evidence(

@@ -14,28 +14,11 @@ from __future__ import annotations
 
 import re
 
-from workflows.cleaning import clean
+from workflows.cleaning import as_text, clean
 from workflows.models import Evidence, Report, RunStatus, SourceRef, StopReason
-
-# Inline characters that start Markdown or HTML constructs; `:` and `.` only where they would
-# start an autolink (scheme://, www.).
-_INLINE = re.compile(r"([\\`*{}\[\]<>|!~&#]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
-_AUTOLINK = re.compile(r"(?i)(\w)(://)|\b(www)(\.)")
-_BLOCK_START = re.compile(r"^(\s*)(\d*)([-+=>.)])")  # "- item", "> quote", "1. item", "==="
 
 MODEL_LABEL = "*Written by the model; every finding was checked against the quotes below.*"
 COMPOSED_LABEL = "*Composed by the host from the recorded evidence only.*"
-
-
-def as_text(text: str) -> str:
-    """Model or page text as Markdown that renders as exactly that text: no markup at all."""
-    lines = []
-    for line in clean(text).splitlines():
-        line = _INLINE.sub(r"\\\1", line)
-        line = _AUTOLINK.sub(lambda m: f"{m[1] or m[3]}\\{m[2] or m[4]}", line)
-        line = _BLOCK_START.sub(lambda m: f"{m[1]}{m[2]}\\{m[3]}", line.strip())
-        lines.append(line)
-    return "\n".join(line for line in lines if line)
 
 
 def _one_line(text: str) -> str:

@@ -20,6 +20,8 @@ MAX_ERROR_CHARS = 600  # a tool error sent back to the model (it may repeat mode
 MAX_ECHO_CHARS = 60  # one piece of model input quoted inside an error
 
 _UNSAFE = re.compile(r"[\x00\ud800-\udfff]")
+# Control characters other than line breaks and tabs: a terminal would obey them (ANSI escapes).
+_CONTROL = re.compile(r"[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _REPLACEMENT = "\ufffd"
 
 
@@ -47,5 +49,24 @@ def clean_value(value: Any) -> Any:
 
 def echo(text: str, limit: int = MAX_ECHO_CHARS) -> str:
     """A piece of model input fit to quote in an error: cleaned, one line, shortened."""
-    line = " ".join(clean(text[: limit * 4]).split())
+    line = " ".join(_CONTROL.sub(_REPLACEMENT, clean(text[: limit * 4])).split())
     return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+# Inline characters that start Markdown or HTML constructs; `:` and `.` only where they would
+# start an autolink (scheme://, www.).
+_INLINE = re.compile(r"([\\`*{}\[\]<>|!~&#]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+_AUTOLINK = re.compile(r"(?i)(\w)(://)|\b(www)(\.)")
+_BLOCK_START = re.compile(r"^(\s*)(\d*)([-+=>.)])")  # "- item", "> quote", "1. item", "==="
+
+
+def as_text(text: str) -> str:
+    """Model or page text as Markdown that renders as exactly that text: no markup at all, and
+    no control character a terminal would obey."""
+    lines = []
+    for line in _CONTROL.sub(_REPLACEMENT, clean(text)).splitlines():
+        line = _INLINE.sub(r"\\\1", line)
+        line = _AUTOLINK.sub(lambda m: f"{m[1] or m[3]}\\{m[2] or m[4]}", line)
+        line = _BLOCK_START.sub(lambda m: f"{m[1]}{m[2]}\\{m[3]}", line.strip())
+        lines.append(line)
+    return "\n".join(line for line in lines if line)

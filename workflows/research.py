@@ -14,7 +14,13 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 
 with workflow.unsafe.imports_passed_through():
     from workflows import context, contracts, gate
-    from workflows.cleaning import MAX_CALLS_PER_TURN, MAX_ERROR_CHARS, MAX_TEXT_CHARS, clean
+    from workflows.cleaning import (
+        MAX_CALLS_PER_TURN,
+        MAX_ERROR_CHARS,
+        MAX_TEXT_CHARS,
+        as_text,
+        clean,
+    )
     from workflows.composer import compose
     from workflows.dispatch import Outcome, ToolDispatcher, describe_step
     from workflows.hosts import host_allowed
@@ -315,7 +321,7 @@ class ResearchWorkflow:
             f"searches {progress.counters.searches} | pages {progress.counters.page_fetches} | "
             f"evidence {progress.evidence_count} | tokens {progress.counters.tokens}\n\n"
             f"open questions: {', '.join(progress.open_questions) or 'none'}\n\n"
-            f"last: {progress.last_action}"
+            f"last: {as_text(progress.last_action)}"  # model input is text, never markup
         )
         if not self._search_attributes:
             return

@@ -6,7 +6,8 @@ recorded) and the gate (when a report is submitted):
 - **Informative:** a quote or passage has at least MIN_EVIDENCE_WORDS distinct content words
   (words that are not stopwords) and figures, and MIN_EVIDENCE_CHARS characters: "The default
   timeout is 30 seconds" informs, "Harbor Queue" or "after 5 attempts" does not.
-- **Relevant:** the quote, with the section heading it sits under, shares a content word with
+- **Relevant:** the quote, with what it sits under (its section heading and the paragraph just
+  before it, where documentation names the term a definition explains), shares a content word with
   the question's *distinctive* words: the question's content words less those of the brief's main
   question and less those every sub-question shares (the topic: "Harbor Queue" tells nothing
   about which sub-question a quote answers). Without distinctive words, any content word counts.
@@ -29,6 +30,7 @@ MIN_EVIDENCE_WORDS = 4
 MIN_SHARED_WORDS = 2
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_-]*")
+_PARTS = re.compile(r"[_-]+")
 STOPWORDS = frozenset(
     (
         "a an and are as at be been before but by can could do does did for from had has have how "
@@ -41,8 +43,10 @@ STOPWORDS = frozenset(
 
 
 def keywords(text: str) -> set[str]:
-    """Distinct content words of `text`, lower-cased and crudely stemmed."""
+    """Distinct content words of `text`, lower-cased and crudely stemmed; a compound
+    (`wait_for`, `dead-letter`) counts as itself and as its parts."""
     words = _WORD.findall(text.lower())
+    words += [part for word in words if "_" in word or "-" in word for part in _PARTS.split(word)]
     return {
         _stem(word)
         for word in words
@@ -70,8 +74,9 @@ def distinctive_words(question: str, main_question: str, sub_questions: list[str
     return sorted(own - topic or own)
 
 
-def evidence_problem(quote: str, section: str, claim: str, terms: list[str]) -> str | None:
-    """Why this quote cannot be evidence for a question with distinctive `terms`, or None."""
+def evidence_problem(quote: str, context: str, claim: str, terms: list[str]) -> str | None:
+    """Why this quote cannot be evidence for a question with distinctive `terms`, or None.
+    `context` is page text around the quote (section heading, the paragraph before it)."""
     words = keywords(quote)
     size = len(words | figures(quote))
     if len(" ".join(quote.split())) < MIN_EVIDENCE_CHARS or size < MIN_EVIDENCE_WORDS:
@@ -80,7 +85,7 @@ def evidence_problem(quote: str, section: str, claim: str, terms: list[str]) -> 
             f"at least {MIN_EVIDENCE_WORDS} are needed (quote a whole sentence, or cite its "
             "passage_id)"
         )
-    if terms and not (words | keywords(section)) & set(terms):
+    if terms and not (words | keywords(context)) & set(terms):
         shown = ", ".join(terms[:8])
         return (
             f"the quote does not mention what the question asks about (none of: {shown}): "

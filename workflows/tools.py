@@ -67,6 +67,9 @@ def tool_schemas() -> list[dict[str, Any]]:
     ]
 
 
+MAX_NESTING = 32  # the arguments' JSON never needs more than a few levels
+
+
 class InvalidCall(ValueError):
     """The call cannot be executed; the message is returned to the model as the tool error."""
 
@@ -113,17 +116,36 @@ def parse_call(call: ToolCall) -> BaseModel:
 
 
 def _json_object(call: ToolCall) -> dict[str, Any]:
+    if _nesting(call.arguments) > MAX_NESTING:  # refused before the parser recurses into it
+        raise InvalidCall(f"arguments of {call.name} are nested too deeply")
     try:
         raw = json.loads(call.arguments or "{}")
     except json.JSONDecodeError as error:
         raise InvalidCall(f"arguments of {call.name} are not valid JSON: {error.msg}") from None
     except ValueError:  # a number of more digits than Python converts (int_max_str_digits)
         raise InvalidCall(f"arguments of {call.name} hold a number too long to read") from None
-    except RecursionError:
+    except RecursionError:  # not reached below MAX_NESTING; kept as the last line of defence
         raise InvalidCall(f"arguments of {call.name} are nested too deeply") from None
     if not isinstance(raw, dict):
         raise InvalidCall(f"arguments of {call.name} must be a JSON object")
     return raw
+
+
+def _nesting(text: str) -> int:
+    """The deepest nesting of [ and { outside JSON strings (a linear scan, no recursion)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 def describe(error: ValidationError) -> str:

@@ -200,6 +200,9 @@ def test_model_text_cannot_open_any_markdown_structure() -> None:
     for line in rendered.splitlines():
         assert line[0] == "\\" or line[0].isalnum(), line
     assert "http://" not in rendered, "no autolink"
+    assert as_text("red \x1b[31m alert\x07") == "red \ufffd\\[31m alert\ufffd", (
+        "no terminal escapes"
+    )
     assert re.search(r"(?<!\\)[\[\]<>`!]", rendered) is None, "every bracket is escaped"
 
 
