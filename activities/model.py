@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import reprlib
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -151,58 +153,85 @@ def to_decision(
 ) -> Decision:
     """The first choice's tool calls and text, with provider-reported (or estimated) usage.
 
-    Model output is data: every call is cleaned and capped (`bounded_call`), at most one call
-    more than a turn may hold is kept (so the workflow refuses the turn), and usage is checked.
+    Model output is data: whatever shape the body has, every call is cleaned and capped
+    (`bounded_call`), at most one call more than a turn may hold is kept (so the workflow refuses
+    the turn), and usage is checked. A field of the wrong shape reads as absent: the turn becomes
+    a refused step, never an exception that would ask (and pay) the model again.
     `parallel_tool_calls`: the provider was allowed several calls, so the workflow runs them all.
     """
-    message = response.choices[0].message if response.choices else None
-    sent = [
-        call
-        for call in (getattr(message, "tool_calls", None) or [])
-        if getattr(call, "function", None) is not None
-    ]
-    calls = [
-        bounded_call(
-            ToolCall(
-                id=_text(call.id),
-                name=_text(call.function.name),
-                arguments=_text(call.function.arguments) or "{}",
-            )
-        )
-        for call in sent[: MAX_CALLS_PER_TURN + 1]
-    ]
-    text = clean(_text(getattr(message, "content", None)), MAX_TEXT_CHARS) if message else ""
+    choices = _field(response, "choices")
+    message = _field(choices[0], "message") if isinstance(choices, list) and choices else None
+    listed = _field(message, "tool_calls")
+    sent = (
+        [call for call in listed if _field(call, "function") is not None]
+        if isinstance(listed, list)
+        else []
+    )
+    calls = [bounded_call(_tool_call(call)) for call in sent[: MAX_CALLS_PER_TURN + 1]]
+    text = clean(_text(_field(message, "content")), MAX_TEXT_CHARS)
     return Decision(
         tool_calls=calls,
         text=text,
         usage=_usage(response, request, text, calls),
-        model=clean(_text(getattr(response, "model", None)), 200),
+        model=clean(_text(_field(response, "model")), 200),
         parallel_tool_calls=parallel_tool_calls,
         tool_calls_sent=len(sent) if len(sent) > len(calls) else 0,
     )
 
 
+def _field(value: object, name: str) -> Any:
+    """`value.name` (or `value[name]` of a raw dict), None when absent or `value` is None."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
+def _tool_call(call: object) -> ToolCall:
+    function = _field(call, "function")
+    arguments = _field(function, "arguments")
+    if isinstance(arguments, dict | list):  # a JSON object sent as one, not as a string
+        arguments = json.dumps(arguments)
+    return ToolCall(
+        id=_text(_field(call, "id")),
+        name=_text(_field(function, "name")),
+        arguments=_text(arguments) or "{}",
+    )
+
+
 def _text(value: object) -> str:
     """A field the provider should have sent as a string, whatever it sent."""
-    return value if isinstance(value, str) else ("" if value is None else str(value))
+    if isinstance(value, str):
+        return value
+    return "" if value is None else _printed(value)[:100_000]
+
+
+def _printed(value: object) -> str:
+    """str() of anything a JSON body can hold, even an integer of more digits than Python
+    prints, or a huge list (cut short)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return str(value)
+        except ValueError:  # more than sys.int_info.str_digits_check_threshold digits
+            return f"<a {value.bit_length()}-bit number>"
+    return value if isinstance(value, str) else reprlib.repr(value)
 
 
 def _usage(response: Any, request: DecideInput, text: str, calls: list[ToolCall]) -> Usage:
-    """The provider's usage when it is sane: whole numbers from 0 up, at most MAX_REPORTED_TOKENS
-    a turn. Otherwise an estimate (nothing usable reported) or a clamp, with a note saying so."""
-    usage = getattr(response, "usage", None)
+    """The provider's usage when it is sane: whole numbers, input above 0 (a request always has
+    a prompt), at most MAX_REPORTED_TOKENS a turn. Otherwise an estimate (nothing usable was
+    reported) or a clamp, with a note saying so."""
+    usage = _field(response, "usage")
     if usage is None:
         return _estimate(request, text, calls)
-    prompt = getattr(usage, "prompt_tokens", None) or 0
-    completion = getattr(usage, "completion_tokens", None) or 0
-    if not (_count(prompt) and _count(completion)):
+    prompt = _field(usage, "prompt_tokens")
+    completion = _field(usage, "completion_tokens")
+    if not (_count(prompt) and _count(completion)) or prompt == 0:
         note = (
-            f"the provider reported unusable usage (input {str(prompt)[:20]}, output "
-            f"{str(completion)[:20]}): estimated instead"
+            f"the provider reported unusable usage (input {_shown(prompt)}, output "
+            f"{_shown(completion)}): estimated instead"
         )
         return _estimate(request, text, calls).model_copy(update={"note": note})
-    details = getattr(usage, "completion_tokens_details", None)
-    reasoning = (getattr(details, "reasoning_tokens", None) or 0) if details else 0
+    reasoning = _field(_field(usage, "completion_tokens_details"), "reasoning_tokens")
     reported = Usage(
         input_tokens=prompt,
         output_tokens=completion,
@@ -216,14 +245,20 @@ def _usage(response: Any, request: DecideInput, text: str, calls: list[ToolCall]
             "input_tokens": input_tokens,
             "output_tokens": MAX_REPORTED_TOKENS - input_tokens,
             "reasoning_tokens": min(reported.reasoning_tokens, MAX_REPORTED_TOKENS - input_tokens),
-            "note": f"the provider reported {reported.total} tokens for one turn: counted as "
-            f"{MAX_REPORTED_TOKENS}, the most one turn may report",
+            "note": f"the provider reported {_shown(reported.total)} tokens for one turn: "
+            f"counted as {MAX_REPORTED_TOKENS}, the most one turn may report",
         }
     )
 
 
 def _count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _shown(value: object) -> str:
+    """A reported value fit for a note: at most 20 characters."""
+    text = _printed(value) if isinstance(value, int) else reprlib.repr(value)
+    return text if len(text) <= 20 else f"{text[:12]}... ({len(text)} characters)"
 
 
 def _estimate(request: DecideInput, text: str, calls: list[ToolCall]) -> Usage:

@@ -8,12 +8,15 @@ text: it can echo part of the key.
 
 from __future__ import annotations
 
+import base64
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
+from urllib.parse import unquote
 
 from temporalio.exceptions import ApplicationError
 
@@ -121,17 +124,16 @@ def excerpt(text: str, secrets: tuple[str, ...]) -> str:
 
 
 def redacted(text: str, secrets: tuple[str, ...]) -> str:
-    """`text` without any form of the secrets: exact, in any letter case, URL-encoded (%XX, any
-    case), split by whitespace (or its URL encodings), and any token that holds
-    PARTIAL_SECRET_CHARS consecutive characters of one (a key cut short, or only its tail)."""
+    """`text` without any form of the secrets. The text is first folded (NFKC: fullwidth letters
+    become plain ones; invisible format characters dropped; URL-decoded twice), then removed:
+    the whole secret in any letter case, its characters split by whitespace or punctuation, and
+    any token holding PARTIAL_SECRET_CHARS consecutive characters of the secret, of its base64
+    encoding or of its hex encoding (a key cut short, only its tail, a Basic auth header)."""
+    text = _folded(text)
     for secret in secrets:
         if len(secret) >= 4:
             text = _secret_pattern(secret).sub(REDACTED, text)
-    grams = {
-        secret.lower()[start : start + PARTIAL_SECRET_CHARS]
-        for secret in secrets
-        for start in range(len(secret) - PARTIAL_SECRET_CHARS + 1)
-    }
+    grams = {gram for secret in secrets for form in _forms(secret) for gram in _grams(form)}
     if not grams:
         return text
     return re.sub(
@@ -141,8 +143,33 @@ def redacted(text: str, secrets: tuple[str, ...]) -> str:
     )
 
 
+def _folded(text: str) -> str:
+    text = "".join(char for char in unicodedata.normalize("NFKC", text) if not _invisible(char))
+    return unquote(unquote(text))
+
+
+def _invisible(char: str) -> bool:
+    return unicodedata.category(char) == "Cf"
+
+
+def _forms(secret: str) -> list[str]:
+    """The secret and the encodings a gateway may echo it in, lower-cased. Base64 depends on
+    what precedes the secret (three alignments); the edges of each encoding are left out."""
+    raw = secret.encode()
+    forms = [secret.lower(), raw.hex()]
+    for pad in range(3):
+        encoded = base64.b64encode(b"\0" * pad + raw).decode().rstrip("=")
+        forms.append(encoded[4:-4].lower())
+    return forms
+
+
+def _grams(form: str) -> set[str]:
+    size = min(PARTIAL_SECRET_CHARS, len(form))
+    return {form[start : start + size] for start in range(len(form) - size + 1)} if size else set()
+
+
 def _secret_pattern(secret: str) -> re.Pattern[str]:
-    gap = r"(?:\s|%(?:20|09|0a|0d)|\+)*"
+    gap = r"(?:\s|%(?:20|09|0a|0d)|[-+_.,:;|/\\])*"
     chars = [rf"(?:{re.escape(char)}|%{ord(char):02x})" for char in secret if not char.isspace()]
     return re.compile(gap.join(chars), re.IGNORECASE)
 

@@ -56,8 +56,11 @@ def echo(text: str, limit: int = MAX_ECHO_CHARS) -> str:
 # Inline characters that start Markdown or HTML constructs; `:` and `.` only where they would
 # start an autolink (scheme://, www.).
 _INLINE = re.compile(r"([\\`*{}\[\]<>|!~&#]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
-_AUTOLINK = re.compile(r"(?i)(\w)(://)|\b(www)(\.)")
-_BLOCK_START = re.compile(r"^(\s*)(\d*)([-+=>.)])")  # "- item", "> quote", "1. item", "==="
+_AUTOLINK = re.compile(r"(?i)(\w)(://)|(?<![A-Za-z0-9])(www)(\.)")
+# "- item", "> quote", "1. item", "===" (setext), ":--" (a table's delimiter row)
+_BLOCK_START = re.compile(r"^(\s*)(\d*)([-+=>.):])")
+# An e-mail autolink (x@y.z, mailto:): a word joiner after @ breaks it, invisibly.
+_EMAIL = re.compile(r"@(?=\S)")
 
 
 def as_text(text: str) -> str:
@@ -67,6 +70,7 @@ def as_text(text: str) -> str:
     for line in _CONTROL.sub(_REPLACEMENT, clean(text)).splitlines():
         line = _INLINE.sub(r"\\\1", line)
         line = _AUTOLINK.sub(lambda m: f"{m[1] or m[3]}\\{m[2] or m[4]}", line)
+        line = _EMAIL.sub("@\u2060", line)
         line = _BLOCK_START.sub(lambda m: f"{m[1]}{m[2]}\\{m[3]}", line.strip())
         lines.append(line)
     return "\n".join(line for line in lines if line)

@@ -20,6 +20,7 @@ from workflows.substance import (
     disagreement,
     figures,
     keywords,
+    negates,
     unsupported_figures,
 )
 
@@ -127,6 +128,11 @@ def _support_gaps(
                 f"finding {number} states {_listed(unsupported)}, which the evidence it cites "
                 "does not contain"
             )
+        if negates(finding.text, quotes):
+            gaps.append(
+                f"finding {number} negates what it states, and none of the evidence it cites "
+                "says not, no or never: say what the quotes say"
+            )
         shared = substance(finding.text) & substance(" ".join(quotes))
         if len(shared) < MIN_SHARED_WORDS:
             gaps.append(
@@ -139,6 +145,12 @@ def _support_gaps(
     )
     if unsupported:
         gaps.append(f"the answer states {_listed(unsupported)}, which no cited evidence contains")
+    recorded = [item.quote for item in evidence.values()]  # limitations may name uncited evidence
+    unsupported = unsupported_figures(report.limitations, recorded, framing)
+    if unsupported:
+        gaps.append(
+            f"the limitations state {_listed(unsupported)}, which no recorded evidence contains"
+        )
     return gaps
 
 

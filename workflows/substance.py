@@ -7,16 +7,26 @@ recorded) and the gate (when a report is submitted):
   (words that are not stopwords) and figures, and MIN_EVIDENCE_CHARS characters: "The default
   timeout is 30 seconds" informs, "Harbor Queue" or "after 5 attempts" does not.
 - **Relevant:** the quote, with what it sits under (its section heading and the paragraph just
-  before it, where documentation names the term a definition explains), shares a content word with
-  the question's *distinctive* words: the question's content words less those of the brief's main
-  question and less those every sub-question shares (the topic: "Harbor Queue" tells nothing
-  about which sub-question a quote answers). Without distinctive words, any content word counts.
-- **Supported:** a claim, a finding or an answer states no figure (a number) that its evidence
-  quotes (or the brief's questions) do not contain; a finding also shares at least
-  MIN_SHARED_WORDS content words or figures with the quotes it cites.
-- **Conflicting:** two pieces of evidence for one question from different source families that
-  state figures of the same kind (a duration, a size, a percentage, a count of the same thing)
-  with no value in common disagree, whatever stance the model gave them.
+  before it, where documentation names the term a definition explains), shares a content word
+  with the question's *distinctive* words (one is enough: requiring two refused real answers):
+  the question's content words less those of the brief's main question and less those every
+  sub-question shares (the topic: "Harbor Queue" tells nothing about which sub-question a quote
+  answers). Without distinctive words, any content word counts.
+- **Supported:** a claim, a finding, the answer or the limitations state no figure that their
+  evidence does not: a duration, size or percentage must match in kind and value (30 s is
+  30,000 ms, not 30 hours), any other number must appear (digits, a number word, 10k), a version
+  such as 9.9.9 as it is; the brief's own questions count as evidence for this. A finding also
+  shares at least MIN_SHARED_WORDS content words or figures with the quotes it cites, and says
+  "not", "no" or "never" only if one of them does.
+- **Conflicting:** two pieces of evidence for one question from different source families state
+  a figure of one kind (a duration, a size, a percentage, a count of the same thing: times,
+  tries, retries and attempts are one thing) about the same thing (a content word, names aside,
+  among the four before each) with different values, and neither also states the other's value:
+  they disagree, whatever stance the model gave them.
+
+Known limits: one shared distinctive word is enough, so an off-topic sentence that happens to
+use one passes the relevance test; a number written as "one", or split across words ("five
+hundred"), is read loosely.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 
 MIN_EVIDENCE_CHARS = 20
 MIN_EVIDENCE_WORDS = 4
@@ -55,11 +66,17 @@ def keywords(text: str) -> set[str]:
 
 
 def _stem(word: str) -> str:
-    """Crude suffix stripping: "replayed" matches "replay", "queues" matches "queue"."""
-    for suffix, shortest in (("ing", 6), ("ed", 5)):
-        if word.endswith(suffix) and len(word) >= shortest:
-            return word[: -len(suffix)]
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+    """Crude suffix stripping, so that inflections meet: "replayed" and "replay", "retries",
+    "retried" and "retry", "queues" and "queue", "cached" and "cache", "policies" and "policy"."""
+    if len(word) > 4 and word.endswith(("ies", "ied")):
+        word = word[:-3] + "y"
+    elif word.endswith("ing") and len(word) >= 6:
+        word = word[:-3]
+    elif word.endswith("ed") and len(word) >= 5:
+        word = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
 # ---------------------------------------------------------------- recording evidence
@@ -102,82 +119,191 @@ def evidence_problem(quote: str, context: str, claim: str, terms: list[str]) -> 
 
 # ---------------------------------------------------------------- figures
 
-_NUMBER = re.compile(r"(?<![A-Za-z0-9_.,])(\d+(?:[.,]\d+)*)")
-_UNIT = re.compile(r"(?<![A-Za-z0-9_.,])(\d+(?:[.,]\d+)*)(?:\s*|-)([A-Za-z%]+)")
+# A number: digits with separators, or a number word. Ordinal suffixes ("5th") keep the number.
+_NUMBER = re.compile(
+    r"(?<![A-Za-z0-9_.,])(\d+(?:[.,]\d+)*|(?i:[a-z]+))"
+    r"(?:st|nd|rd|th)?"
+    r"(?:\s*(k|K|M|bn|(?i:thousand|million|billion))(?![A-Za-z]))?"
+)
+_WORDS = {
+    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
+    "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+    "hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9,
+    "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+    "ninth": 9, "tenth": 10, "twice": 2,
+}  # fmt: skip
+_SCALE = {"k": 1000, "thousand": 1000, "m": 10**6, "million": 10**6, "bn": 10**9, "billion": 10**9}
+_AFTER = re.compile(r"\s*-?\s*([A-Za-z%]+)")
 
 # Units of one kind convert to one base (seconds, bytes), so 60 s equals 1 minute.
 _DURATION = {
-    "ms": 0.001, "millisecond": 0.001, "milliseconds": 0.001,
-    "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
-    "min": 60, "mins": 60, "minute": 60, "minutes": 60,
-    "h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600,
-    "day": 86400, "days": 86400, "week": 604800, "weeks": 604800,
+    "ms": "0.001", "millisecond": "0.001", "milliseconds": "0.001",
+    "s": "1", "sec": "1", "secs": "1", "second": "1", "seconds": "1",
+    "min": "60", "mins": "60", "minute": "60", "minutes": "60",
+    "h": "3600", "hr": "3600", "hrs": "3600", "hour": "3600", "hours": "3600",
+    "day": "86400", "days": "86400", "week": "604800", "weeks": "604800",
 }  # fmt: skip
 _SIZE = {
-    "b": 1, "byte": 1, "bytes": 1,
-    "kb": 1e3, "kib": 1024, "mb": 1e6, "mib": 1024**2, "gb": 1e9, "gib": 1024**3,
-    "tb": 1e12, "tib": 1024**4,
+    "b": "1", "byte": "1", "bytes": "1", "kb": "1000", "kib": "1024", "mb": "1000000",
+    "mib": "1048576", "gb": "1000000000", "gib": "1073741824",
 }  # fmt: skip
-# Nouns that never count a kind of thing ("2 of", "5 by default" have no noun at all).
-_NOT_COUNTED = STOPWORDS | {"th", "st", "nd", "rd", "x", "default", "percent"}
-
-
-def _number(raw: str) -> float | None:
-    text = raw.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+", raw) else raw
-    try:
-        return float(text.replace(",", "."))
-    except ValueError:
-        return None
-
-
-def figures(text: str) -> set[str]:
-    """The numbers `text` states, normalised ("1,000" and "1000" alike; "30.0" is "30")."""
-    found = set()
-    for raw in _NUMBER.findall(text):
-        value = _number(raw)
-        if value is not None:
-            found.add(f"{value:g}")
-    return found
-
-
-def unsupported_figures(text: str, quotes: Iterable[str], allowed: str = "") -> list[str]:
-    """The figures of `text` that none of `quotes` (nor `allowed`) states, in sorted order."""
-    known = figures(allowed).union(*(figures(quote) for quote in quotes))
-    return sorted(figures(text) - known, key=lambda figure: float(figure))
+# Count nouns that name the same thing ("5 times" and "3 attempts" can disagree).
+_SAME_COUNT = {_stem(noun): "attempt" for noun in ("time", "try", "retry", "delivery", "attempt")}
+# Nouns that never count a kind of thing ("5 by default" has no noun at all).
+_NOT_COUNTED = STOPWORDS | {"default", "percent", "x"}
 
 
 @dataclass(frozen=True)
 class Figure:
-    kind: str  # "duration", "size", "percent" or "count:<noun>"
-    value: float  # in the kind's base unit
+    value: Decimal  # in the kind's base unit for durations and sizes
+    kind: str  # "duration", "size", "percent", "count:<noun>" or "" (a bare number)
     text: str  # as stated: "30 seconds"
+    at: int  # where it starts in the text
 
 
-def stated_figures(text: str) -> list[Figure]:
-    """Figures with a unit or a counted noun: "30 seconds", "5 attempts", "2 MiB", "99%"."""
-    stated = []
-    for raw, unit in _UNIT.findall(text):
-        value = _number(raw)
-        word = unit.lower()
+def _value(raw: str) -> Decimal | None:
+    word = _WORDS.get(raw.lower())
+    if word is not None:
+        return Decimal(word)
+    if not raw[0].isdigit():
+        return None
+    if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", raw):  # 1,234,567.5
+        raw = raw.replace(",", "")
+    elif re.fullmatch(r"\d+,\d+", raw):  # a decimal comma: 1,5
+        raw = raw.replace(",", ".")
+    try:
+        return Decimal(raw)
+    except InvalidOperation:  # 9.9.9, 1.2,3: not one number
+        return None
+
+
+def stated(text: str) -> list[Figure]:
+    """Every number `text` states, with its kind when a unit or a counted noun follows it."""
+    found = []
+    for match in _NUMBER.finditer(text):
+        raw, scale = match[1], match[2]
+        value = _value(raw)
         if value is None:
+            if raw[0].isdigit():  # a version or an identifier: it must appear as it is
+                found.append(Figure(Decimal(-1), f"literal:{raw}", raw, match.start()))
             continue
-        if word in _DURATION:
-            stated.append(Figure("duration", value * _DURATION[word], f"{raw} {unit}"))
-        elif word in _SIZE:
-            stated.append(Figure("size", value * _SIZE[word], f"{raw} {unit}"))
-        elif word in ("%", "percent"):
-            stated.append(Figure("percent", value, f"{raw}%"))
-        elif len(word) > 2 and word not in _NOT_COUNTED:
-            stated.append(Figure(f"count:{_stem(word)}", value, f"{raw} {unit}"))
-    return stated
+        if scale:
+            value *= _SCALE[scale.lower()]
+        unit = _AFTER.match(text, match.end())
+        word = unit[1].lower() if unit else ""
+        if raw[0].isalpha() and not word:  # "five" alone is a word, not a figure
+            continue
+        found.append(_figure(value, word, text[match.start() : unit.end() if unit else match.end()],
+                             match.start()))  # fmt: skip
+    return found
+
+
+def _figure(value: Decimal, word: str, shown: str, at: int) -> Figure:
+    if word in _DURATION:
+        return Figure(value * Decimal(_DURATION[word]), "duration", shown, at)
+    if word in _SIZE:
+        return Figure(value * Decimal(_SIZE[word]), "size", shown, at)
+    if word in ("%", "percent"):
+        return Figure(value, "percent", shown, at)
+    if len(word) > 2 and word not in _NOT_COUNTED:
+        noun = _stem(word)
+        return Figure(value, f"count:{_SAME_COUNT.get(noun, noun)}", shown, at)
+    return Figure(value, "", shown, at)
+
+
+def _key(figure: Figure) -> str:
+    return figure.kind if figure.kind.startswith("literal:") else f"{figure.value.normalize():f}"
+
+
+def figures(text: str) -> set[str]:
+    """The numbers `text` states, normalised ("1,000" and "1000" alike; "30.0" is "30")."""
+    return {_key(figure) for figure in stated(text)}
+
+
+_MEASURED = ("duration", "size", "percent")
+
+
+def unsupported_figures(text: str, quotes: Iterable[str], allowed: str = "") -> list[str]:
+    """The figures of `text` that none of `quotes` (nor `allowed`) states, as `text` states them.
+
+    A duration, size or percentage must match in kind and value ("30 hours" is not "30
+    seconds", "30,000 ms" is); any other number must appear as a number (or a number word).
+    """
+    known = [*stated(allowed), *(figure for quote in quotes for figure in stated(quote))]
+    numbers = {_key(figure) for figure in known}
+    measured = {(figure.kind, figure.value.normalize()) for figure in known}
+    missing = []
+    for figure in stated(text):
+        if figure.kind in _MEASURED:
+            supported = (figure.kind, figure.value.normalize()) in measured
+        else:
+            supported = _key(figure) in numbers
+        if not supported and figure.text not in missing:
+            missing.append(figure.text)
+    return missing
+
+
+# ---------------------------------------------------------------- conflicts
+
+_CONTEXT_WORDS = 4  # content words before a figure that say what it measures
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'-]*")
 
 
 def disagreement(first: str, second: str) -> tuple[str, str] | None:
-    """Where two quotes state figures of one kind with no value in common: what each says."""
-    mine, theirs = stated_figures(first), stated_figures(second)
-    for kind in sorted({figure.kind for figure in mine} & {figure.kind for figure in theirs}):
-        left = [figure for figure in mine if figure.kind == kind]
-        right = [figure for figure in theirs if figure.kind == kind]
-        if not {round(f.value, 6) for f in left} & {round(f.value, 6) for f in right}:
-            return left[0].text, right[0].text
+    """Two quotes that state a figure of one kind about the same thing (they share a content
+    word among the few before it, names aside) with different values, and where neither quote
+    also states the other's value for it: what each says."""
+    mine, theirs = _labelled(first), _labelled(second)
+    for left, left_context in mine:
+        for right, right_context in theirs:
+            if left.kind != right.kind or left.value == right.value:
+                continue
+            if not left_context & right_context:
+                continue
+            if _states(mine, right) or _states(theirs, left):
+                continue
+            return left.text, right.text
     return None
+
+
+def _labelled(text: str) -> list[tuple[Figure, set[str]]]:
+    """The quote's measured or counted figures, each with the content words just before it."""
+    return [
+        (figure, set(list(_ordered_keywords(text[: figure.at]))[-_CONTEXT_WORDS:]))
+        for figure in stated(text)
+        if figure.kind in _MEASURED or figure.kind.startswith("count:")
+    ]
+
+
+def _states(labelled: list[tuple[Figure, set[str]]], figure: Figure) -> bool:
+    return any(own.kind == figure.kind and own.value == figure.value for own, _ in labelled)
+
+
+def _ordered_keywords(text: str) -> dict[str, None]:
+    """Content words in order, less names (capitalised: "Harbor Queue" says nothing about what
+    a figure measures) and units."""
+    words = [token.lower() for token in _TOKEN.findall(text) if not token[0].isupper()]
+    return {
+        _stem(word): None
+        for word in words
+        if len(word) > 1 and word not in STOPWORDS and not word.isdigit() and word not in _DURATION
+    }
+
+
+# ---------------------------------------------------------------- negation
+
+_NEGATIONS = frozenset(
+    "not no never cannot can't won't doesn't don't isn't aren't wasn't weren't nothing none "
+    "neither nor without".split()
+)
+
+
+def negates(text: str, quotes: Iterable[str]) -> bool:
+    """`text` says "not", "never", ... and none of `quotes` negates anything."""
+
+    def negated(value: str) -> bool:
+        return bool(_NEGATIONS & set(re.findall(r"[a-z']+", value.lower().replace("\u2019", "'"))))
+
+    return negated(text) and not any(negated(quote) for quote in quotes)

@@ -152,9 +152,9 @@ async def test_findings_with_invented_numbers_fail_the_gate(
 
     assert result.evidence_count == 2
     gaps = errors(embedded_pg_url, run_id)[6]
-    assert "finding 1 states 12, which the evidence it cites does not contain" in gaps
-    assert "finding 2 states 90, which the evidence it cites does not contain" in gaps
-    assert "the answer states 12, 90, which no cited evidence contains" in gaps
+    assert "finding 1 states 12 delivery, which the evidence it cites does not contain" in gaps
+    assert "finding 2 states 90 seconds, which the evidence it cites does not contain" in gaps
+    assert "the answer states 12 delivery, 90 seconds, which no cited evidence contains" in gaps
     assert result.status == RunStatus.INCOMPLETE
     assert result.stop_reason == StopReason.FINISH_ATTEMPTS_EXHAUSTED
 
@@ -250,7 +250,7 @@ async def test_nul_and_lone_surrogates_are_cleaned_not_retried(
         ({"prompt_tokens": 10**15, "completion_tokens": 10**15, "total_tokens": 2 * 10**15},
          "the provider reported 2000000000000000 tokens for one turn: counted as 2000000"),
         ({"prompt_tokens": "lots", "completion_tokens": 1.5, "total_tokens": None},
-         "the provider reported unusable usage (input lots, output 1.5): estimated instead"),
+         "the provider reported unusable usage (input 'lots', output 1.5): estimated instead"),
     ],
     ids=["negative", "absurd", "not-numbers"],
 )  # fmt: skip

@@ -142,7 +142,7 @@ def test_contradicting_evidence_cited_in_a_finding_is_disclosed() -> None:
 
 def test_contradicting_evidence_named_in_the_limitations_is_disclosed() -> None:
     recorded = {**SUPPORTED, **evidence(("E003", "Q1", "S2", "contradicts"))}
-    disclosed = report(["E001"], ["E002"], limitations="E003 reports a 60 s timeout instead.")
+    disclosed = report(["E001"], ["E002"], limitations="E003 reports a different timeout instead.")
 
     verdict = check(disclosed, recorded, SOURCES, brief())
 

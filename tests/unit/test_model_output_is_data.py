@@ -4,22 +4,34 @@ escapes, nothing unbounded is kept), and the pure rules that stand behind the ga
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import re
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from activities.markdown import as_text
+from activities.model import to_decision
 from activities.provider_errors import excerpt
 from runtime.settings import child_environment
 from workflows import contracts, gate
 from workflows.cleaning import MAX_ARGUMENT_CHARS, MAX_ERROR_CHARS, clean
 from workflows.dispatch import ToolDispatcher
-from workflows.models import Brief, Evidence, Finding, FinishArgs, SourceRef, ToolCall, Usage
+from workflows.models import (
+    Brief,
+    Evidence,
+    Finding,
+    FinishArgs,
+    SearchArgs,
+    SourceRef,
+    ToolCall,
+    Usage,
+)
 from workflows.state import RunState
 from workflows.substance import disagreement, distinctive_words, evidence_problem, figures
 from workflows.tools import ARGUMENT_MODELS, InvalidCall, bounded_call, parse_call
@@ -134,8 +146,11 @@ def test_a_claim_may_state_only_the_figures_of_its_quote() -> None:
 
 def test_figures_and_conflicts() -> None:
     assert figures("1,000 requests, 2.1 and 30.0 s, not E001 or Q2") == {"1000", "2.1", "30"}
-    assert disagreement("The timeout is 30 seconds.", "It is 60 s.") == ("30 seconds", "60 s")
-    assert disagreement("The timeout is 60 seconds.", "It is 1 minute.") is None
+    assert disagreement("The timeout is 30 seconds.", "The timeout is 60 s.") == (
+        "30 seconds",
+        "60 s",
+    )
+    assert disagreement("The timeout is 60 seconds.", "The timeout is 1 minute.") is None
     assert disagreement("After 5 attempts.", "Within 30 seconds.") is None, "different kinds"
     assert disagreement("Retried 3 times.", "After 5 attempts.") is None, "different things"
 
@@ -189,7 +204,7 @@ def test_a_mirror_never_conflicts_with_itself() -> None:
 def test_an_invented_figure_in_the_answer_is_a_gap() -> None:
     verdict = gate.check(_report("E003 says 60 s.", answer="After 7 attempts."), EVIDENCE,
                          SOURCES, BRIEF)  # fmt: skip
-    assert verdict.gaps == ["the answer states 7, which no cited evidence contains"]
+    assert verdict.gaps == ["the answer states 7 attempts, which no cited evidence contains"]
 
 
 # ---------------------------------------------------------------- reports, secrets, children
@@ -223,3 +238,108 @@ def test_child_processes_get_no_secret_variables() -> None:
          "DATABASE_URL": "postgresql://u:p@h/d", "MY_PASSWORD": "p", "HOME": "/root"}
     )  # fmt: skip
     assert env == {"PATH": "/bin", "HOME": "/root"}
+
+
+# ---------------------------------------------------------------- review cases (kept as tests)
+
+
+def _gate(
+    quotes: list[str], finding: str, limitations: str = "", answer: str = "See."
+) -> list[str]:
+    items = {
+        f"E00{n}": _evidence(f"E00{n}", "Q2", f"S{n}", quote) for n, quote in enumerate(quotes, 1)
+    }
+    report = FinishArgs(
+        answer=answer,
+        findings=[Finding(text=finding, evidence_ids=sorted(items))],
+        limitations=limitations,
+    )
+    return gate.check(report, items, SOURCES, BRIEF.model_copy(update={"questions": [
+        BRIEF.questions[1]]})).gaps  # fmt: skip
+
+
+THIRTY = "The default visibility timeout is 30 seconds."
+ALSO_THIRTY = (
+    "Harbor Queue hides a received message for 30 seconds by default (its visibility timeout)."
+)
+
+
+def test_a_figure_must_match_in_unit_size_and_every_digit() -> None:
+    for invented in ("30 hours", "30k seconds", "ninety seconds", "30.5 seconds"):
+        gaps = _gate([THIRTY, ALSO_THIRTY], f"The default visibility timeout is {invented}.")
+        assert gaps == [
+            f"finding 1 states {invented}, which the evidence it cites does not contain"
+        ]
+    many = "The default visibility queue holds 1,234,567 messages."
+    assert _gate([many, ALSO_THIRTY], "A default visibility queue holds 1,234,571 messages.")
+    assert _gate([THIRTY, ALSO_THIRTY], "Since release 9.9.9 the default timeout is 30 seconds.")
+
+
+def test_honest_restatements_of_a_figure_pass() -> None:
+    for honest in ("30 s", "30.0 seconds", "30 seconds (30,000 ms)", "half a minute, 30 sec"):
+        assert _gate([THIRTY, ALSO_THIRTY], f"The default visibility timeout is {honest}.") == []
+
+
+def test_limitations_and_negations_are_checked_too() -> None:
+    assert _gate([THIRTY, ALSO_THIRTY], THIRTY, limitations="Version 4 made it 900 seconds.") == [
+        "the limitations state 4 made, 900 seconds, which no recorded evidence contains"
+    ]
+    assert _gate([THIRTY, ALSO_THIRTY], "The default visibility timeout is not 30 seconds.") == [
+        "finding 1 negates what it states, and none of the evidence it cites says not, no or "
+        "never: say what the quotes say"
+    ]
+
+
+def test_conflicts_pair_figures_by_what_they_measure() -> None:
+    first = "The default visibility timeout is 30 seconds; the heartbeat interval is 5 seconds."
+    second = "The default visibility timeout is 60 seconds; the heartbeat interval is 5 seconds."
+    assert disagreement(first, second) == ("30 seconds", "60 seconds"), "a shared 5 s hides nothing"
+    polling = "Harbor Queue waits 5 seconds between polls of the queue."
+    assert disagreement(THIRTY, polling) is None, "a timeout and a polling interval"
+    retried = "A failed job is retried up to 5 times."
+    assert disagreement(retried, "A failed job is retried for at most 3 attempts.") == (
+        "5 times",
+        "3 attempts",
+    )
+
+
+def test_inflections_meet() -> None:
+    terms = distinctive_words("What retry policies apply to cached messages?", "", [])
+    quote = "A failed job is retried under the retry policy while its cache entry lives."
+    assert evidence_problem(quote, "", "c", terms) is None
+
+
+def test_tables_email_and_www_links_cannot_be_written() -> None:
+    assert as_text("Name\n:--") == "Name\n\\:--"
+    assert as_text("_www.evil.example") == "\\_www\\.evil.example"
+    assert as_text("write to a@b.example") == "write to a@\u2060b.example"
+
+
+def test_encoded_and_folded_forms_of_a_secret_are_removed() -> None:
+    key = "sk-proj-AbCdEf0123456789XyZ"
+    basic = base64.b64encode(f"user:{key}".encode()).decode()
+    fullwidth = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in key)
+    for form in (basic, key.encode().hex(), "\u200b".join(key), fullwidth, quote(quote(key))):
+        assert excerpt(f"bad request: {form} was refused", (key,)) == (
+            "bad request: [redacted] was refused"
+        ), form
+
+
+def test_any_shape_of_response_becomes_a_decision() -> None:
+    request = contracts.DecideInput(run_id="r", turn=1, brief=BRIEF, context_chars=4_000)
+    shapes: list[Any] = [
+        {"choices": [None]},
+        {"choices": ["x"]},
+        {"choices": [{"message": {"tool_calls": 5}}]},
+        {"choices": [{"message": {"tool_calls": [{"id": 10**5000, "function": "search_web"}]}}]},
+        {"choices": [{"message": {"content": ["a"] * 10**5}}], "usage": {"prompt_tokens": 0}},
+        {"usage": {"prompt_tokens": 10**5000, "completion_tokens": 1}},
+    ]
+    for shape in shapes:
+        decision = to_decision(shape, request)
+        assert decision.usage.counted() > 0
+        assert len(decision.text) <= 2_000 and len(decision.usage.note) < 200
+    sent = {"id": "c", "function": {"name": "search_web", "arguments": {"query": "a"}}}
+    args = {"choices": [{"message": {"tool_calls": [sent]}}]}
+    call = to_decision(args, request).tool_calls[0]
+    assert parse_call(call) == SearchArgs(query="a")
