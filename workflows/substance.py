@@ -41,7 +41,6 @@ MIN_EVIDENCE_WORDS = 4
 MIN_SHARED_WORDS = 2
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_-]*")
-_PARTS = re.compile(r"[_-]+")
 STOPWORDS = frozenset(
     (
         "a an and are as at be been before but by can could do does did for from had has have how "
@@ -54,10 +53,10 @@ STOPWORDS = frozenset(
 
 
 def keywords(text: str) -> set[str]:
-    """Distinct content words of `text`, lower-cased and crudely stemmed; a compound
-    (`wait_for`, `dead-letter`) counts as itself and as its parts."""
+    """Distinct content words of `text`, lower-cased and crudely stemmed; an identifier
+    (`wait_for`, `allow_nan`) counts as itself and as its parts ("dead-letter" stays one word)."""
     words = _WORD.findall(text.lower())
-    words += [part for word in words if "_" in word or "-" in word for part in _PARTS.split(word)]
+    words += [part for word in words if "_" in word for part in word.split("_")]
     return {
         _stem(word)
         for word in words
