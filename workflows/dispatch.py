@@ -166,8 +166,7 @@ class ToolDispatcher:
         state.evidence[evidence_id] = recorded.evidence
         found = [  # the host's own check: the report must disclose both sides
             conflict.sentence()
-            for conflict in gate.conflicts(state.evidence, state.sources)
-            if evidence_id in (conflict.first, conflict.second)
+            for conflict in gate.conflicts(state.evidence, state.sources, involving=evidence_id)
         ]
         data = EvidenceData(evidence_id=evidence_id, quote=recorded.evidence.quote, conflicts=found)
         return self.result(data=data)

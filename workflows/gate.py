@@ -17,9 +17,11 @@ from workflows.cleaning import echo
 from workflows.models import Brief, Evidence, FinishArgs, SourceRef
 from workflows.substance import (
     MIN_SHARED_WORDS,
+    Labelled,
     disagreement,
     figures,
     keywords,
+    labelled,
     negates,
     unsupported_figures,
 )
@@ -163,17 +165,29 @@ def _listed(stated: list[str]) -> str:
     return shown + (f" and {len(stated) - 5} more figures" if len(stated) > 5 else "")
 
 
-def conflicts(evidence: dict[str, Evidence], sources: dict[str, SourceRef]) -> list[Conflict]:
-    """Evidence for one question from different source families whose stated figures disagree."""
+def conflicts(
+    evidence: dict[str, Evidence], sources: dict[str, SourceRef], involving: str | None = None
+) -> list[Conflict]:
+    """Evidence for one question from different source families whose stated figures disagree
+    (only the pairs `involving` one evidence id, when given). Each quote is read once."""
     ordered = sorted(evidence.values(), key=lambda item: item.id)
+    figures_of: dict[str, Labelled] = {}
+
+    def read(item: Evidence) -> Labelled:
+        if item.id not in figures_of:
+            figures_of[item.id] = labelled(item.quote)
+        return figures_of[item.id]
+
     found = []
     for index, first in enumerate(ordered):
         for second in ordered[index + 1 :]:
+            if involving is not None and involving not in (first.id, second.id):
+                continue
             if first.question_id != second.question_id:
                 continue
             if _family(first.source_id, sources) == _family(second.source_id, sources):
                 continue
-            disagree = disagreement(first.quote, second.quote)
+            disagree = disagreement(read(first), read(second))
             if disagree is not None:
                 found.append(
                     Conflict(

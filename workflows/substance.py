@@ -31,6 +31,7 @@ hundred"), is read loosely.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -119,11 +120,6 @@ def evidence_problem(quote: str, context: str, claim: str, terms: list[str]) -> 
 # ---------------------------------------------------------------- figures
 
 # A number: digits with separators, or a number word. Ordinal suffixes ("5th") keep the number.
-_NUMBER = re.compile(
-    r"(?<![A-Za-z0-9_.,])(\d+(?:[.,]\d+)*|(?i:[a-z]+))"
-    r"(?:st|nd|rd|th)?"
-    r"(?:\s*(k|K|M|bn|(?i:thousand|million|billion))(?![A-Za-z]))?"
-)
 _WORDS = {
     "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
     "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
@@ -133,6 +129,13 @@ _WORDS = {
     "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
     "ninth": 9, "tenth": 10, "twice": 2,
 }  # fmt: skip
+_NUMBER = re.compile(
+    r"(?<![A-Za-z0-9_.,])(\d+(?:[.,]\d+)*|(?i:"
+    + "|".join(sorted(_WORDS, key=len, reverse=True))
+    + r")(?![A-Za-z]))"
+    r"(?:st|nd|rd|th)?"
+    r"(?:\s*(k|K|M|bn|(?i:thousand|million|billion))(?![A-Za-z]))?"
+)
 _SCALE = {"k": 1000, "thousand": 1000, "m": 10**6, "million": 10**6, "bn": 10**9, "billion": 10**9}
 _AFTER = re.compile(r"\s*-?\s*([A-Za-z%]+)")
 
@@ -250,11 +253,12 @@ _CONTEXT_WORDS = 4  # content words before a figure that say what it measures
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'-]*")
 
 
-def disagreement(first: str, second: str) -> tuple[str, str] | None:
+def disagreement(first: str | Labelled, second: str | Labelled) -> tuple[str, str] | None:
     """Two quotes that state a figure of one kind about the same thing (they share a content
     word among the few before it, names aside) with different values, and where neither quote
     also states the other's value for it: what each says."""
-    mine, theirs = _labelled(first), _labelled(second)
+    mine = labelled(first) if isinstance(first, str) else first
+    theirs = labelled(second) if isinstance(second, str) else second
     for left, left_context in mine:
         for right, right_context in theirs:
             if left.kind != right.kind or left.value == right.value:
@@ -267,28 +271,33 @@ def disagreement(first: str, second: str) -> tuple[str, str] | None:
     return None
 
 
-def _labelled(text: str) -> list[tuple[Figure, set[str]]]:
-    """The quote's measured or counted figures, each with the content words just before it."""
-    return [
-        (figure, set(list(_ordered_keywords(text[: figure.at]))[-_CONTEXT_WORDS:]))
-        for figure in stated(text)
-        if figure.kind in _MEASURED or figure.kind.startswith("count:")
+Labelled = list[tuple[Figure, set[str]]]
+
+
+def labelled(text: str) -> Labelled:
+    """The quote's measured or counted figures, each with the content words just before it
+    (names and units aside). One pass over the text, whatever the number of figures."""
+    words = [
+        (match.start(), _stem(match[0].lower()))
+        for match in _TOKEN.finditer(text)
+        if not match[0][0].isupper() and _context_word(match[0].lower())
     ]
+    starts = [start for start, _ in words]
+    result = []
+    for figure in stated(text):
+        if figure.kind in _MEASURED or figure.kind.startswith("count:"):
+            before = words[: bisect.bisect_left(starts, figure.at)]
+            recent = list(dict.fromkeys(word for _, word in reversed(before)))
+            result.append((figure, set(recent[:_CONTEXT_WORDS])))
+    return result
 
 
-def _states(labelled: list[tuple[Figure, set[str]]], figure: Figure) -> bool:
-    return any(own.kind == figure.kind and own.value == figure.value for own, _ in labelled)
+def _context_word(word: str) -> bool:
+    return len(word) > 1 and word not in STOPWORDS and not word.isdigit() and word not in _DURATION
 
 
-def _ordered_keywords(text: str) -> dict[str, None]:
-    """Content words in order, less names (capitalised: "Harbor Queue" says nothing about what
-    a figure measures) and units."""
-    words = [token.lower() for token in _TOKEN.findall(text) if not token[0].isupper()]
-    return {
-        _stem(word): None
-        for word in words
-        if len(word) > 1 and word not in STOPWORDS and not word.isdigit() and word not in _DURATION
-    }
+def _states(figures: Labelled, figure: Figure) -> bool:
+    return any(own.kind == figure.kind and own.value == figure.value for own, _ in figures)
 
 
 # ---------------------------------------------------------------- negation
