@@ -207,6 +207,11 @@ class Ledger:
         async with self._pool.connection() as conn, conn.transaction():
             await ledger_corpus.upsert_document(conn, url, host, title, body)
 
+    async def refresh_corpus_terms(self) -> None:
+        """Recount document frequencies after indexing: search weighs rare words by them."""
+        async with self._pool.connection() as conn, conn.transaction():
+            await ledger_corpus.refresh_terms(conn)
+
     async def search_corpus(
         self, query: str, allowed_hosts: list[str], limit: int
     ) -> list[SearchHit]:

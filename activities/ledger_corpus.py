@@ -14,34 +14,77 @@ SET host = EXCLUDED.host, title = EXCLUDED.title, body = EXCLUDED.body, indexed_
 WHERE (d.host, d.title, d.body) IS DISTINCT FROM (EXCLUDED.host, EXCLUDED.title, EXCLUDED.body)
 """
 
-# OR over the query's lexemes, so a natural-language question matches documents holding any of
-# its words; ts_rank_cd puts those holding more of them, closer together, first. `*.x` rules match
-# subdomains of x on a dot boundary. The headline is computed only for the rows returned.
+# Terms: the query's lexemes (identifiers also split into their parts, as the index has them),
+# each weighted by its inverse document frequency (BM25's). Candidates hold at least one term
+# that is not in most documents (all terms, when every one is common); the GIN index finds them.
+# Rank: the sum over terms of idf x ts_rank (frequency, weighted A for the page's name and
+# title, D for its body, normalised by document length). The snippet is a headline of a short
+# window around the first place the rarest term appears (lexemes are lower-case stems, found as
+# written in lower-case prose; no lower() copy of whole bodies): for the returned rows only.
 _SEARCH = """
-WITH q AS (
-    SELECT replace(plainto_tsquery('english', %(query)s)::text, ' & ', ' | ')::tsquery AS query
+WITH n AS (
+    SELECT greatest(count(*), 1)::float8 AS docs FROM research.corpus_documents
+), terms AS (
+    SELECT DISTINCT t.lexeme, coalesce(s.ndoc, 0) AS ndoc, n.docs,
+           ln(1 + (n.docs - coalesce(s.ndoc, 0) + 0.5) / (coalesce(s.ndoc, 0) + 0.5)) AS idf
+    FROM unnest(tsvector_to_array(to_tsvector('english', regexp_replace(
+             %(query)s, '([A-Za-z0-9])[._]([A-Za-z])', '\\1 \\2', 'g')))) AS t (lexeme)
+    CROSS JOIN n
+    LEFT JOIN research.corpus_terms s ON s.lexeme = t.lexeme
+), picked AS (
+    SELECT lexeme, idf FROM terms
+    WHERE ndoc <= greatest(docs * %(share)s, %(floor)s)
+       OR NOT EXISTS (SELECT 1 FROM terms WHERE ndoc <= greatest(docs * %(share)s, %(floor)s))
+), q AS (
+    SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query FROM picked
 ), ranked AS (
-    SELECT d.url, d.host, d.title, d.body, q.query, ts_rank_cd(d.tsv, q.query) AS rank
+    SELECT d.url, d.host, d.title,
+           (SELECT sum(t.idf * ts_rank(d.tsv, quote_literal(t.lexeme)::tsquery, 1))
+            FROM terms t) AS rank
     FROM research.corpus_documents d CROSS JOIN q
-    WHERE numnode(q.query) > 0
-      AND d.tsv @@ q.query
+    WHERE d.tsv @@ q.query
       AND (d.host = ANY(%(exact)s::text[])
            OR EXISTS (SELECT 1 FROM unnest(%(suffixes)s::text[]) AS rule (suffix)
                       WHERE right(d.host, length(rule.suffix) + 1) = '.' || rule.suffix))
     ORDER BY rank DESC, d.url
     LIMIT %(limit)s
 )
-SELECT url, host, title,
-       ts_headline('english', body, query,
+SELECT r.url, r.host, r.title,
+       ts_headline('english', substr(d.body, greatest(1, w.at - 150), 700), q.query,
                    'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", '
                    'StartSel="", StopSel=""') AS snippet
-FROM ranked
-ORDER BY rank DESC, url
+FROM ranked r
+JOIN research.corpus_documents d USING (url)
+CROSS JOIN q
+CROSS JOIN LATERAL (
+    SELECT coalesce((SELECT found.at FROM picked p
+                     CROSS JOIN LATERAL (SELECT strpos(d.body, p.lexeme) AS at) found
+                     WHERE found.at > 0
+                     ORDER BY p.idf DESC LIMIT 1), 1) AS at
+) w
+ORDER BY r.rank DESC, r.url
+"""
+
+# A term in more than this share of the documents (and in more than COMMON_FLOOR of them) does
+# not make a page a candidate: it still counts in the rank. Small corpora keep every term.
+COMMON_SHARE = 0.5
+COMMON_FLOOR = 100
+
+_DELETE_TERMS = "DELETE FROM research.corpus_terms"
+_COUNT_TERMS = """
+INSERT INTO research.corpus_terms (lexeme, ndoc)
+SELECT word, ndoc FROM ts_stat('SELECT tsv FROM research.corpus_documents')
 """
 
 
 async def upsert_document(conn: Connection, url: str, host: str, title: str, body: str) -> None:
     await execute(conn, _UPSERT_DOCUMENT, (url, host, title, body))
+
+
+async def refresh_terms(conn: Connection) -> None:
+    """Recount the documents holding each lexeme (call after indexing)."""
+    await execute(conn, _DELETE_TERMS, ())
+    await execute(conn, _COUNT_TERMS, ())
 
 
 async def search_documents(
@@ -54,6 +97,8 @@ async def search_documents(
         "exact": [rule for rule in allowed_hosts if not rule.startswith("*.")],
         "suffixes": [rule[2:] for rule in allowed_hosts if rule.startswith("*.")],
         "limit": limit,
+        "share": COMMON_SHARE,
+        "floor": COMMON_FLOOR,
     }
     rows = await fetch_all(conn, _SEARCH, params)
     return [

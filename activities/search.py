@@ -69,6 +69,7 @@ async def index_corpus(ledger: Ledger, corpus_dir: Path, *, max_chars: int) -> i
         await ledger.index_corpus_document(
             document.url, document.host, document.title, document.body
         )
+    await ledger.refresh_corpus_terms()
     return len(documents)
 
 

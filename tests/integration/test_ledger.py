@@ -407,3 +407,34 @@ async def test_a_recorded_model_turn_reads_back_as_recorded(ledger: Ledger, run_
     assert await ledger.decision(run_id, 1) is None
     await ledger.record_model_call(run_id, 1, decision, "openai", 500)
     assert await ledger.decision(run_id, 1) == decision
+
+
+async def test_corpus_search_weighs_page_names_titles_and_rare_words(
+    ledger: Ledger, tmp_path: Path, tag: str
+) -> None:
+    host = f"w{tag}.test"
+    write_corpus(tmp_path, host, {
+        "typing.html": "<title>typing — Support for type hints</title>"
+                       "<p>Optional[X] is equivalent to X | None.</p>",
+        "tutorial.html": "<title>A tutorial</title><p>" + "Optional arguments are optional. " * 20
+                         + "Typing is fast.</p>",
+        "misc.html": "<title>Misc</title><p>What does it mean? It means nothing.</p>",
+    })  # fmt: skip
+    await index_corpus(ledger, tmp_path, max_chars=10_000)
+
+    hits = await ledger.search_corpus("What does typing.Optional mean?", [host], 8)
+
+    assert hits and hits[0].url == f"https://{host}/typing.html", [hit.url for hit in hits]
+    assert "Optional" in hits[0].snippet
+
+
+async def test_corpus_search_can_use_the_gin_index(pool: Pool) -> None:
+    from activities.ledger_corpus import _SEARCH, COMMON_FLOOR, COMMON_SHARE
+
+    params = {"query": "cache invalidation", "exact": ["docs.example"], "suffixes": [],
+              "limit": 8, "share": COMMON_SHARE, "floor": COMMON_FLOOR}  # fmt: skip
+    async with pool.connection() as conn, conn.transaction():
+        await conn.execute("SET LOCAL enable_seqscan = off")  # a tiny table would be scanned
+        cursor = await conn.execute(b"EXPLAIN " + _SEARCH.encode(), params)
+        plan = "\n".join(str(row[0]) for row in await cursor.fetchall())
+    assert "corpus_documents_tsv" in plan

@@ -1,0 +1,83 @@
+"""Corpus search over real documentation: latency and recall of labelled pages.
+
+    .venv/bin/python -m bench.corpus_search [HTML_ROOT] [ROUNDS]
+
+Indexes HTML_ROOT (default: the Python 3.11 documentation of Debian's `python3.11-doc`,
+/usr/share/doc/python3.11/html) as host docs.python.org into a fresh embedded PostgreSQL, then
+asks every sub-question of `examples/golden/python311-docs.json` ROUNDS times (default 5) through
+the corpus search the agent uses, and prints p50/p95 latency and how often a labelled page is the
+first hit and among the first 8. Figures only: nothing here asserts a speed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from activities.ledger import Ledger
+from activities.search import index_corpus
+from runtime.database import apply_migrations, open_pool, start_embedded_postgres
+from runtime.settings import PROJECT_ROOT
+
+DEFAULT_ROOT = Path("/usr/share/doc/python3.11/html")
+GOLDEN = PROJECT_ROOT / "examples" / "golden" / "python311-docs.json"
+LIMIT = 8
+
+
+async def bench(root: Path, rounds: int) -> None:
+    golden = json.loads(GOLDEN.read_text())
+    host = golden["host"]
+    questions = [question for brief in golden["briefs"] for question in brief["questions"]]
+    with tempfile.TemporaryDirectory(prefix="bench-search-") as scratch:
+        corpus = Path(scratch) / "corpus"
+        corpus.mkdir()
+        (corpus / host).symlink_to(root)
+        server, url = start_embedded_postgres(Path(scratch) / "pg")
+        try:
+            apply_migrations(url)
+            pool = await open_pool(url)
+            ledger = Ledger(pool)
+            started = time.perf_counter()
+            count = await index_corpus(ledger, corpus, max_chars=200_000)
+            print(f"indexed {count} documents in {time.perf_counter() - started:.1f} s")
+            await _measure(ledger, host, questions, rounds)
+            await pool.close()
+        finally:
+            server.cleanup()
+
+
+async def _measure(
+    ledger: Ledger, host: str, questions: list[dict[str, object]], rounds: int
+) -> None:
+    latencies: list[float] = []
+    first = within = 0
+    for question in questions:
+        wanted = {f"https://{host}/{page}" for page in list(question["pages"])}
+        for round_ in range(rounds):
+            started = time.perf_counter()
+            hits = await ledger.search_corpus(str(question["text"]), [host], LIMIT)
+            latencies.append((time.perf_counter() - started) * 1000)
+            if round_ == 0:
+                urls = [hit.url for hit in hits]
+                first += bool(urls) and urls[0] in wanted
+                within += bool(wanted & set(urls))
+    latencies.sort()
+    p95 = latencies[int(0.95 * (len(latencies) - 1))]
+    print(f"queries: {len(questions)} x {rounds}")
+    print(f"latency: p50 {statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms")
+    print(f"labelled page first: {first} of {len(questions)}; in the top {LIMIT}: {within}")
+
+
+if __name__ == "__main__":
+    arguments = sys.argv[1:]
+    asyncio.run(
+        bench(
+            Path(arguments[0]) if arguments else DEFAULT_ROOT,
+            int(arguments[1]) if len(arguments) > 1 else 5,
+        )
+    )
