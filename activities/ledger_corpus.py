@@ -50,7 +50,10 @@ WITH n AS (
     LIMIT %(limit)s
 )
 SELECT r.url, r.host, r.title,
-       ts_headline('english', substr(d.body, greatest(1, w.at - 150), 700), q.query,
+       ts_headline('english', regexp_replace(regexp_replace(
+                       substr(d.body, greatest(1, w.at - 150), 700),
+                       CASE WHEN w.at > 150 THEN '^\\S*\\s+' ELSE '^$' END, ''),
+                       '\\s+\\S*$', ''), q.query,
                    'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", '
                    'StartSel="", StopSel=""') AS snippet
 FROM ranked r

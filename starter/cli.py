@@ -10,6 +10,7 @@ from typing import Any
 
 import psycopg
 from pydantic import ValidationError
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
 from runtime.settings import Settings, SettingsError
@@ -44,6 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("cancel", help="cancel a run (it keeps a partial report)").add_argument(
         "id", metavar="ID"
     )
+    search = commands.add_parser(
+        "search", help="the ranked hits the agent would get for QUERY on the allowed hosts"
+    )
+    search.add_argument("query", nargs="+", metavar="QUERY")
+    search.add_argument(
+        "--allow", action="append", required=True, metavar="HOST", help="an allowed host (repeat)"
+    )
+    search.add_argument("--json", action="store_true", help="the tool result's data, as JSON")
     check = commands.add_parser("check-url", help="would the fetcher read URL? (allowed/refused)")
     check.add_argument("url", metavar="URL")
     check.add_argument(
@@ -73,7 +82,7 @@ def _add_extend(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def _command(args: argparse.Namespace) -> Command:
-    from starter import check, local, runs
+    from starter import check, local, runs, search
 
     table: dict[str, Command] = {
         "demo": local.demo,
@@ -87,6 +96,7 @@ def _command(args: argparse.Namespace) -> Command:
         "extend": runs.extend,
         "cancel": runs.cancel,
         "check-url": check.check_url,
+        "search": search.search,
     }
     return table[args.command]
 
@@ -122,6 +132,8 @@ def _explain(error: Exception) -> tuple[str, int]:
         return describe_validation(error), EXIT_USAGE
     if isinstance(error, TemporalUnavailable | DevServerError):
         return str(error), EXIT_FAILED
+    if isinstance(error, ApplicationError):  # a search provider refused or failed
+        return error.message, EXIT_FAILED
     if isinstance(error, RPCError):
         return f"Temporal refused the request: {error.message}", EXIT_FAILED
     if isinstance(error, psycopg.Error):

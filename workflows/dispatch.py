@@ -20,6 +20,7 @@ from workflows.models import (
     Report,
     RunStatus,
     SearchArgs,
+    SearchHit,
     SourceRef,
     StopReason,
     ToolArgs,
@@ -110,12 +111,8 @@ class ToolDispatcher:
         )
         for hit in found.hits:
             state.discovered.setdefault(hit.url, hit)
-        results = [
-            SearchResultItem(url=hit.url, title=hit.title, snippet=hit.snippet)
-            for hit in found.hits
-        ]
-        note = "snippets are for discovery only: read a page before recording evidence"
-        return self.result(data=SearchData(results=results, note=note), insufficient=not results)
+        data = search_data(found.hits)
+        return self.result(data=data, insufficient=not data.results)
 
     async def _read(self, args: ReadPageArgs) -> ToolResult:
         state = self._state
@@ -221,6 +218,13 @@ class ToolDispatcher:
             insufficient=insufficient,
             budget=self._state.budget(self._now()),
         )
+
+
+def search_data(hits: list[SearchHit]) -> SearchData:
+    """What `search_web` returns to the model for these hits (`research search` prints it too)."""
+    results = [SearchResultItem(url=hit.url, title=hit.title, snippet=hit.snippet) for hit in hits]
+    note = "snippets are for discovery only: read a page before recording evidence"
+    return SearchData(results=results, note=note)
 
 
 def _window(page: contracts.ReadPageResult) -> PageWindow:

@@ -1,0 +1,48 @@
+"""`research search`: the configured search provider's ranked hits, as the agent would get them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from activities.search import keep_allowed
+from runtime.devstack import open_database, open_ledger
+from runtime.providers import open_search
+from runtime.settings import Settings
+from starter.errors import EXIT_USAGE, CliError
+from workflows.contracts import SearchInput
+from workflows.dispatch import search_data
+from workflows.hosts import normalise_host
+
+NOTHING_INDEXED = (
+    "no results: the corpus has no document on these hosts (index a folder laid out as "
+    "<host>/<path> with `research corpus index DIR`)"
+)
+
+
+async def search(settings: Settings, args: argparse.Namespace) -> int:
+    """Print the hits (numbered, or `--json`: the tool result's `data` the model sees)."""
+    try:
+        allowed = [normalise_host(host, allow_wildcard=True) for host in args.allow]
+    except ValueError as error:
+        raise CliError(str(error), EXIT_USAGE) from None
+    query = " ".join(args.query).strip()
+    if not query:
+        raise CliError("the query is empty: give the words to search for", EXIT_USAGE)
+    limit = SearchInput.model_fields["max_results"].default
+    async with (
+        open_database(settings) as url,
+        open_ledger(url) as ledger,
+        open_search(settings, ledger) as provider,
+    ):
+        hits = keep_allowed(await provider.search(query, allowed, limit), allowed, limit)
+    data = search_data(hits)
+    if args.json:
+        print(json.dumps(data.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        return 0
+    if not hits:
+        print(NOTHING_INDEXED if settings.search_provider == "corpus" else "no results")
+        return 0
+    for rank, hit in enumerate(data.results, start=1):
+        print(f"{rank}. {hit.title or '(no title)'}\n   {hit.url}\n   {hit.snippet}")
+    return 0
