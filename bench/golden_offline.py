@@ -85,7 +85,8 @@ async def _run_all(stack: EmbeddedStack, golden: dict[str, Any]) -> None:
         ends[f"{result.status.value}/{result.stop_reason.value}"] += 1
         print(
             f"{result.status.value:10} {result.stop_reason.value:26} "
-            f"steps {result.counters.steps:3} evidence {result.evidence_count} {time.perf_counter() - started:5.1f} s  "
+            f"steps {result.counters.steps:3} evidence {result.evidence_count} "
+            f"{time.perf_counter() - started:5.1f} s  "
             f"{entry['question']}",
             flush=True,
         )
