@@ -1,9 +1,12 @@
 """The offline policy: a deterministic, extractive stand-in for a model (no network, no weights).
 
 It reads only what a model would see (the brief and the transcript) and, per open question:
-searches the question, reads the best unread result, records the passage sharing the most
-keywords with the question, and submits once every question it can answer has evidence. A
-failed gate about independent sources sends it to read one more result.
+searches the question, walks the results in rank order, and on each page records the passage
+that holds the most of the question's distinctive words (`workflows.substance`), in prose, with
+the best-matching sentence as its claim. A page whose shown window has no such passage is
+searched with `find` for each distinctive word in turn before the next result is read. It
+submits once every question it can answer has evidence; a failed gate about independent sources
+sends it to the results it has not cited yet, the same way.
 """
 
 from __future__ import annotations
@@ -24,10 +27,19 @@ from workflows.models import (
     Usage,
 )
 from workflows.results import EvidenceData, GateFailed, PageWindow, SearchData
-from workflows.substance import keywords
+from workflows.substance import STOPWORDS, distinctive_words, evidence_problem, keywords
 from workflows.tools import FINISH_RESEARCH, READ_PAGE, RECORD_EVIDENCE, SEARCH_WEB
 
 MIN_SHARED_KEYWORDS = 2
+PROSE_STOPWORDS = 3
+MAX_FINDS = 2  # `find` calls on one page before the next result is read
+# Words that frame a question rather than name its subject: never looked for with `find`.
+GENERIC = frozenset(
+    keywords(
+        "happen happens difference between mean means work works purpose way behave behaves "
+        "provide provides allow allows affect affects describe describes handle handles"
+    )
+)
 
 
 @dataclass
@@ -36,6 +48,7 @@ class Seen:
 
     searches: dict[str, list[str]] = field(default_factory=dict)  # query -> result URLs
     passages: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (source, text)
+    finds: dict[str, set[str]] = field(default_factory=dict)  # source -> words looked for
     read_urls: dict[str, str] = field(default_factory=dict)  # url -> source id
     next_offsets: dict[str, int | None] = field(default_factory=dict)  # source -> unread rest
     failed_urls: set[str] = field(default_factory=set)
@@ -67,7 +80,10 @@ def _observe_read(seen: Seen, args: ReadPageArgs, data: object) -> None:
         seen.failed_urls.add(args.url or "")
         return
     seen.read_urls[data.url] = data.source_id
-    seen.next_offsets[data.source_id] = data.next_offset
+    if args.find:
+        seen.finds.setdefault(data.source_id, set()).add(args.find)
+    else:
+        seen.next_offsets[data.source_id] = data.next_offset
     for passage in data.passages:
         seen.passages[passage.id] = (data.source_id, passage.text)
 
@@ -87,7 +103,8 @@ def decide_offline(request: DecideInput) -> Decision:
 
 
 def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
-    if any("independent source" in gap for gap in seen.gaps):
+    short = len(seen.cited_sources) < request.brief.limits.min_sources
+    if short and any("independent source" in gap for gap in seen.gaps):
         extra = _another_source(request, seen)
         if extra is not None:
             return extra
@@ -103,12 +120,24 @@ def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
 
 def _work_on(question: Question, request: DecideInput, seen: Seen) -> ToolCall | None:
     """Search the question, then walk its results in rank order: read the next unread one, or
-    record from a read one whose best passage matches the question well enough."""
+    record from a read one, or look in it with `find` for a word not looked for yet."""
     if question.text not in seen.searches:
         if request.budget.searches_left > 0:
             return _call(SEARCH_WEB, query=question.text)
         return None
-    for url in seen.searches[question.text]:
+    return _from_results(question, request, seen, seen.searches[question.text])
+
+
+def _from_results(
+    question: Question,
+    request: DecideInput,
+    seen: Seen,
+    urls: list[str],
+    skip: frozenset[str] | set[str] = frozenset(),
+    weak: bool = True,
+) -> ToolCall | None:
+    terms = _terms(question, request)
+    for url in urls:
         if url in seen.failed_urls:
             continue
         if url not in seen.read_urls:
@@ -116,62 +145,89 @@ def _work_on(question: Question, request: DecideInput, seen: Seen) -> ToolCall |
                 return _call(READ_PAGE, url=url)
             continue
         source_id = seen.read_urls[url]
-        best = _best_passage(question, seen, among={source_id})
-        if best is not None:
-            return _record(question, best, seen)
-        offset = seen.next_offsets.get(source_id)
-        if offset is not None:  # page on through a stored page: a step, not a fetch
-            return _call(READ_PAGE, source_id=source_id, offset=offset)
+        if source_id in skip:
+            continue
+        strong = _best_passage(terms, seen, {source_id}, needed=_strong(terms))
+        if strong is not None:
+            return _record(question, strong, terms, seen)
+        tried = seen.finds.get(source_id, set())
+        untried = [term for term in terms if term not in tried and term not in GENERIC]
+        if untried and len(tried) < MAX_FINDS:  # jump to the passages holding the word
+            return _call(READ_PAGE, source_id=source_id, find=untried[0])
+        fallback = _best_passage(terms, seen, {source_id}, needed=MIN_SHARED_KEYWORDS)
+        if weak and fallback is not None:
+            return _record(question, fallback, terms, seen)
     return None
 
 
 def _another_source(request: DecideInput, seen: Seen) -> ToolCall | None:
-    """Record from a source not cited yet, or read one more result to find one."""
-    uncited = {sid for sid in seen.read_urls.values() if sid not in seen.cited_sources}
+    """Evidence from a source not cited yet, from the results of every search, the same way but
+    only on a strong match: a second source must be worth citing."""
+    results = list(dict.fromkeys(url for urls in seen.searches.values() for url in urls))
     for question in request.brief.questions:
-        best = _best_passage(question, seen, among=uncited)
-        if best is not None:
-            return _record(question, best, seen)
-    unread = _unread([url for urls in seen.searches.values() for url in urls], seen)
-    if unread and request.budget.pages_left > 0:
-        return _call(READ_PAGE, url=unread[0])
+        call = _from_results(question, request, seen, results, seen.cited_sources, weak=False)
+        if call is not None:
+            return call
     return None
 
 
-def _unread(urls: list[str], seen: Seen) -> list[str]:
-    return [url for url in urls if url not in seen.read_urls and url not in seen.failed_urls]
+def _terms(question: Question, request: DecideInput) -> list[str]:
+    """The question's distinctive words, most specific first: identifiers (`lru_cache`), then
+    longer words."""
+    brief = request.brief
+    words = distinctive_words(question.text, brief.question, [q.text for q in brief.questions])
+    return sorted(words, key=lambda word: (not re.search(r"[_\d]", word), -len(word), word))
 
 
-def _best_passage(question: Question, seen: Seen, among: set[str]) -> str | None:
-    """The unused passage of the given sources sharing the most keywords with the question,
-    if it shares at least two thirds of them (and never fewer than MIN_SHARED_KEYWORDS)."""
-    wanted = keywords(question.text)
-    scored = [
-        (len(wanted & keywords(text)), passage_id)
-        for passage_id, (source_id, text) in seen.passages.items()
-        if passage_id not in seen.used_passages and source_id in among
-    ]
-    best = max(scored, key=lambda item: item[0], default=(0, ""))
-    needed = max(MIN_SHARED_KEYWORDS, -(-2 * len(wanted) // 3))
-    return best[1] if best[0] >= needed else None
+def _strong(terms: list[str]) -> int:
+    """Distinctive words a passage holds to be taken at once: all of up to three, else 2/3."""
+    return len(terms) if len(terms) <= 3 else -(-2 * len(terms) // 3)
 
 
-def _record(question: Question, passage_id: str, seen: Seen) -> ToolCall:
+def _best_passage(terms: list[str], seen: Seen, among: set[str], needed: int) -> str | None:
+    """The unused prose passage of the given sources holding the most distinctive words, if it
+    holds `needed` of them (at most all there are) and would be accepted as evidence. Strong
+    matches are taken at once; weak ones only once `find` has nothing better to show."""
+    wanted = set(terms)
+    needed = max(1, min(needed, len(wanted)))
+    scored = []
+    for order, (passage_id, (source_id, text)) in enumerate(seen.passages.items()):
+        if passage_id in seen.used_passages or source_id not in among or not _prose(text):
+            continue
+        score = len(wanted & keywords(text))
+        if score >= needed and evidence_problem(text, "", "", terms) is None:
+            scored.append((score, -order, passage_id))
+    return max(scored)[2] if scored else None
+
+
+def _prose(text: str) -> bool:
+    """Sentences rather than a signature, a table row or a code line."""
+    words = re.findall(r"[a-z]+", text.lower())
+    return sum(word in STOPWORDS for word in words) >= PROSE_STOPWORDS
+
+
+def _record(question: Question, passage_id: str, terms: list[str], seen: Seen) -> ToolCall:
     source_id, text = seen.passages[passage_id]
     return _call(
         RECORD_EVIDENCE,
         question_id=question.id,
         source_id=source_id,
         passage_id=passage_id,
-        claim=_first_sentence(text),
+        claim=_best_sentence(text, terms),
         stance="supports",
     )
 
 
-def _first_sentence(text: str) -> str:
-    match = re.match(r"(.+?[.!?])(\s|$)", text.strip(), re.DOTALL)
-    sentence = match.group(1) if match else text.strip()
-    return " ".join(sentence.split())[:400]
+def _best_sentence(text: str, terms: list[str]) -> str:
+    """The passage's sentence holding the most distinctive words (the first among equals)."""
+    sentences = [
+        " ".join(sentence.split())
+        for sentence in re.split(r"(?<=[.!?])\s+", text.strip())
+        if sentence.strip()
+    ] or [" ".join(text.split())]
+    wanted = set(terms)
+    ranked = [(len(wanted & keywords(sentence)), -n) for n, sentence in enumerate(sentences)]
+    return sentences[-max(ranked)[1]][:400]
 
 
 def _finish(request: DecideInput, seen: Seen) -> ToolCall:
