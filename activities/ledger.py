@@ -202,10 +202,12 @@ class Ledger:
 
     # ------------------------------------------------------------ the local corpus
 
-    async def index_corpus_document(self, url: str, host: str, title: str, body: str) -> None:
-        """Insert or refresh one corpus document (keyed by URL)."""
+    async def index_corpus_document(
+        self, url: str, host: str, title: str, body: str, prose: float = 1.0
+    ) -> None:
+        """Insert or refresh one corpus document (keyed by URL); `prose` as `prose_share`."""
         async with self._pool.connection() as conn, conn.transaction():
-            await ledger_corpus.upsert_document(conn, url, host, title, body)
+            await ledger_corpus.upsert_document(conn, url, host, title, body, prose)
 
     async def refresh_corpus_terms(self) -> None:
         """Recount document frequencies after indexing: search weighs rare words by them."""

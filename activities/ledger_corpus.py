@@ -7,11 +7,13 @@ from workflows.models import SearchHit
 
 # Re-indexing refreshes a changed document and leaves an unchanged one (and its tsvector) alone.
 _UPSERT_DOCUMENT = """
-INSERT INTO research.corpus_documents AS d (url, host, title, body)
-VALUES (%s, %s, %s, %s)
+INSERT INTO research.corpus_documents AS d (url, host, title, body, prose)
+VALUES (%s, %s, %s, %s, %s)
 ON CONFLICT (url) DO UPDATE
-SET host = EXCLUDED.host, title = EXCLUDED.title, body = EXCLUDED.body, indexed_at = now()
-WHERE (d.host, d.title, d.body) IS DISTINCT FROM (EXCLUDED.host, EXCLUDED.title, EXCLUDED.body)
+SET host = EXCLUDED.host, title = EXCLUDED.title, body = EXCLUDED.body, prose = EXCLUDED.prose,
+    indexed_at = now()
+WHERE (d.host, d.title, d.body, d.prose)
+      IS DISTINCT FROM (EXCLUDED.host, EXCLUDED.title, EXCLUDED.body, EXCLUDED.prose)
 """
 
 # Terms: the query's lexemes (identifiers also split into their parts, as the index has them),
@@ -40,7 +42,7 @@ WITH n AS (
 ), ranked AS (
     SELECT d.url, d.host, d.title,
            (SELECT sum(t.idf * ts_rank(d.tsv, quote_literal(t.lexeme)::tsquery, 1))
-            FROM terms t) AS rank
+            FROM terms t) * greatest(0.25, least(1.0, d.prose / %(prose)s)) AS rank
     FROM research.corpus_documents d CROSS JOIN q
     WHERE d.tsv @@ q.query
       AND (d.host = ANY(%(exact)s::text[])
@@ -71,6 +73,9 @@ ORDER BY r.rank DESC, r.url
 # A term in more than this share of the documents (and in more than COMMON_FLOOR of them) does
 # not make a page a candidate: it still counts in the rank. Small corpora keep every term.
 COMMON_SHARE = 0.5
+# Pages whose words are less than this share stop words (indexes, tables of contents, link
+# lists: about 0.1 against 0.3 for documentation prose) rank in proportion lower, to a quarter.
+PROSE_SHARE = 0.3
 COMMON_FLOOR = 100
 
 _DELETE_TERMS = "DELETE FROM research.corpus_terms"
@@ -80,8 +85,10 @@ SELECT word, ndoc FROM ts_stat('SELECT tsv FROM research.corpus_documents')
 """
 
 
-async def upsert_document(conn: Connection, url: str, host: str, title: str, body: str) -> None:
-    await execute(conn, _UPSERT_DOCUMENT, (url, host, title, body))
+async def upsert_document(
+    conn: Connection, url: str, host: str, title: str, body: str, prose: float
+) -> None:
+    await execute(conn, _UPSERT_DOCUMENT, (url, host, title, body, prose))
 
 
 async def refresh_terms(conn: Connection) -> None:
@@ -101,6 +108,7 @@ async def search_documents(
         "suffixes": [rule[2:] for rule in allowed_hosts if rule.startswith("*.")],
         "limit": limit,
         "share": COMMON_SHARE,
+        "prose": PROSE_SHARE,
         "floor": COMMON_FLOOR,
     }
     rows = await fetch_all(conn, _SEARCH, params)

@@ -27,6 +27,7 @@ from activities.guard import DEFAULT_PORTS
 from activities.ledger import Ledger
 from workflows.hosts import host_allowed, normalise_host, url_host
 from workflows.models import SearchHit
+from workflows.substance import STOPWORDS
 
 logger = logging.getLogger(__name__)
 
@@ -54,12 +55,26 @@ class CorpusSearch:
         return await self._ledger.search_corpus(query, allowed_hosts, limit)
 
 
+_WORDS = re.compile(r"[a-z]+")
+PROSE_MIN_WORDS = 50
+
+
 @dataclass(frozen=True)
 class CorpusDocument:
     url: str
     host: str
     title: str
     body: str
+    prose: float = 1.0  # share of stop words among the words: an index page has little prose
+
+
+def prose_share(text: str) -> float:
+    """How much of `text` reads as prose: the share of its words that are stop words (1.0 for a
+    text too short to tell: a note of a few lines is not an index)."""
+    words = _WORDS.findall(text.lower())
+    if len(words) < PROSE_MIN_WORDS:
+        return 1.0
+    return sum(word in STOPWORDS for word in words) / len(words)
 
 
 async def index_corpus(ledger: Ledger, corpus_dir: Path, *, max_chars: int) -> int:
@@ -67,7 +82,7 @@ async def index_corpus(ledger: Ledger, corpus_dir: Path, *, max_chars: int) -> i
     documents = await asyncio.to_thread(read_corpus, corpus_dir, max_chars=max_chars)
     for document in documents:
         await ledger.index_corpus_document(
-            document.url, document.host, document.title, document.body
+            document.url, document.host, document.title, document.body, document.prose
         )
     await ledger.refresh_corpus_terms()
     return len(documents)
@@ -115,7 +130,13 @@ def _document(host: str, host_dir: Path, path: Path, max_chars: int) -> CorpusDo
         logger.warning("corpus: skipping %s: %s", path, error)
         return None
     url = f"https://{host}/{relative.as_posix()}"
-    return CorpusDocument(url=url, host=host, title=extracted.title, body=extracted.text)
+    return CorpusDocument(
+        url=url,
+        host=host,
+        title=extracted.title,
+        body=extracted.text,
+        prose=prose_share(extracted.text),
+    )
 
 
 # ---------------------------------------------------------------- results of any provider

@@ -429,12 +429,33 @@ async def test_corpus_search_weighs_page_names_titles_and_rare_words(
 
 
 async def test_corpus_search_can_use_the_gin_index(pool: Pool) -> None:
-    from activities.ledger_corpus import _SEARCH, COMMON_FLOOR, COMMON_SHARE
+    from activities.ledger_corpus import _SEARCH, COMMON_FLOOR, COMMON_SHARE, PROSE_SHARE
 
     params = {"query": "cache invalidation", "exact": ["docs.example"], "suffixes": [],
-              "limit": 8, "share": COMMON_SHARE, "floor": COMMON_FLOOR}  # fmt: skip
+              "limit": 8, "share": COMMON_SHARE, "floor": COMMON_FLOOR,
+              "prose": PROSE_SHARE}  # fmt: skip
     async with pool.connection() as conn, conn.transaction():
         await conn.execute("SET LOCAL enable_seqscan = off")  # a tiny table would be scanned
         cursor = await conn.execute(b"EXPLAIN " + _SEARCH.encode(), params)
         plan = "\n".join(str(row[0]) for row in await cursor.fetchall())
     assert "corpus_documents_tsv" in plan
+
+
+async def test_corpus_search_weighs_index_pages_down(
+    ledger: Ledger, tmp_path: Path, tag: str
+) -> None:
+    host = f"x{tag}.test"
+    entries = " ".join(f"<li>retry {n}, backoff {n}, jitter {n}</li>" for n in range(20))
+    write_corpus(tmp_path, host, {
+        "genindex.html": f"<title>Index: retry</title><ul>{entries}</ul>",
+        "notes.html": "<title>Notes</title><p>A retry waits for the backoff, and the jitter is "
+                      "added to it so that the clients do not all come back at the same time.</p>",
+    })  # fmt: skip
+    await index_corpus(ledger, tmp_path, max_chars=10_000)
+
+    hits = await ledger.search_corpus("How do retry, backoff and jitter work?", [host], 8)
+
+    assert [hit.url for hit in hits] == [
+        f"https://{host}/notes.html",
+        f"https://{host}/genindex.html",
+    ]
