@@ -30,6 +30,12 @@ _MARKDOWN_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:\s+(.*?))?(?:\s+#+)?\s*$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
 
 _DROPPED = ["script", "style", "nav", "header", "footer", "aside", "noscript", "template", "form"]
+# Page furniture marked by its ARIA role or by the class names of common documentation
+# generators (Sphinx's related-links bar and sidebar, breadcrumbs, heading permalinks "¶").
+_BOILERPLATE = [
+    '[role="navigation"]', '[role="banner"]', '[role="contentinfo"]', '[role="search"]',
+    ".sphinxsidebar", ".related", ".breadcrumb", ".breadcrumbs", "a.headerlink",
+]  # fmt: skip
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _LEAF_BLOCKS = frozenset({"pre", "tr"})
 # Elements that end the paragraph before them and start a new one after them.
@@ -176,7 +182,7 @@ def _decode(body: bytes, charset: str | None) -> str:
 def _html_blocks(html: str) -> tuple[str, list[_Block]]:
     tree = LexborHTMLParser(html)
     title = _html_title(tree)
-    for node in tree.css(", ".join(_DROPPED)):
+    for node in tree.css(", ".join(_DROPPED + _BOILERPLATE)):
         node.decompose()
     walker = _HtmlWalker()
     root = _content_root(tree)
@@ -196,7 +202,7 @@ def _html_title(tree: LexborHTMLParser) -> str:
 
 
 def _content_root(tree: LexborHTMLParser) -> LexborNode | None:
-    main = tree.css_first("main")
+    main = tree.css_first("main") or tree.css_first('[role="main"]')
     if main is not None:
         return main
     articles = tree.css("article")

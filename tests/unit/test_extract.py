@@ -223,3 +223,20 @@ def test_deeply_nested_html_does_not_exhaust_the_stack() -> None:
     result = extract(html, "text/html", max_chars=100_000)
 
     assert result.text.startswith("deep deep") and result.text.endswith("deep text")
+
+
+def test_documentation_furniture_is_dropped_and_the_aria_main_region_kept() -> None:
+    page = b"""<html><head><title>functools</title></head><body>
+    <div class="related" role="navigation"><h3>Navigation</h3>
+      <ul><li><a href="genindex.html">index</a> | </li><li><a href="x.html">next</a></li></ul></div>
+    <div class="sphinxsidebar" role="navigation"><h3>Contents</h3><ul><li>cache</li></ul></div>
+    <div class="document"><div class="body" role="main">
+      <h1>functools<a class="headerlink" href="#f">\xc2\xb6</a></h1>
+      <p>The functools module is for higher-order functions.</p>
+    </div></div>
+    <div class="footer">&copy; Copyright the authors.</div>
+    </body></html>"""
+
+    result = extract(page, "text/html; charset=utf-8", max_chars=10_000)
+
+    assert result.text == "functools\n\nThe functools module is for higher-order functions."
