@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,7 +21,9 @@ VARIABLES = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "SERPER_API_KEY", "AZURE_
 
 
 def _environment(pid: int) -> bytes:
-    return Path(f"/proc/{pid}/environ").read_bytes()
+    environ = Path(f"/proc/{pid}/environ").read_bytes()
+    assert b"PATH=" in environ, f"the environment of {pid} reads empty: nothing was checked"
+    return environ
 
 
 def _temporal_pid(state_dir: Path) -> int:
@@ -42,9 +45,13 @@ async def _assert_children_clean(state: Path) -> None:
     temporal = _temporal_pid(state)
     assert SECRET.encode() not in _environment(postmaster), "PostgreSQL inherited a key"
     assert SECRET.encode() not in _environment(temporal), "Temporal inherited a key"
-    # An ordinary child inherits it (read once it runs: before exec its environ is empty).
+    # An ordinary child inherits it. It says "up" from the process it stays (no exec after):
+    # /proc/<pid>/environ reads empty while a process is being replaced by exec.
     control = await asyncio.create_subprocess_exec(
-        "sh", "-c", "echo up; exec sleep 30", stdout=asyncio.subprocess.PIPE
+        sys.executable,
+        "-c",
+        "import time; print('up', flush=True); time.sleep(30)",
+        stdout=asyncio.subprocess.PIPE,
     )
     try:
         assert control.stdout is not None and await control.stdout.readline() == b"up\n"
