@@ -32,26 +32,34 @@ FROM research.sources s
 WHERE run_id = %s AND source_id = %s
 """
 
-_SELECT_PASSAGE = """
-SELECT passage_id, start_offset, end_offset, text, section || ' ' || coalesce((
-           SELECT before.text FROM research.passages before
-           WHERE before.run_id = p.run_id AND before.source_id = p.source_id
-             AND before.passage_no = p.passage_no - 1), '') AS context
+# What a passage sits under: its section heading and the passage just before it.
+_CONTEXT = """
+section || ' ' || coalesce((
+    SELECT before.text FROM research.passages before
+    WHERE before.run_id = p.run_id AND before.source_id = p.source_id
+      AND before.passage_no = p.passage_no - 1), '') AS context
+"""
+
+_SELECT_PASSAGE = (
+    "SELECT passage_id, start_offset, end_offset, text, "
+    + _CONTEXT
+    + """
 FROM research.passages p
 WHERE run_id = %s AND source_id = %s AND passage_id = %s
 """
+)
 
 # The passage a quote starts in (the first one ending after its start offset).
-_SELECT_PASSAGE_AT = """
-SELECT passage_id, section || ' ' || coalesce((
-           SELECT before.text FROM research.passages before
-           WHERE before.run_id = p.run_id AND before.source_id = p.source_id
-             AND before.passage_no = p.passage_no - 1), '') AS context
+_SELECT_PASSAGE_AT = (
+    "SELECT passage_id, "
+    + _CONTEXT
+    + """
 FROM research.passages p
 WHERE run_id = %s AND source_id = %s AND end_offset > %s
 ORDER BY passage_no
 LIMIT 1
 """
+)
 
 _INSERT_EVIDENCE = """
 INSERT INTO research.evidence (

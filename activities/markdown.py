@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from workflows.cleaning import as_text, clean
+from workflows.cleaning import as_text
 from workflows.models import Evidence, Report, RunStatus, SourceRef, StopReason
 
 MODEL_LABEL = "*Written by the model; every finding was checked against the quotes below.*"
@@ -50,7 +50,7 @@ def render_markdown(
 
 def _paragraphs(text: str) -> str:
     """Escaped text; blank lines keep separating paragraphs, other line breaks become spaces."""
-    blocks = [" ".join(block.split()) for block in re.split(r"\n\s*\n", clean(text).strip())]
+    blocks = [" ".join(block.split()) for block in re.split(r"\n\s*\n", text.strip())]
     return "\n\n".join(as_text(block) for block in blocks if block)
 
 

@@ -27,7 +27,7 @@ from workflows.models import (
     Usage,
 )
 from workflows.results import EvidenceData, GateFailed, PageWindow, SearchData
-from workflows.substance import STOPWORDS, distinctive_words, evidence_problem, keywords
+from workflows.substance import distinctive_words, evidence_problem, keywords, stop_words
 from workflows.tools import FINISH_RESEARCH, READ_PAGE, RECORD_EVIDENCE, SEARCH_WEB
 
 MIN_SHARED_KEYWORDS = 2
@@ -50,7 +50,6 @@ class Seen:
     passages: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (source, text)
     finds: dict[str, set[str]] = field(default_factory=dict)  # source -> words looked for
     read_urls: dict[str, str] = field(default_factory=dict)  # url -> source id
-    next_offsets: dict[str, int | None] = field(default_factory=dict)  # source -> unread rest
     failed_urls: set[str] = field(default_factory=set)
     evidence: dict[str, list[str]] = field(default_factory=dict)  # question -> evidence ids
     used_passages: set[str] = field(default_factory=set)
@@ -82,8 +81,6 @@ def _observe_read(seen: Seen, args: ReadPageArgs, data: object) -> None:
     seen.read_urls[data.url] = data.source_id
     if args.find:
         seen.finds.setdefault(data.source_id, set()).add(args.find)
-    else:
-        seen.next_offsets[data.source_id] = data.next_offset
     for passage in data.passages:
         seen.passages[passage.id] = (data.source_id, passage.text)
 
@@ -154,8 +151,8 @@ def _from_results(
         untried = [term for term in terms if term not in tried and term not in GENERIC]
         if untried and len(tried) < MAX_FINDS:  # jump to the passages holding the word
             return _call(READ_PAGE, source_id=source_id, find=untried[0])
-        fallback = _best_passage(terms, seen, {source_id}, needed=MIN_SHARED_KEYWORDS)
-        if weak and fallback is not None:
+        fallback = _best_passage(terms, seen, {source_id}, MIN_SHARED_KEYWORDS) if weak else None
+        if fallback is not None:
             return _record(question, fallback, terms, seen)
     return None
 
@@ -202,8 +199,7 @@ def _best_passage(terms: list[str], seen: Seen, among: set[str], needed: int) ->
 
 def _prose(text: str) -> bool:
     """Sentences rather than a signature, a table row or a code line."""
-    words = re.findall(r"[a-z]+", text.lower())
-    return sum(word in STOPWORDS for word in words) >= PROSE_STOPWORDS
+    return stop_words(text)[0] >= PROSE_STOPWORDS
 
 
 def _record(question: Question, passage_id: str, terms: list[str], seen: Seen) -> ToolCall:

@@ -27,7 +27,7 @@ from activities.guard import DEFAULT_PORTS
 from activities.ledger import Ledger
 from workflows.hosts import host_allowed, normalise_host, url_host
 from workflows.models import SearchHit
-from workflows.substance import STOPWORDS
+from workflows.substance import stop_words
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,6 @@ class CorpusSearch:
         return await self._ledger.search_corpus(query, allowed_hosts, limit)
 
 
-_WORDS = re.compile(r"[a-z]+")
 PROSE_MIN_WORDS = 50
 
 
@@ -71,10 +70,8 @@ class CorpusDocument:
 def prose_share(text: str) -> float:
     """How much of `text` reads as prose: the share of its words that are stop words (1.0 for a
     text too short to tell: a note of a few lines is not an index)."""
-    words = _WORDS.findall(text.lower())
-    if len(words) < PROSE_MIN_WORDS:
-        return 1.0
-    return sum(word in STOPWORDS for word in words) / len(words)
+    stops, words = stop_words(text)
+    return 1.0 if words < PROSE_MIN_WORDS else stops / words
 
 
 async def index_corpus(ledger: Ledger, corpus_dir: Path, *, max_chars: int) -> int:

@@ -21,9 +21,9 @@ _WHY = {
 def compose(
     brief: Brief,
     evidence: dict[str, Evidence],
+    sources: dict[str, SourceRef],
     stop_reason: StopReason,
     detail: str = "",
-    sources: dict[str, SourceRef] | None = None,
 ) -> Report:
     """One finding per question with evidence, citing all of it; the rest are open questions.
     Contradicting and conflicting evidence is named in the limitations."""
@@ -40,7 +40,7 @@ def compose(
     limitations = [f"The investigation stopped because {why}{': ' + detail if detail else ''}."]
     if unanswered:
         limitations.append("Open questions: " + ", ".join(unanswered) + ".")
-    found = conflicts(evidence, sources or {})
+    found = conflicts(evidence, sources)
     contradicting = must_disclose(evidence, found)
     if contradicting:
         limitations.append("Contradicting evidence recorded: " + ", ".join(contradicting) + ".")

@@ -135,7 +135,7 @@ def _support_gaps(
                 f"finding {number} negates what it states, and none of the evidence it cites "
                 "says not, no or never: say what the quotes say"
             )
-        shared = substance(finding.text) & substance(" ".join(quotes))
+        shared = _substance(finding.text) & _substance(" ".join(quotes))
         if len(shared) < MIN_SHARED_WORDS:
             gaps.append(
                 f"finding {number} shares {len(shared)} content word(s) or figure(s) with the "
@@ -156,7 +156,7 @@ def _support_gaps(
     return gaps
 
 
-def substance(text: str) -> set[str]:
+def _substance(text: str) -> set[str]:
     return keywords(text) | figures(text)
 
 

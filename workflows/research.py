@@ -155,10 +155,8 @@ class ResearchWorkflow:
         if stop is not StopReason.OPERATOR_FINISH:
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=stop)
         state = self._state
-        report = compose(state.brief, state.evidence, stop, sources=state.sources)
-        verdict = gate.check(
-            _as_finish(report), self._state.evidence, self._state.sources, self._state.brief
-        )
+        report = compose(state.brief, state.evidence, state.sources, stop)
+        verdict = gate.check(_as_finish(report), state.evidence, state.sources, state.brief)
         status = RunStatus.COMPLETED if verdict.passed else RunStatus.INCOMPLETE
         return Outcome(status=status, stop_reason=stop, report=report)
 
@@ -248,7 +246,7 @@ class ResearchWorkflow:
     async def _wrap_up(self, outcome: Outcome) -> RunResult:
         state = self._state
         report = outcome.report or compose(
-            state.brief, state.evidence, outcome.stop_reason, outcome.detail, state.sources
+            state.brief, state.evidence, state.sources, outcome.stop_reason, outcome.detail
         )
         await self._call(
             contracts.SAVE_REPORT,

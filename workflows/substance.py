@@ -42,6 +42,7 @@ MIN_EVIDENCE_WORDS = 4
 MIN_SHARED_WORDS = 2
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_-]*")
+_LETTERS = re.compile(r"[a-z]+")
 STOPWORDS = frozenset(
     (
         "a an and are as at be been before but by can could do does did for from had has have how "
@@ -63,6 +64,13 @@ def keywords(text: str) -> set[str]:
         for word in words
         if len(word) > 1 and word not in STOPWORDS and not word.isdigit()
     }
+
+
+def stop_words(text: str) -> tuple[int, int]:
+    """How many of `text`'s words are stop words, and how many words it has: prose runs at about
+    a third, a signature, an index or a list of links far lower."""
+    words = _LETTERS.findall(text.lower())
+    return sum(word in STOPWORDS for word in words), len(words)
 
 
 def _stem(word: str) -> str:
@@ -253,12 +261,10 @@ _CONTEXT_WORDS = 4  # content words before a figure that say what it measures
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'-]*")
 
 
-def disagreement(first: str | Labelled, second: str | Labelled) -> tuple[str, str] | None:
-    """Two quotes that state a figure of one kind about the same thing (they share a content
-    word among the few before it, names aside) with different values, and where neither quote
-    also states the other's value for it: what each says."""
-    mine = labelled(first) if isinstance(first, str) else first
-    theirs = labelled(second) if isinstance(second, str) else second
+def disagreement(mine: Labelled, theirs: Labelled) -> tuple[str, str] | None:
+    """Two quotes (`labelled`) that state a figure of one kind about the same thing (they share
+    a content word among the few before it, names aside) with different values, and where
+    neither quote also states the other's value for it: what each says."""
     for left, left_context in mine:
         for right, right_context in theirs:
             if left.kind != right.kind or left.value == right.value:
@@ -276,7 +282,7 @@ Labelled = list[tuple[Figure, set[str]]]
 
 def labelled(text: str) -> Labelled:
     """The quote's measured or counted figures, each with the content words just before it
-    (names and units aside). One pass over the text, whatever the number of figures."""
+    (names and units aside). The text is tokenised once; each figure looks back a few words."""
     words = [
         (match.start(), _stem(match[0].lower()))
         for match in _TOKEN.finditer(text)
@@ -286,9 +292,11 @@ def labelled(text: str) -> Labelled:
     result = []
     for figure in stated(text):
         if figure.kind in _MEASURED or figure.kind.startswith("count:"):
-            before = words[: bisect.bisect_left(starts, figure.at)]
-            recent = list(dict.fromkeys(word for _, word in reversed(before)))
-            result.append((figure, set(recent[:_CONTEXT_WORDS])))
+            index, recent = bisect.bisect_left(starts, figure.at), set[str]()
+            while index > 0 and len(recent) < _CONTEXT_WORDS:
+                index -= 1
+                recent.add(words[index][1])
+            result.append((figure, recent))
     return result
 
 

@@ -111,7 +111,7 @@ def parse_call(call: ToolCall) -> BaseModel:
         return model.model_validate(clean_value(raw))
     except ValidationError as error:
         raise InvalidCall(f"invalid arguments for {call.name}: {describe(error)}") from None
-    except (ValueError, TypeError, RecursionError):  # a validator meeting something exotic
+    except (ValueError, TypeError):  # a validator meeting something exotic
         raise InvalidCall(f"invalid arguments for {call.name}: values of unusable shape") from None
 
 
@@ -124,8 +124,6 @@ def _json_object(call: ToolCall) -> dict[str, Any]:
         raise InvalidCall(f"arguments of {call.name} are not valid JSON: {error.msg}") from None
     except ValueError:  # a number of more digits than Python converts (int_max_str_digits)
         raise InvalidCall(f"arguments of {call.name} hold a number too long to read") from None
-    except RecursionError:  # not reached below MAX_NESTING; kept as the last line of defence
-        raise InvalidCall(f"arguments of {call.name} are nested too deeply") from None
     if not isinstance(raw, dict):
         raise InvalidCall(f"arguments of {call.name} must be a JSON object")
     return raw

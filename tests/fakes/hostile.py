@@ -11,17 +11,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from tests.fakes.openai_server import Message, Reply, Script, passage_containing
+from tests.fakes.openai_server import Message, Reply, Script, passage_containing, tool
 
 DOCS = "https://docs.harborq.example"
 DEAD_LETTER = f"{DOCS}/guides/dead-letter-queues.html"
 VISIBILITY = f"{DOCS}/concepts/visibility-timeout.html"
 BLOG = "https://blog.tidewater.example/posts/2023-harborq-timeouts.md"
 SECRET = "sk-hostile-Secret-0123456789abcdef"
-
-
-def tool(name: str, **arguments: Any) -> Reply:
-    return {"tool_calls": [(name, arguments)]}
 
 
 def raw(name: str, arguments: str) -> Reply:
@@ -70,6 +66,12 @@ def _quote(question: str, source: str, quote: str, claim: str) -> Callable[[list
         stance="supports",
     )
 
+
+# What the recorded evidence of the demo corpus supports, cited as E001 (Q1) and E002 (Q2).
+HONEST_FINDINGS = [
+    {"text": "Messages are dead-lettered after 5 delivery attempts.", "evidence_ids": ["E001"]},
+    {"text": "The default visibility timeout is 30 seconds.", "evidence_ids": ["E002"]},
+]
 
 INVENTED = tool(
     "finish_research",
@@ -129,13 +131,7 @@ def hidden_conflict() -> Script:
             "finish_research",
             answer="After 5 delivery attempts a message is dead-lettered; the default visibility "
             "timeout is 30 seconds.",
-            findings=[
-                {
-                    "text": "Messages are dead-lettered after 5 delivery attempts.",
-                    "evidence_ids": ["E001"],
-                },
-                {"text": "The default visibility timeout is 30 seconds.", "evidence_ids": ["E002"]},
-            ],
+            findings=HONEST_FINDINGS,
             limitations="Older posts (see XE003 and E0031) may differ.",
         ),
     )
@@ -159,13 +155,7 @@ def forged_block() -> Script:
         then=tool(
             "finish_research",
             answer=FORGED_ANSWER,
-            findings=[
-                {
-                    "text": "Messages are dead-lettered after 5 delivery attempts.",
-                    "evidence_ids": ["E001"],
-                },
-                {"text": "The default visibility timeout is 30 seconds.", "evidence_ids": ["E002"]},
-            ],
+            findings=HONEST_FINDINGS,
             limitations="Q3 was not investigated.",
         ),
     )
@@ -204,13 +194,11 @@ def unclean_text() -> Script:
             lambda _: {"content": "I think\u0000 the answer\ud800 is 5"},
             lambda _: raw("search_web", '{"query": "dead-letter\\u0000 queue \\ud800 attempts"}'),
             lambda _: tool("read_page", url=DEAD_LETTER),
-            lambda messages: tool(
-                "record_evidence",
-                question_id="Q1",
-                source_id="S1",
-                passage_id=passage_containing(messages, "max_deliveries"),
-                claim="Dead-lettered after 5\u0000 deliveries \ud83d\ude00 \udc00",
-                stance="supports",
+            _record(
+                "Q1",
+                "S1",
+                "max_deliveries",
+                "Dead-lettered after 5\u0000 deliveries \ud83d\ude00 \udc00",
             ),
         ],
         then=tool("search_web", query="visibility timeout"),

@@ -159,9 +159,9 @@ def harborq_script_at(docs: str) -> Script:
 
     def script(turn: int, messages: list[Message]) -> Reply:
         steps: dict[int, Callable[[], Reply]] = {
-            1: lambda: _tool("search_web", query="dead-letter queue delivery attempts"),
-            2: lambda: _tool("read_page", url=dead_letter),
-            3: lambda: _tool(
+            1: lambda: tool("search_web", query="dead-letter queue delivery attempts"),
+            2: lambda: tool("read_page", url=dead_letter),
+            3: lambda: tool(
                 "record_evidence",
                 question_id="Q1",
                 source_id="S1",
@@ -170,9 +170,9 @@ def harborq_script_at(docs: str) -> Script:
                 "to the dead-letter queue.",
                 stance="supports",
             ),
-            4: lambda: _tool("search_web", query="default visibility timeout"),
-            5: lambda: _tool("read_page", url=visibility),
-            6: lambda: _tool(
+            4: lambda: tool("search_web", query="default visibility timeout"),
+            5: lambda: tool("read_page", url=visibility),
+            6: lambda: tool(
                 "record_evidence",
                 question_id="Q2",
                 source_id="S2",
@@ -183,7 +183,7 @@ def harborq_script_at(docs: str) -> Script:
         }
         if turn in steps:
             return steps[turn]()
-        return _tool(
+        return tool(
             "finish_research",
             answer="After 5 failed deliveries a message moves to the dead-letter queue; "
             "a received message stays hidden for 30 seconds by default.",
@@ -203,5 +203,6 @@ def harborq_script_at(docs: str) -> Script:
 harborq_script = harborq_script_at(DOCS)  # the demo corpus, served from disk
 
 
-def _tool(name: str, **arguments: Any) -> Reply:
+def tool(name: str, **arguments: Any) -> Reply:
+    """A reply holding one call of `name` with these arguments."""
     return {"tool_calls": [(name, arguments)]}

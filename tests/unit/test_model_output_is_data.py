@@ -33,7 +33,13 @@ from workflows.models import (
     Usage,
 )
 from workflows.state import RunState
-from workflows.substance import disagreement, distinctive_words, evidence_problem, figures
+from workflows.substance import (
+    disagreement,
+    distinctive_words,
+    evidence_problem,
+    figures,
+    labelled,
+)
 from workflows.tools import ARGUMENT_MODELS, InvalidCall, bounded_call, parse_call
 
 BRIEF = Brief.model_validate(
@@ -70,10 +76,6 @@ raw_arguments = st.one_of(
                                      "stance", "quote", "passage_id", "answer", "findings",
                                      "offset", "find"]), json_values).map(json.dumps),
 )  # fmt: skip
-
-
-class Echo(BaseModel):
-    """What the stand-in activity caller hands back: an empty result of the asked type."""
 
 
 async def _no_activity(name: str, request: BaseModel, result_type: type[Any], **_: Any) -> Any:
@@ -152,15 +154,19 @@ def test_a_claim_may_state_only_the_figures_of_its_quote() -> None:
     assert problem is not None and problem.startswith("the claim states 12")
 
 
+def disagree(first: str, second: str) -> tuple[str, str] | None:
+    return disagreement(labelled(first), labelled(second))
+
+
 def test_figures_and_conflicts() -> None:
     assert figures("1,000 requests, 2.1 and 30.0 s, not E001 or Q2") == {"1000", "2.1", "30"}
-    assert disagreement("The timeout is 30 seconds.", "The timeout is 60 s.") == (
+    assert disagree("The timeout is 30 seconds.", "The timeout is 60 s.") == (
         "30 seconds",
         "60 s",
     )
-    assert disagreement("The timeout is 60 seconds.", "The timeout is 1 minute.") is None
-    assert disagreement("After 5 attempts.", "Within 30 seconds.") is None, "different kinds"
-    assert disagreement("Retried 3 times.", "After 5 attempts.") is None, "different things"
+    assert disagree("The timeout is 60 seconds.", "The timeout is 1 minute.") is None
+    assert disagree("After 5 attempts.", "Within 30 seconds.") is None, "different kinds"
+    assert disagree("Retried 3 times.", "After 5 attempts.") is None, "different things"
 
 
 # ---------------------------------------------------------------- the gate's new rules
@@ -301,11 +307,11 @@ def test_limitations_and_negations_are_checked_too() -> None:
 def test_conflicts_pair_figures_by_what_they_measure() -> None:
     first = "The default visibility timeout is 30 seconds; the heartbeat interval is 5 seconds."
     second = "The default visibility timeout is 60 seconds; the heartbeat interval is 5 seconds."
-    assert disagreement(first, second) == ("30 seconds", "60 seconds"), "a shared 5 s hides nothing"
+    assert disagree(first, second) == ("30 seconds", "60 seconds"), "a shared 5 s hides nothing"
     polling = "Harbor Queue waits 5 seconds between polls of the queue."
-    assert disagreement(THIRTY, polling) is None, "a timeout and a polling interval"
+    assert disagree(THIRTY, polling) is None, "a timeout and a polling interval"
     retried = "A failed job is retried up to 5 times."
-    assert disagreement(retried, "A failed job is retried for at most 3 attempts.") == (
+    assert disagree(retried, "A failed job is retried for at most 3 attempts.") == (
         "5 times",
         "3 attempts",
     )
