@@ -14,8 +14,10 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
+import httpx
 import psycopg
 from temporalio.client import Client
 from temporalio.worker import Worker
@@ -68,12 +70,28 @@ async def _activities(settings: Settings) -> AsyncIterator[list[Callable[..., An
     async with AsyncExitStack() as resources:
         database_url = await resources.enter_async_context(open_database(settings))
         ledger: Ledger = await resources.enter_async_context(open_ledger(database_url))
-        http = build_http_client(settings)
-        resources.push_async_callback(http.aclose)
+        # The folders `research corpus index` remembered serve pages the corpus search finds; with
+        # a web search provider only RESEARCH_CORPUS_DIR is served from disk.
+        remembered = settings.search_provider == "corpus"
+        folders = await ledger.corpus_folders() if remembered else {}
+
+        def client_for(folders: dict[str, str]) -> httpx.AsyncClient:
+            return build_http_client(
+                settings, corpus_folders={host: Path(path) for host, path in folders.items()}
+            )
+
         model_client = await resources.enter_async_context(open_model_client(settings))
         search = await resources.enter_async_context(open_search(settings, ledger))
         model = ModelActivities(settings, ledger, model_client)
-        research = ResearchActivities(ledger, http, settings, search)
+        research = ResearchActivities(
+            ledger,
+            client_for(folders),
+            settings,
+            search,
+            client_for=client_for if remembered else None,
+            corpus_folders=folders,
+        )
+        resources.push_async_callback(research.aclose)
         yield [*model.definitions(), *research.definitions()]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 import httpx
@@ -26,20 +27,25 @@ _TEXT = {"Content-Type": "text/plain; charset=utf-8"}
 
 
 class CorpusTransport(httpx.AsyncBaseTransport):
-    """Serves https://<host>/<path> from <corpus_dir>/<host>/<path> (GET/HEAD only).
+    """Serves https://<host>/<path> from <corpus_dir>/<host>/<path> (GET/HEAD only), or for the
+    hosts in `folders` from <folder>/<path> (where `research corpus index` found them).
 
     `/` and directories serve their `index.html` when present. A `_redirects.json` in a host folder
     maps paths to other URLs (`{"/old": "https://other.example/new"}`), answered with a 301.
     """
 
-    def __init__(self, corpus_dir: Path) -> None:
-        self._root = corpus_dir.resolve()
+    def __init__(self, corpus_dir: Path, folders: Mapping[str, Path] | None = None) -> None:
+        root = corpus_dir.resolve()
+        found = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+        self._folders = {name: root / name for name in found if _is_host_name(name)}
+        self._folders.update({host: Path(folder) for host, folder in (folders or {}).items()})
 
     def hosts(self) -> list[str]:
-        """The host names this transport serves: the directory names under the corpus folder."""
-        if not self._root.is_dir():
-            return []
-        return sorted(p.name for p in self._root.iterdir() if p.is_dir() and _is_host_name(p.name))
+        """The host names this transport serves."""
+        return sorted(self._folders)
+
+    def folder(self, host: str) -> Path | None:
+        return self._folders.get(host)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.method not in ("GET", "HEAD"):
@@ -52,11 +58,11 @@ class CorpusTransport(httpx.AsyncBaseTransport):
 
     def _lookup(self, url: httpx.URL) -> tuple[int, dict[str, str], bytes]:
         host = url.raw_host.decode("ascii")
-        host_dir = self._root / host
+        host_dir = self._folders.get(host)
         parts = PurePosixPath(url.path).parts[1:]
         if any(part in ("..", ".") or "\\" in part or "\x00" in part for part in parts):
             return 400, _TEXT, b"bad path"
-        if not _is_host_name(host) or not host_dir.is_dir():
+        if host_dir is None or not host_dir.is_dir():
             return 404, _TEXT, b"not found"
         try:
             location = _redirect_for(host_dir, url.path)

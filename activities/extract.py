@@ -34,8 +34,16 @@ _DROPPED = ["script", "style", "nav", "header", "footer", "aside", "noscript", "
 # generators (Sphinx's related-links bar and sidebar, breadcrumbs, heading permalinks "¶").
 _BOILERPLATE = [
     '[role="navigation"]', '[role="banner"]', '[role="contentinfo"]', '[role="search"]',
-    ".sphinxsidebar", ".related", ".breadcrumb", ".breadcrumbs", "a.headerlink",
+    ".sphinxsidebar", ".related", ".breadcrumb", ".breadcrumbs", "a.headerlink", ".footer",
+    ".navheader", ".navfooter", ".toc", ".toctree-wrapper", ".skip-link", ".skip-to-content",
 ]  # fmt: skip
+# Readability's rule for what the selectors miss: a list, table or division of at least
+# _LINK_LIST_MIN links whose text is mostly link text is navigation (a table of contents, an
+# index, a "Prev | Up | Home | Next" row), and so is a link that offers to skip to the content.
+_LINK_LISTS = "ul, ol, dl, table, div"
+_LINK_LIST_MIN = 3
+_LINK_SHARE = 0.7
+_SKIP_LINK = re.compile(r"skip\s+(to|navigation)\b", re.IGNORECASE)
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _LEAF_BLOCKS = frozenset({"pre", "tr"})
 # Elements that end the paragraph before them and start a new one after them.
@@ -68,6 +76,16 @@ class Extracted:
 class _Block:
     text: str
     section: str
+    whole: bool = False  # code: never split
+    heading: bool = False  # starts a passage
+
+
+@dataclass(frozen=True)
+class _End:
+    """Where a block element ends in the HTML walk: the section and block count it began at."""
+
+    section: str
+    blocks: int
 
 
 def extract(body: bytes, content_type: str, *, max_chars: int) -> Extracted:
@@ -184,6 +202,7 @@ def _html_blocks(html: str) -> tuple[str, list[_Block]]:
     title = _html_title(tree)
     for node in tree.css(", ".join(_DROPPED + _BOILERPLATE)):
         node.decompose()
+    _drop_link_lists(tree)
     walker = _HtmlWalker()
     root = _content_root(tree)
     if root is not None:
@@ -211,6 +230,34 @@ def _content_root(tree: LexborHTMLParser) -> LexborNode | None:
     return tree.body if tree.body is not None else tree.root
 
 
+def _drop_link_lists(tree: LexborHTMLParser) -> None:
+    """Remove navigation the selectors did not name: link-dense blocks and "skip to" links."""
+    dropped: set[int] = set()
+    for node in tree.css(_LINK_LISTS):
+        if node.mem_id in dropped or _inside(node, dropped):
+            continue
+        links = node.css("a")
+        if len(links) < _LINK_LIST_MIN:
+            continue
+        text = len(normalise_whitespace(node.text(deep=True)))
+        linked = sum(len(normalise_whitespace(link.text(deep=True))) for link in links)
+        if text and linked >= _LINK_SHARE * text:
+            dropped.add(node.mem_id)
+            node.decompose()
+    for link in tree.css("a"):
+        if _SKIP_LINK.match(normalise_whitespace(link.text(deep=True))):
+            link.decompose()
+
+
+def _inside(node: LexborNode, dropped: set[int]) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.mem_id in dropped:
+            return True
+        parent = parent.parent
+    return False
+
+
 class _HtmlWalker:
     """Walks block elements in document order, turning each paragraph-like run into one block."""
 
@@ -221,40 +268,48 @@ class _HtmlWalker:
 
     def walk(self, root: LexborNode) -> None:
         # An explicit stack, not recursion: untrusted pages may nest elements thousands deep.
-        stack: list[LexborNode | None] = [root]  # None marks the end of a block element
+        stack: list[LexborNode | _End] = [root]
         while stack:
             node = stack.pop()
-            if node is None:
-                self.flush()
+            if isinstance(node, _End):
+                self._end(node)
             else:
                 self._visit(node, stack)
 
-    def _visit(self, node: LexborNode, stack: list[LexborNode | None]) -> None:
+    def _end(self, end: _End) -> None:
+        """A heading's section ends where the element holding it and its text ends (a "Note" box,
+        a <section>); an element holding nothing but the heading (a title wrapper) passes it on."""
+        self.flush()
+        emitted = self.blocks[end.blocks :]
+        if any(not block.heading for block in emitted):
+            self.section = end.section
+
+    def _visit(self, node: LexborNode, stack: list[LexborNode | _End]) -> None:
         tag = node.tag or ""
         if node.is_text_node:
             self._inline.append(node.text(deep=False))
         elif tag in _HEADINGS:
             self.flush()
             self.section = normalise_whitespace(node.text(deep=True))
-            self._emit(self.section)
+            self._emit(self.section, heading=True)
         elif tag in _LEAF_BLOCKS:
             self.flush()
-            self._emit(_pre_text(node) if tag == "pre" else _row_text(node))
+            self._emit(_pre_text(node) if tag == "pre" else _row_text(node), whole=tag == "pre")
         elif tag == "br":
             self._inline.append(" ")
         elif not tag.startswith("-"):  # elements; "-comment" and "-doctype" nodes are skipped
             if tag in _BLOCKS:
                 self.flush()
-                stack.append(None)
+                stack.append(_End(section=self.section, blocks=len(self.blocks)))
             stack.extend(reversed(list(node.iter(include_text=True))))
 
     def flush(self) -> None:
         self._emit(normalise_whitespace("".join(self._inline)))
         self._inline = []
 
-    def _emit(self, text: str) -> None:
+    def _emit(self, text: str, *, whole: bool = False, heading: bool = False) -> None:
         if text:
-            self.blocks.append(_Block(text=text, section=self.section))
+            self.blocks.append(_Block(text, self.section, whole=whole, heading=heading))
 
 
 def _pre_text(node: LexborNode) -> str:
@@ -278,7 +333,8 @@ def _text_blocks(text: str, *, markdown: bool) -> tuple[str, list[_Block]]:
         if is_heading:
             section = paragraph
             headings.append(paragraph)
-        blocks.append(_Block(text=paragraph, section=section))
+        code = markdown and bool(_FENCE.match(paragraph))
+        blocks.append(_Block(paragraph, section, whole=code, heading=is_heading))
     first_line = blocks[0].text.split("\n", 1)[0] if blocks else ""
     title = headings[0] if headings else normalise_whitespace(first_line)
     return title[:_TITLE_LIMIT], blocks
@@ -336,23 +392,85 @@ def _clean_pdf_paragraph(paragraph: str) -> str:
 
 
 def _assemble(title: str, blocks: list[_Block], max_chars: int) -> Extracted:
-    """Join blocks with blank lines, cutting at the last whole block that fits under max_chars."""
+    """Join blocks with blank lines, cutting at the last whole block that fits under max_chars,
+    and size the passages for reading (`_passages`)."""
     pieces: list[str] = []
-    passages: list[PassageSpan] = []
+    spans: list[tuple[int, _Block]] = []
     offset = 0
+    truncated = False
     for block in blocks:
         start = offset + (2 if pieces else 0)
         if start + len(block.text) > max_chars:
-            if not pieces:  # a single oversized first passage is cut hard
+            truncated = True
+            if not pieces:  # a single oversized first block is cut hard
                 cut = block.text[:max_chars].rstrip()
-                passages.append(PassageSpan(start=0, end=len(cut), section=block.section))
+                passages = [PassageSpan(start=0, end=len(cut), section=block.section)]
                 return Extracted(title=title, text=cut, passages=passages, truncated=True)
-            return Extracted(
-                title=title, text="\n\n".join(pieces), passages=passages, truncated=True
-            )
+            break
         pieces.append(block.text)
-        passages.append(
-            PassageSpan(start=start, end=start + len(block.text), section=block.section)
-        )
+        spans.append((start, block))
         offset = start + len(block.text)
-    return Extracted(title=title, text="\n\n".join(pieces), passages=passages, truncated=False)
+    return Extracted(
+        title=title, text="\n\n".join(pieces), passages=_passages(spans), truncated=truncated
+    )
+
+
+# Passages are what a reader is shown: fragments under one heading are merged up to
+# PASSAGE_TARGET characters (past it while the passage is under PASSAGE_MIN, up to
+# PASSAGE_MAX), and a paragraph over PASSAGE_MAX is split at sentence ends. A heading starts a
+# passage; a passage never spans two sections; code is never split.
+PASSAGE_MIN = 200
+PASSAGE_TARGET = 1000
+PASSAGE_MAX = 1500
+_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+")
+
+
+def _passages(spans: list[tuple[int, _Block]]) -> list[PassageSpan]:
+    passages: list[PassageSpan] = []
+    current: PassageSpan | None = None
+    for start, block in spans:
+        for piece_start, piece_end in _pieces(start, block):
+            if current is not None and not block.heading and current.section == block.section:
+                merged = piece_end - current.start
+                size = current.end - current.start
+                if merged <= PASSAGE_TARGET or (size < PASSAGE_MIN and merged <= PASSAGE_MAX):
+                    current = replace(current, end=piece_end)
+                    continue
+            if current is not None:
+                passages.append(current)
+            current = PassageSpan(start=piece_start, end=piece_end, section=block.section)
+    if current is not None:
+        passages.append(current)
+    return passages
+
+
+def _pieces(start: int, block: _Block) -> Iterator[tuple[int, int]]:
+    """The block's span, or for a long paragraph spans of whole sentences of about
+    PASSAGE_TARGET characters (a sentence longer than PASSAGE_MAX is cut at a space)."""
+    text = block.text
+    if block.whole or len(text) <= PASSAGE_MAX:
+        yield start, start + len(text)
+        return
+    piece = 0
+    while len(text) - piece > PASSAGE_MAX:
+        cut = _cut(text, piece)
+        yield start + piece, start + len(text[:cut].rstrip())
+        piece = cut + (len(text[cut:]) - len(text[cut:].lstrip()))
+    yield start + piece, start + len(text)
+
+
+def _cut(text: str, piece: int) -> int:
+    """Where the piece starting at `piece` ends: the last sentence end before PASSAGE_TARGET,
+    else the first before PASSAGE_MAX, else the last space before PASSAGE_MAX."""
+    ends = [
+        match.start()
+        for match in _SENTENCE_END.finditer(text, piece + 1, piece + PASSAGE_MAX)
+        if match.start() > piece
+    ]
+    within = [end for end in ends if end - piece <= PASSAGE_TARGET]
+    if within:
+        return within[-1]
+    if ends:
+        return ends[0]
+    space = text.rfind(" ", piece + 1, piece + PASSAGE_MAX)
+    return space if space > piece else piece + PASSAGE_MAX

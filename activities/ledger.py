@@ -170,12 +170,21 @@ class Ledger:
             return await ledger_sources.load_sources(conn, run_id)
 
     async def window(
-        self, run_id: str, source_id: str, offset: int = 0, find: str | None = None, size: int = 6
+        self,
+        run_id: str,
+        source_id: str,
+        offset: int = 0,
+        find: str | None = None,
+        size: int = 6,
+        chars: int = 3_000,
     ) -> tuple[list[Passage], int | None]:
-        """Up to `size` passages from the one containing `offset` (with `find`, only those that
-        contain it, case-insensitively), and the offset the next window starts at (None: end)."""
+        """Up to `size` passages and about `chars` of text from the one containing `offset` (with
+        `find`, only those that contain it, case-insensitively), and the offset the next window
+        starts at (None: end)."""
         async with self._read() as conn:
-            return await ledger_sources.load_window(conn, run_id, source_id, offset, find, size)
+            return await ledger_sources.load_window(
+                conn, run_id, source_id, offset, find, size, chars
+            )
 
     # ------------------------------------------------------------ evidence
 
@@ -208,6 +217,16 @@ class Ledger:
         """Insert or refresh one corpus document (keyed by URL); `prose` as `prose_share`."""
         async with self._pool.connection() as conn, conn.transaction():
             await ledger_corpus.upsert_document(conn, url, host, title, body, prose)
+
+    async def remember_corpus_folder(self, host: str, folder: str, urls: list[str]) -> None:
+        """Record the folder `host` was indexed from and drop its documents not in `urls`."""
+        async with self._pool.connection() as conn, conn.transaction():
+            await ledger_corpus.remember_folder(conn, host, folder, urls)
+
+    async def corpus_folders(self) -> dict[str, str]:
+        """Each indexed corpus host and the folder it is served from."""
+        async with self._read() as conn:
+            return await ledger_corpus.folders(conn)
 
     async def refresh_corpus_terms(self) -> None:
         """Recount document frequencies after indexing: search weighs rare words by them."""

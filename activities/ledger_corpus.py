@@ -16,7 +16,7 @@ WHERE (d.host, d.title, d.body, d.prose)
       IS DISTINCT FROM (EXCLUDED.host, EXCLUDED.title, EXCLUDED.body, EXCLUDED.prose)
 """
 
-# Terms: the query's lexemes (identifiers also split into their parts, as the index has them),
+# Terms: the query's lexemes (identifiers whole and split into their parts, as the index has them),
 # each weighted by its inverse document frequency (BM25's). Candidates hold at least one term
 # that is not in most documents (all terms, when every one is common); the GIN index finds them.
 # Rank: the sum over terms of idf x ts_rank (frequency, weighted A for the page's name and
@@ -29,8 +29,9 @@ WITH n AS (
 ), terms AS (
     SELECT DISTINCT t.lexeme, coalesce(s.ndoc, 0) AS ndoc, n.docs,
            ln(1 + (n.docs - coalesce(s.ndoc, 0) + 0.5) / (coalesce(s.ndoc, 0) + 0.5)) AS idf
-    FROM unnest(tsvector_to_array(to_tsvector('english', regexp_replace(
-             %(query)s, '([A-Za-z0-9])[._]([A-Za-z])', '\\1 \\2', 'g')))) AS t (lexeme)
+    FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s) || to_tsvector('english',
+             regexp_replace(%(query)s, '([A-Za-z0-9])[._]([A-Za-z])', '\\1 \\2', 'g'))))
+         AS t (lexeme)
     CROSS JOIN n
     LEFT JOIN research.corpus_terms s ON s.lexeme = t.lexeme
 ), picked AS (
@@ -41,8 +42,10 @@ WITH n AS (
     SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query FROM picked
 ), ranked AS (
     SELECT d.url, d.host, d.title,
-           (SELECT sum(t.idf * ts_rank(d.tsv, quote_literal(t.lexeme)::tsquery, 1))
-            FROM terms t) * greatest(0.25, least(1.0, d.prose / %(prose)s)) AS rank
+           (SELECT sum(t.idf * ts_rank(%(weights)s::float4[], d.tsv,
+                                       quote_literal(t.lexeme)::tsquery, 1))
+            FROM terms t) * greatest(0.25, least(1.0, d.prose / %(prose)s))
+             * greatest(0.25, least(1.0, d.body_chars::float8 / %(body)s)) AS rank
     FROM research.corpus_documents d CROSS JOIN q
     WHERE d.tsv @@ q.query
       AND (d.host = ANY(%(exact)s::text[])
@@ -77,12 +80,37 @@ COMMON_SHARE = 0.5
 # lists: about 0.1 against 0.3 for documentation prose) rank in proportion lower, to a quarter.
 PROSE_SHARE = 0.3
 COMMON_FLOOR = 100
+# ts_rank's weights of labels D, C, B, A: a word of the page's name or title counts three body
+# words (PostgreSQL's default, ten, let one generic title word outrank a page about the query).
+LABEL_WEIGHTS = [0.1, 0.2, 0.4, 0.3]
+# A page shorter than this (a chapter's landing page once its table of contents is dropped, a
+# stub) ranks in proportion lower, to a quarter: an answer takes some text.
+FULL_BODY_CHARS = 2000
 
 _DELETE_TERMS = "DELETE FROM research.corpus_terms"
 _COUNT_TERMS = """
 INSERT INTO research.corpus_terms (lexeme, ndoc)
 SELECT word, ndoc FROM ts_stat('SELECT tsv FROM research.corpus_documents')
 """
+
+
+_REMEMBER_FOLDER = """
+INSERT INTO research.corpus_hosts (host, folder, documents) VALUES (%s, %s, %s)
+ON CONFLICT (host) DO UPDATE
+SET folder = EXCLUDED.folder, documents = EXCLUDED.documents, indexed_at = now()
+"""
+# A host indexed again is replaced: its documents that the folder no longer holds go.
+_DROP_STALE = "DELETE FROM research.corpus_documents WHERE host = %s AND NOT (url = ANY(%s))"
+_FOLDERS = "SELECT host, folder FROM research.corpus_hosts ORDER BY host"
+
+
+async def remember_folder(conn: Connection, host: str, folder: str, urls: list[str]) -> None:
+    await execute(conn, _DROP_STALE, (host, urls))
+    await execute(conn, _REMEMBER_FOLDER, (host, folder, len(urls)))
+
+
+async def folders(conn: Connection) -> dict[str, str]:
+    return {row["host"]: row["folder"] for row in await fetch_all(conn, _FOLDERS, ())}
 
 
 async def upsert_document(
@@ -102,22 +130,28 @@ async def search_documents(
 ) -> list[SearchHit]:
     if not query.strip() or not allowed_hosts or limit < 1:
         return []
-    params = {
-        "query": query,
-        "exact": [rule for rule in allowed_hosts if not rule.startswith("*.")],
-        "suffixes": [rule[2:] for rule in allowed_hosts if rule.startswith("*.")],
-        "limit": limit,
-        "share": COMMON_SHARE,
-        "prose": PROSE_SHARE,
-        "floor": COMMON_FLOOR,
-    }
-    rows = await fetch_all(conn, _SEARCH, params)
+    rows = await fetch_all(conn, _SEARCH, search_params(query, allowed_hosts, limit))
     return [
         SearchHit(
             url=row["url"], title=row["title"], snippet=_one_line(row["snippet"]), host=row["host"]
         )
         for row in rows
     ]
+
+
+def search_params(query: str, allowed_hosts: list[str], limit: int) -> dict[str, object]:
+    """The parameters of the search SQL for a query on the allowed hosts."""
+    return {
+        "query": query,
+        "exact": [rule for rule in allowed_hosts if not rule.startswith("*.")],
+        "suffixes": [rule[2:] for rule in allowed_hosts if rule.startswith("*.")],
+        "limit": limit,
+        "share": COMMON_SHARE,
+        "prose": PROSE_SHARE,
+        "weights": LABEL_WEIGHTS,
+        "body": FULL_BODY_CHARS,
+        "floor": COMMON_FLOOR,
+    }
 
 
 def _one_line(text: str) -> str:

@@ -164,9 +164,16 @@ def _stored_source(row: Row) -> StoredSource:
 
 
 async def load_window(
-    conn: Connection, run_id: str, source_id: str, offset: int, find: str | None, size: int
+    conn: Connection,
+    run_id: str,
+    source_id: str,
+    offset: int,
+    find: str | None,
+    size: int,
+    chars: int,
 ) -> tuple[list[Passage], int | None]:
-    """Up to `size` passages from the one containing `offset`, and where the next window starts."""
+    """Up to `size` passages from the one containing `offset`, while their text stays within
+    `chars` (the first passage always shows), and where the next window starts."""
     params = {
         "run_id": run_id,
         "source_id": source_id,
@@ -175,8 +182,14 @@ async def load_window(
         "limit": max(size, 1) + 1,
     }
     rows = await fetch_all(conn, _SELECT_WINDOW, params)
-    passages = [_passage(row) for row in rows[: max(size, 1)]]
-    next_offset = rows[-1]["start_offset"] if len(rows) > len(passages) else None
+    passages: list[Passage] = []
+    shown = 0
+    for row in rows[: max(size, 1)]:
+        shown += len(row["text"])
+        if passages and shown > chars:
+            break
+        passages.append(_passage(row))
+    next_offset = rows[len(passages)]["start_offset"] if len(rows) > len(passages) else None
     return passages, next_offset
 
 

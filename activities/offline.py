@@ -1,9 +1,10 @@
 """The offline policy: a deterministic, extractive stand-in for a model (no network, no weights).
 
 It reads only what a model would see (the brief and the transcript) and, per open question:
-searches the question, walks the results in rank order, and on each page records the passage
-that holds the most of the question's distinctive words (`workflows.substance`), in prose, with
-the best-matching sentence as its claim. A page whose shown window has no such passage is
+searches the question, walks the results in rank order, and on each page quotes the excerpt
+(whole sentences of one prose paragraph) that holds the most of the question's distinctive words
+(`workflows.substance`), with its best-matching sentence as the claim. A page whose shown window
+has no such excerpt is
 searched with `find` for each distinctive word in turn before the next result is read. It
 submits once every question it can answer has evidence; a failed gate about independent sources
 sends it to the results it has not cited yet, the same way.
@@ -33,6 +34,8 @@ from workflows.tools import FINISH_RESEARCH, READ_PAGE, RECORD_EVIDENCE, SEARCH_
 MIN_SHARED_KEYWORDS = 2
 PROSE_STOPWORDS = 3
 MAX_FINDS = 2  # `find` calls on one page before the next result is read
+EXCERPT_CHARS = 160  # a quote grows by whole sentences of its paragraph until this long
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(`\"'])")
 # Words that frame a question rather than name its subject: never looked for with `find`.
 GENERIC = frozenset(
     keywords(
@@ -42,17 +45,34 @@ GENERIC = frozenset(
 )
 
 
+@dataclass(frozen=True)
+class Passage:
+    source_id: str
+    text: str
+    section: str
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """Whole sentences of one paragraph of a passage: the quote, and its best sentence."""
+
+    passage_id: str
+    quote: str
+    claim: str
+    score: int  # distinctive words in the quote and its section heading
+
+
 @dataclass
 class Seen:
     """What the transcript shows so far, in the form the policy needs."""
 
     searches: dict[str, list[str]] = field(default_factory=dict)  # query -> result URLs
-    passages: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (source, text)
+    passages: dict[str, Passage] = field(default_factory=dict)  # id -> what the window showed
     finds: dict[str, set[str]] = field(default_factory=dict)  # source -> words looked for
     read_urls: dict[str, str] = field(default_factory=dict)  # url -> source id
     failed_urls: set[str] = field(default_factory=set)
     evidence: dict[str, list[str]] = field(default_factory=dict)  # question -> evidence ids
-    used_passages: set[str] = field(default_factory=set)
+    used_quotes: set[str] = field(default_factory=set)
     cited_sources: set[str] = field(default_factory=set)
     claims: dict[str, str] = field(default_factory=dict)  # evidence id -> claim
     conflicts: list[str] = field(default_factory=list)  # the host's conflict sentences
@@ -82,12 +102,12 @@ def _observe_read(seen: Seen, args: ReadPageArgs, data: object) -> None:
     if args.find:
         seen.finds.setdefault(data.source_id, set()).add(args.find)
     for passage in data.passages:
-        seen.passages[passage.id] = (data.source_id, passage.text)
+        seen.passages[passage.id] = Passage(data.source_id, passage.text, passage.section)
 
 
 def _observe_evidence(seen: Seen, args: RecordEvidenceArgs, data: EvidenceData) -> None:
     seen.evidence.setdefault(args.question_id, []).append(data.evidence_id)
-    seen.used_passages.add(args.passage_id or "")
+    seen.used_quotes.add(" ".join(data.quote.split()))
     seen.cited_sources.add(args.source_id)
     seen.claims[data.evidence_id] = args.claim
     seen.conflicts += data.conflicts
@@ -146,14 +166,14 @@ def _from_results(
             continue
         strong = _best_passage(terms, seen, {source_id}, needed=_strong(terms))
         if strong is not None:
-            return _record(question, strong, terms, seen)
+            return _record(question, strong, seen)
         tried = seen.finds.get(source_id, set())
         untried = [term for term in terms if term not in tried and term not in GENERIC]
         if untried and len(tried) < MAX_FINDS:  # jump to the passages holding the word
             return _call(READ_PAGE, source_id=source_id, find=untried[0])
         fallback = _best_passage(terms, seen, {source_id}, MIN_SHARED_KEYWORDS) if weak else None
         if fallback is not None:
-            return _record(question, fallback, terms, seen)
+            return _record(question, fallback, seen)
     return None
 
 
@@ -181,20 +201,47 @@ def _strong(terms: list[str]) -> int:
     return len(terms) if len(terms) <= 3 else -(-2 * len(terms) // 3)
 
 
-def _best_passage(terms: list[str], seen: Seen, among: set[str], needed: int) -> str | None:
-    """The unused prose passage of the given sources holding the most distinctive words, if it
-    holds `needed` of them (at most all there are) and would be accepted as evidence. Strong
-    matches are taken at once; weak ones only once `find` has nothing better to show."""
+def _best_passage(terms: list[str], seen: Seen, among: set[str], needed: int) -> Excerpt | None:
+    """The best unused excerpt of the given sources' passages, if it (with its section heading)
+    holds `needed` of the distinctive words (at most all there are) and would be accepted as
+    evidence. Strong matches are taken at once; weak ones only once `find` has nothing better."""
     wanted = set(terms)
     needed = max(1, min(needed, len(wanted)))
     scored = []
-    for order, (passage_id, (source_id, text)) in enumerate(seen.passages.items()):
-        if passage_id in seen.used_passages or source_id not in among or not _prose(text):
+    for order, (passage_id, passage) in enumerate(seen.passages.items()):
+        if passage.source_id not in among:
             continue
-        score = len(wanted & keywords(text))
-        if score >= needed and evidence_problem(text, "", "", terms) is None:
-            scored.append((score, -order, passage_id))
-    return max(scored)[2] if scored else None
+        for excerpt in _excerpts(passage_id, passage, wanted):
+            if excerpt.score < needed or " ".join(excerpt.quote.split()) in seen.used_quotes:
+                continue
+            if evidence_problem(excerpt.quote, passage.section, excerpt.claim, terms) is None:
+                own = len(wanted & keywords(excerpt.quote))
+                scored.append((excerpt.score, own, -order, excerpt))
+    return max(scored, key=lambda entry: entry[:3])[3] if scored else None
+
+
+def _excerpts(passage_id: str, passage: Passage, wanted: set[str]) -> list[Excerpt]:
+    """For each prose sentence holding a distinctive word: it and the sentences after it in its
+    paragraph, up to EXCERPT_CHARS (a sentence, not a signature, a table row or code)."""
+    heading = wanted & keywords(passage.section)
+    excerpts = []
+    for paragraph in passage.text.split("\n\n"):
+        if not _prose(paragraph):
+            continue
+        sentences = [" ".join(s.split()) for s in _SENTENCE.split(paragraph) if s.strip()]
+        for first, sentence in enumerate(sentences):
+            if not wanted & keywords(sentence):
+                continue
+            taken = [sentence]
+            for following in sentences[first + 1 :]:
+                if len(" ".join(taken)) >= EXCERPT_CHARS:
+                    break
+                taken.append(following)
+            quote = " ".join(taken)
+            claim = max(taken, key=lambda s: (len(wanted & keywords(s)), -taken.index(s)))
+            score = len(wanted & (keywords(quote) | heading))
+            excerpts.append(Excerpt(passage_id, quote, claim[:400], score))
+    return excerpts
 
 
 def _prose(text: str) -> bool:
@@ -202,28 +249,15 @@ def _prose(text: str) -> bool:
     return stop_words(text)[0] >= PROSE_STOPWORDS
 
 
-def _record(question: Question, passage_id: str, terms: list[str], seen: Seen) -> ToolCall:
-    source_id, text = seen.passages[passage_id]
+def _record(question: Question, excerpt: Excerpt, seen: Seen) -> ToolCall:
     return _call(
         RECORD_EVIDENCE,
         question_id=question.id,
-        source_id=source_id,
-        passage_id=passage_id,
-        claim=_best_sentence(text, terms),
+        source_id=seen.passages[excerpt.passage_id].source_id,
+        quote=excerpt.quote,
+        claim=excerpt.claim,
         stance="supports",
     )
-
-
-def _best_sentence(text: str, terms: list[str]) -> str:
-    """The passage's sentence holding the most distinctive words (the first among equals)."""
-    sentences = [
-        " ".join(sentence.split())
-        for sentence in re.split(r"(?<=[.!?])\s+", text.strip())
-        if sentence.strip()
-    ] or [" ".join(text.split())]
-    wanted = set(terms)
-    ranked = [(len(wanted & keywords(sentence)), -n) for n, sentence in enumerate(sentences)]
-    return sentences[-max(ranked)[1]][:400]
 
 
 def _finish(request: DecideInput, seen: Seen) -> ToolCall:

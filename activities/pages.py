@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from collections.abc import Mapping
 from dataclasses import dataclass
 from http.cookiejar import CookieJar, DefaultCookiePolicy
+from pathlib import Path
 
 import httpcore
 import httpx
@@ -94,17 +96,19 @@ class FetchClient(httpx.AsyncClient):
 def build_http_client(
     settings: Settings,
     *,
+    corpus_folders: Mapping[str, Path] | None = None,
     resolver: Resolver = system_resolver,
     backend: httpcore.AsyncNetworkBackend | None = None,
     default_transport: httpx.AsyncBaseTransport | None = None,
     verify: ssl.SSLContext | bool = True,
 ) -> FetchClient:
-    """The fetch client: corpus hosts served from `settings.corpus_dir`; every other host through
+    """The fetch client: corpus hosts served from `settings.corpus_dir` and from `corpus_folders`
+    (host -> the folder it was indexed from, which wins); every other host through
     `GuardedTransport`, which resolves with `resolver` and connects through `backend` (the real
     network when None) only to checked addresses. `default_transport` replaces the guarded
     transport altogether (tests of the corpus and redirect rules).
     """
-    corpus = CorpusTransport(settings.corpus_dir)
+    corpus = CorpusTransport(settings.corpus_dir, corpus_folders)
     corpus_hosts = corpus.hosts()
     policy = fetch_policy(settings, corpus_hosts)
     transport = default_transport or GuardedTransport(
@@ -127,15 +131,20 @@ def fetch_policy(settings: Settings, corpus_hosts: list[str]) -> FetchPolicy:
 
 
 async def check_fetchable(
-    settings: Settings, url: str, allowed_hosts: list[str], resolver: Resolver = system_resolver
+    settings: Settings,
+    url: str,
+    allowed_hosts: list[str],
+    resolver: Resolver = system_resolver,
+    corpus_folders: Mapping[str, Path] | None = None,
 ) -> str:
     """Where a fetch of `url` would go, checked exactly as `fetch_page` checks its first hop;
     FetchRefused with the reason otherwise. No DNS happens unless the URL itself passes."""
-    policy = fetch_policy(settings, CorpusTransport(settings.corpus_dir).hosts())
+    corpus = CorpusTransport(settings.corpus_dir, corpus_folders)
+    policy = fetch_policy(settings, corpus.hosts())
     parsed = check_url(url, allowed_hosts, policy)
     host = url_host(parsed)
     if host in policy.corpus_hosts:
-        return f"served from the local corpus folder {settings.corpus_dir / host}"
+        return f"served from the local corpus folder {corpus.folder(host)}"
     port = parsed.port or DEFAULT_PORTS[parsed.scheme]
     addresses = await checked_addresses(host, port, policy, resolver)
     return f"connects to {', '.join(addresses)} port {port}"

@@ -24,17 +24,35 @@ from runtime.settings import Settings
 from workflows import contracts
 from workflows.models import SourceRef
 
+ClientFor = Callable[[dict[str, str]], httpx.AsyncClient]  # corpus folders -> a fetch client
+
 
 class ResearchActivities:
     """Bound activity methods sharing the ledger, the fetch client and the search provider."""
 
     def __init__(
-        self, ledger: Ledger, http: httpx.AsyncClient, settings: Settings, search: SearchProvider
+        self,
+        ledger: Ledger,
+        http: httpx.AsyncClient,
+        settings: Settings,
+        search: SearchProvider,
+        *,
+        client_for: ClientFor | None = None,
+        corpus_folders: dict[str, str] | None = None,
     ) -> None:
+        """With `client_for`, a fetch first checks the corpus folders the ledger remembers and
+        swaps in a client serving them when they changed (`http` served `corpus_folders`)."""
         self._ledger = ledger
         self._http = http
         self._settings = settings
         self._search = search
+        self._client_for = client_for
+        self._folders = corpus_folders or {}
+        self._retired: list[httpx.AsyncClient] = []  # may still serve a fetch: closed at exit
+
+    async def aclose(self) -> None:
+        for client in [*self._retired, self._http]:
+            await client.aclose()
 
     def definitions(self) -> list[Callable[..., Any]]:
         return [
@@ -85,6 +103,7 @@ class ResearchActivities:
                 request.offset,
                 request.find,
                 request.window_passages,
+                request.window_chars,
             )
         return contracts.ReadPageResult(
             source=stored.ref,
@@ -141,12 +160,21 @@ class ResearchActivities:
         stored = await self._ledger.source(request.run_id, ref.id, request.url)
         return stored if stored is not None else StoredSource(ref=ref)
 
+    async def _client(self) -> httpx.AsyncClient:
+        """The fetch client, serving every corpus folder indexed so far (even after start)."""
+        if self._client_for is not None:
+            folders = await self._ledger.corpus_folders()
+            if folders != self._folders:
+                self._retired.append(self._http)
+                self._http, self._folders = self._client_for(folders), folders
+        return self._http
+
     async def _download(self, request: contracts.ReadPageInput) -> SourceRef:
         settings = self._settings
         run_id, source_id, url = request.run_id, request.source_id, request.url
         try:
             page = await fetch_page(
-                self._http,
+                await self._client(),
                 url,
                 request.allowed_hosts,
                 max_bytes=settings.max_fetch_bytes,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -74,31 +74,56 @@ def prose_share(text: str) -> float:
     return 1.0 if words < PROSE_MIN_WORDS else stops / words
 
 
-async def index_corpus(ledger: Ledger, corpus_dir: Path, *, max_chars: int) -> int:
-    """Index (or refresh) every readable document under `corpus_dir`; return how many."""
-    documents = await asyncio.to_thread(read_corpus, corpus_dir, max_chars=max_chars)
-    for document in documents:
-        await ledger.index_corpus_document(
-            document.url, document.host, document.title, document.body, document.prose
-        )
+async def index_corpus(
+    ledger: Ledger,
+    corpus_dir: Path,
+    *,
+    max_chars: int,
+    host: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> int:
+    """Index (or refresh) every readable document under `corpus_dir` (one folder per host, or
+    with `host` the folder of that one host); return how many. Each host's folder is remembered,
+    so its pages are readable wherever they were indexed from, and a host indexed again keeps only
+    the documents its folder still holds."""
+    folders = [(host, corpus_dir)] if host is not None else corpus_hosts(corpus_dir)
+    count = 0
+    for name, folder in folders:
+        documents = await asyncio.to_thread(read_host, name, folder, max_chars=max_chars)
+        for document in documents:
+            await ledger.index_corpus_document(
+                document.url, document.host, document.title, document.body, document.prose
+            )
+        urls = [document.url for document in documents]
+        await ledger.remember_corpus_folder(name, str(folder.resolve()), urls)
+        count += len(documents)
+        if progress is not None:
+            progress(f"{name}: {len(documents)} documents from {folder}")
     await ledger.refresh_corpus_terms()
-    return len(documents)
+    return count
 
 
 def read_corpus(corpus_dir: Path, *, max_chars: int) -> list[CorpusDocument]:
     """The documents of every host folder, skipping names that start with `_` or `.`."""
+    return [
+        document
+        for host, host_dir in corpus_hosts(corpus_dir)
+        for document in read_host(host, host_dir, max_chars=max_chars)
+    ]
+
+
+def corpus_hosts(corpus_dir: Path) -> list[tuple[str, Path]]:
+    """The host folders of a corpus folder: (host, folder), by name."""
     if not corpus_dir.is_dir():
         return []
-    documents: list[CorpusDocument] = []
-    for host_dir in sorted(corpus_dir.iterdir()):
-        host = _host_name(host_dir)
-        if host is None:
-            continue
-        for path in sorted(host_dir.rglob("*")):
-            document = _document(host, host_dir, path, max_chars)
-            if document is not None:
-                documents.append(document)
-    return documents
+    named = ((_host_name(host_dir), host_dir) for host_dir in sorted(corpus_dir.iterdir()))
+    return [(host, host_dir) for host, host_dir in named if host is not None]
+
+
+def read_host(host: str, host_dir: Path, *, max_chars: int) -> list[CorpusDocument]:
+    """The readable documents of one host's folder, as https://<host>/<relative path>."""
+    documents = (_document(host, host_dir, path, max_chars) for path in sorted(host_dir.rglob("*")))
+    return [document for document in documents if document is not None]
 
 
 def _host_name(host_dir: Path) -> str | None:

@@ -32,8 +32,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("init-db", help="apply the ledger's SQL migrations")
     corpus = commands.add_parser("corpus", help="the local document corpus")
     corpus_commands = corpus.add_subparsers(dest="corpus_command", required=True)
-    index = corpus_commands.add_parser("index", help="index a folder into corpus_documents")
+    index = corpus_commands.add_parser(
+        "index", help="index a folder (one sub-folder per host, or --host) for search and reading"
+    )
     index.add_argument("dir", metavar="DIR")
+    index.add_argument(
+        "--host", help="DIR holds the pages of this one host (https://HOST/<path in DIR>)"
+    )
     start = commands.add_parser("start", help="validate a brief and start a run")
     start.add_argument("brief", metavar="BRIEF.json")
     start.add_argument("--id", help="workflow id (default: research-<8 hex>)")

@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from activities.search import index_corpus
+from activities.search import corpus_hosts, index_corpus
 from runtime.database import apply_migrations
 from runtime.devstack import EmbeddedStack, embedded_stack, open_database, open_ledger
 from runtime.settings import PROJECT_ROOT, Settings
@@ -20,6 +20,7 @@ from starter.errors import EXIT_USAGE, CliError
 from starter.progress import follow
 from starter.runs import finish_output, new_run_id, start_run, web_ui_link
 from worker import run_worker
+from workflows.hosts import normalise_host
 
 DEMO_BRIEF = PROJECT_ROOT / "examples" / "briefs" / "harborq-failures.json"
 WORKER_STOP_SECONDS = 15.0
@@ -122,14 +123,31 @@ async def init_db(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def corpus_index(settings: Settings, args: argparse.Namespace) -> int:
-    folder = Path(args.dir)
+    folder = await asyncio.to_thread(Path(args.dir).resolve)
     if not await asyncio.to_thread(folder.is_dir):
         raise CliError(f"corpus folder {args.dir} does not exist or is not a folder", EXIT_USAGE)
+    host = None
+    if args.host is not None:
+        try:
+            host = normalise_host(args.host)
+        except ValueError:
+            raise CliError(f"--host {args.host!r} is not a host name", EXIT_USAGE) from None
+    elif not await asyncio.to_thread(corpus_hosts, folder):
+        raise CliError(
+            f"{folder} has no host folders (like docs.example/): name the host with --host",
+            EXIT_USAGE,
+        )
     async with open_database(settings) as url:
         await asyncio.to_thread(apply_migrations, url)
         async with open_ledger(url) as ledger:
-            count = await index_corpus(ledger, folder, max_chars=settings.max_snapshot_chars)
-    print(f"indexed {count} documents from {folder}")
+            count = await index_corpus(
+                ledger,
+                folder,
+                max_chars=settings.max_snapshot_chars,
+                host=host,
+                progress=lambda line: print(f"indexed {line}", flush=True),
+            )
+    print(f"indexed {count} documents; search and read_page find them there from now on")
     return 0
 
 

@@ -87,7 +87,8 @@ class ReadPageInput(BaseModel):
     fetch: bool
     offset: int = 0
     find: str | None = None
-    window_passages: int = 6
+    window_passages: int = 6  # at most this many passages,
+    window_chars: int = 3_000  # and no more text than this past the first passage
 
 
 class ReadPageResult(BaseModel):

@@ -115,6 +115,12 @@ def invented_numbers() -> Script:
     )
 
 
+VISIBILITY_30 = (
+    "the default visibility timeout is 30 seconds, both for queues that do not set "
+    "visibility_timeout and for receive calls that do not pass a value of their own."
+)
+
+
 def hidden_conflict() -> Script:
     """The docs say 30 seconds, an old blog post 60: both recorded as `supports`, the report
     cites one and "names" the other only inside a longer token."""
@@ -122,7 +128,8 @@ def hidden_conflict() -> Script:
         [
             *_read_both(),
             _record("Q1", "S1", "max_deliveries", "Messages are dead-lettered after 5 deliveries."),
-            _record("Q2", "S2", "default visibility timeout is", "The default is 30 seconds."),
+            # A sentence, not its passage: the passage also tells of the 1.x default.
+            _quote("Q2", "S2", VISIBILITY_30, "The default is 30 seconds."),
             lambda _: tool("search_web", query="why our shipping labels printed twice"),
             lambda _: tool("read_page", url=BLOG, find="60 seconds"),
             _record("Q2", "S3", "is 60 seconds", "The default is 60 seconds."),

@@ -23,7 +23,11 @@ Message = dict[str, Any]
 # {"status": 429, "headers": {...}, "error": "..."}
 Reply = dict[str, Any]
 Script = Callable[[int, list[Message]], Reply]
-PASSAGE_LINE = re.compile(r"^\[(S\d+\.P\d+) offset=\d+\] (.*)$", re.MULTILINE)
+# A shown passage: from its "[S1.P2 offset=0] " line to the next passage or the window's end.
+PASSAGE_LINE = re.compile(
+    r"^\[(S\d+\.P\d+) offset=\d+\] (.*?)(?=^\[S\d+\.P\d+ offset=|</untrusted_page>|\Z)",
+    re.MULTILINE | re.DOTALL,
+)
 
 
 def turn_of(messages: list[Message]) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import uuid
 from collections.abc import AsyncIterator
@@ -11,7 +12,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from activities.extract import Extracted, extract
+from activities.extract import Extracted, PassageSpan, extract
 from activities.ledger import Ledger, RunIdTaken, UnknownRun
 from activities.pages import FetchedPage
 from activities.search import CorpusSearch, index_corpus
@@ -69,7 +70,13 @@ def page(url: str = "https://docs.example/cache.txt", text: str = PAGE_TEXT) -> 
 
 
 def extracted(text: str = PAGE_TEXT) -> Extracted:
-    return extract(text.encode("utf-8"), "text/plain; charset=utf-8", max_chars=10_000)
+    """The page's snapshot with one passage per paragraph (whatever extraction would merge)."""
+    snapshot = extract(text.encode("utf-8"), "text/plain; charset=utf-8", max_chars=10_000)
+    spans, start = [], 0
+    for paragraph in snapshot.text.split("\n\n"):
+        spans.append(PassageSpan(start=start, end=start + len(paragraph), section=""))
+        start += len(paragraph) + 2
+    return dataclasses.replace(snapshot, passages=spans)
 
 
 async def count(pool: Pool, table: str, run: str) -> int:
@@ -298,6 +305,21 @@ async def test_window_pages_through_passages(ledger: Ledger, run_id: str) -> Non
     assert await ledger.window(run_id, "S1", offset=100_000) == ([], None)
 
 
+async def test_window_stops_at_its_character_budget_but_shows_one_passage(
+    ledger: Ledger, run_id: str
+) -> None:
+    await ledger.store_source(run_id, "S1", page(), extracted())
+    sizes = [len(paragraph) for paragraph in PARAGRAPHS]
+
+    two, next_offset = await ledger.window(run_id, "S1", size=6, chars=sizes[0] + sizes[1])
+    assert [passage.id for passage in two] == ["S1.P1", "S1.P2"]
+    assert next_offset == two[-1].end + 2
+    one, _ = await ledger.window(run_id, "S1", size=6, chars=1)
+    assert [passage.id for passage in one] == ["S1.P1"], "a window is never empty"
+    every, end = await ledger.window(run_id, "S1", size=6, chars=sum(sizes))
+    assert len(every) == len(PARAGRAPHS) and end is None
+
+
 async def test_window_find_keeps_matching_passages(ledger: Ledger, run_id: str) -> None:
     await ledger.store_source(run_id, "S1", page(), extracted())
     found, next_offset = await ledger.window(run_id, "S1", find="CACHE", size=1)
@@ -429,11 +451,9 @@ async def test_corpus_search_weighs_page_names_titles_and_rare_words(
 
 
 async def test_corpus_search_can_use_the_gin_index(pool: Pool) -> None:
-    from activities.ledger_corpus import _SEARCH, COMMON_FLOOR, COMMON_SHARE, PROSE_SHARE
+    from activities.ledger_corpus import _SEARCH, search_params
 
-    params = {"query": "cache invalidation", "exact": ["docs.example"], "suffixes": [],
-              "limit": 8, "share": COMMON_SHARE, "floor": COMMON_FLOOR,
-              "prose": PROSE_SHARE}  # fmt: skip
+    params = search_params("cache invalidation", ["docs.example"], 8)
     async with pool.connection() as conn, conn.transaction():
         await conn.execute("SET LOCAL enable_seqscan = off")  # a tiny table would be scanned
         cursor = await conn.execute(b"EXPLAIN " + _SEARCH.encode(), params)

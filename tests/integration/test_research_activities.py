@@ -15,7 +15,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.corpus_transport import CorpusTransport
 from activities.ledger import Ledger
-from activities.pages import FetchClient
+from activities.pages import FetchClient, build_http_client
 from activities.research import ResearchActivities
 from activities.search import CorpusSearch, index_corpus
 from runtime.settings import Settings
@@ -26,8 +26,8 @@ from workflows.models import Brief, Counters, Finding, Report, RunStatus, Search
 PAGE = """<html><head><title>Hybrid caches</title></head><body><main>
 <h1>Hybrid caches</h1>
 <p>Each node keeps hot keys in process memory.</p>
-<p>Invalidation messages travel over pub/sub to every node.</p>
-<p>A time-to-live bounds staleness when a message is lost.</p>
+<h2>Invalidation</h2><p>Invalidation messages travel over pub/sub to every node.</p>
+<h2>Expiry</h2><p>A time-to-live bounds staleness when a message is lost.</p>
 </main></body></html>"""
 
 
@@ -109,7 +109,7 @@ async def test_a_page_is_fetched_once(harness: Harness) -> None:
     assert retried == first
     found = await harness.env.run(read, harness.read("cache.html", fetch=False, find="PUB/SUB"))
     assert [passage.text for passage in found.passages] == [
-        "Invalidation messages travel over pub/sub to every node."
+        "Invalidation\n\nInvalidation messages travel over pub/sub to every node."
     ]
     assert harness.web.urls == [harness.url("cache.html")]
 
@@ -205,3 +205,61 @@ async def test_a_run_never_started_fails_for_good(harness: Harness) -> None:
     with pytest.raises(ApplicationError) as raised:
         await harness.env.run(harness.activities.record_step, step)
     assert raised.value.non_retryable and raised.value.type == "UnknownRun"
+
+
+async def test_pages_indexed_from_any_folder_are_readable_without_a_setting(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """`research corpus index DIR --host H` while a worker runs: the worker's next fetch serves H
+    from DIR (no RESEARCH_CORPUS_DIR), and indexing H again drops what DIR no longer holds."""
+    host = f"anywhere-{uuid.uuid4().hex[:10]}.example"
+    folder = tmp_path / "some" / "where"
+    (folder / "guide").mkdir(parents=True)
+    (folder / "guide" / "cache.html").write_text(PAGE, encoding="utf-8")
+    (folder / "old.html").write_text(PAGE.replace("Hybrid", "Retired"), encoding="utf-8")
+    settings = Settings(state_dir=tmp_path / "state", corpus_dir=tmp_path / "empty")
+    pool: AsyncConnectionPool[psycopg.AsyncConnection[object]] = AsyncConnectionPool(
+        pg_url, open=False, max_size=4
+    )
+    await pool.open(wait=True)
+    ledger = Ledger(pool)
+
+    def client_for(folders: dict[str, str]) -> FetchClient:
+        return build_http_client(settings, corpus_folders={h: Path(f) for h, f in folders.items()})
+
+    activities = ResearchActivities(
+        ledger, client_for({}), settings, CorpusSearch(ledger), client_for=client_for
+    )
+    try:
+        assert await index_corpus(ledger, folder, max_chars=10_000, host=host) == 2
+        assert (await ledger.corpus_folders())[host] == str(folder.resolve())
+        run_id = f"test-{uuid.uuid4().hex[:12]}"
+        brief = Brief(question="How do hybrid caches invalidate?", allowed_hosts=[host])
+        await activities.start_run(
+            contracts.StartRunInput(run_id=run_id, brief=brief, started_at="2025-01-02T03:04:05Z")
+        )
+        hits = await ledger.search_corpus("hybrid caches invalidation", [host], 8)
+        assert f"https://{host}/guide/cache.html" in [hit.url for hit in hits]
+
+        read = contracts.ReadPageInput(
+            run_id=run_id,
+            step=1,
+            source_id="S1",
+            url=f"https://{host}/guide/cache.html",
+            allowed_hosts=[host],
+            fetch=True,
+        )
+        page = await ActivityEnvironment().run(activities.read_page, read)
+        assert page.source.ok, page.source.error
+        assert page.passages[0].text.startswith("Hybrid caches")
+
+        (folder / "old.html").unlink()
+        assert await index_corpus(ledger, folder, max_chars=10_000, host=host) == 1
+        hits = await ledger.search_corpus("retired caches", [host], 8)
+        assert [hit.url for hit in hits] == [f"https://{host}/guide/cache.html"]
+    finally:
+        await activities.aclose()
+        async with pool.connection() as conn:
+            await conn.execute("DELETE FROM research.corpus_documents WHERE host = %s", (host,))
+            await conn.execute("DELETE FROM research.corpus_hosts WHERE host = %s", (host,))
+        await pool.close()

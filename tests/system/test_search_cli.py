@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+import uuid
+from pathlib import Path
 
 import pytest
 
@@ -58,3 +60,25 @@ def test_search_says_when_nothing_is_indexed_and_refuses_bad_hosts(
     assert bad.stderr.strip() == (
         "error: allowed host 'bad host!' is not a bare host name (no scheme, port or path)"
     )
+
+
+def test_corpus_index_takes_one_hosts_folder_from_anywhere(
+    embedded_pg_url: str, tmp_path: Path
+) -> None:
+    host = f"notes-{uuid.uuid4().hex[:8]}.example"
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "vacuum.md").write_text(
+        "# Vacuum\n\nAutovacuum reclaims the space of dead tuples in the background.\n"
+    )
+
+    indexed = research(embedded_pg_url, "corpus", "index", str(tmp_path / "notes"), "--host", host)
+    assert indexed.returncode == 0, indexed.stderr
+    assert f"indexed {host}: 1 documents from {tmp_path / 'notes'}" in indexed.stdout
+    found = research(embedded_pg_url, "search", "autovacuum dead tuples", "--allow", host)
+    assert found.stdout.splitlines()[1].strip() == f"https://{host}/vacuum.md"
+
+    bad = research(embedded_pg_url, "corpus", "index", str(tmp_path), "--host", "a b")
+    assert (bad.returncode, bad.stderr.strip()) == (2, "error: --host 'a b' is not a host name")
+    bare = research(embedded_pg_url, "corpus", "index", str(tmp_path / "notes"))
+    assert bare.returncode == 2
+    assert "has no host folders (like docs.example/): name the host with --host" in bare.stderr

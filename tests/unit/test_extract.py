@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from activities.extract import (
+    PASSAGE_MAX,
+    PASSAGE_MIN,
+    PASSAGE_TARGET,
     Extracted,
     content_hash,
     extract,
@@ -48,7 +53,7 @@ def test_html_drops_chrome_and_keeps_the_main_content() -> None:
     for chrome in ("Site home", "Menu entry", "secret", "injected", "Related", "Copyright"):
         assert chrome not in result.text
     assert "Subscribe" not in result.text
-    assert _passage_texts(result) == [
+    blocks = [
         "Hybrid caching",
         "Caches keep hot data close to the reader.",
         "Invalidation",
@@ -59,27 +64,31 @@ def test_html_drops_chrome_and_keeps_the_main_content() -> None:
         "policy | LRU",
         "Quoted wisdom.",
     ]
+    assert result.text == "\n\n".join(blocks)
+    # Fragments under one heading are one passage; each heading starts one.
+    assert _passage_texts(result) == ["\n\n".join(blocks[:2]), "\n\n".join(blocks[2:])]
     assert result.truncated is False
 
 
 def test_html_headings_become_sections_of_the_following_paragraphs() -> None:
     result = extract(ARTICLE, "text/html", max_chars=10_000)
 
-    sections = [span.section for span in result.passages]
-    assert sections[:2] == ["Hybrid caching", "Hybrid caching"]
-    assert set(sections[2:]) == {"Invalidation"}
+    assert [span.section for span in result.passages] == ["Hybrid caching", "Invalidation"]
 
 
-def test_passages_are_exact_offsets_joined_by_blank_lines() -> None:
-    result = extract(ARTICLE, "text/html", max_chars=10_000)
-
-    assert "\n\n".join(_passage_texts(result)) == result.text
-    previous_end = -2
+def _assert_tiles(result: Extracted) -> None:
+    """Passages are stripped, in order, and cover the text with only whitespace between them."""
+    previous_end = 0
     for span in result.passages:
-        assert span.start == previous_end + 2
+        assert result.text[previous_end : span.start].strip() == ""
+        assert span.end > span.start
         assert result.text[span.start : span.end].strip() == result.text[span.start : span.end]
         previous_end = span.end
-    assert previous_end == len(result.text)
+    assert result.text[previous_end:].strip() == ""
+
+
+def test_passages_are_exact_offsets_that_tile_the_text() -> None:
+    _assert_tiles(extract(ARTICLE, "text/html", max_chars=10_000))
 
 
 def test_html_without_title_uses_first_h1_and_body_without_main() -> None:
@@ -88,7 +97,8 @@ def test_html_without_title_uses_first_h1_and_body_without_main() -> None:
     result = extract(html, "application/xhtml+xml", max_chars=1_000)
 
     assert result.title == "Only heading"
-    assert _passage_texts(result) == ["Only heading", "Loose text here"]
+    assert result.text == "Only heading\n\nLoose text here"
+    assert _passage_texts(result) == [result.text]
 
 
 def test_html_charset_from_content_type_and_replacement_for_bad_bytes() -> None:
@@ -108,25 +118,17 @@ def test_markdown_paragraphs_and_heading_sections() -> None:
 
     assert result.title == "Guide"
     assert _passage_texts(result) == [
-        "Guide",
-        "Intro line one\nline two",
-        "Details",
-        "First paragraph.",
-        "```\n# a comment, not a heading\n\ncode\n```",
+        "Guide\n\nIntro line one\nline two",
+        "Details\n\nFirst paragraph.\n\n```\n# a comment, not a heading\n\ncode\n```",
     ]
-    assert [span.section for span in result.passages] == [
-        "Guide",
-        "Guide",
-        "Details",
-        "Details",
-        "Details",
-    ]
+    assert [span.section for span in result.passages] == ["Guide", "Details"]
 
 
 def test_plain_text_has_no_headings() -> None:
     result = extract(b"# not a heading\n\nsecond\r\nparagraph\n", "text/plain", max_chars=100)
 
-    assert _passage_texts(result) == ["# not a heading", "second\nparagraph"]
+    assert result.text == "# not a heading\n\nsecond\nparagraph"
+    assert _passage_texts(result) == [result.text]
     assert {span.section for span in result.passages} == {""}
     assert result.title == "# not a heading"
 
@@ -139,7 +141,7 @@ def test_truncation_cuts_at_a_passage_boundary() -> None:
 
     assert whole.text == "aaaa\n\nbbbb\n\ncccc" and whole.truncated is False
     assert cut.text == "aaaa\n\nbbbb" and cut.truncated is True
-    assert _passage_texts(cut) == ["aaaa", "bbbb"]
+    assert _passage_texts(cut) == ["aaaa\n\nbbbb"]
 
 
 def test_truncation_cuts_an_oversized_first_passage_hard() -> None:
@@ -240,3 +242,98 @@ def test_documentation_furniture_is_dropped_and_the_aria_main_region_kept() -> N
     result = extract(page, "text/html; charset=utf-8", max_chars=10_000)
 
     assert result.text == "functools\n\nThe functools module is for higher-order functions."
+
+
+# ---------------------------------------------------------------- navigation and passage sizing
+
+DOCBOOK_PAGE = b"""<html><head><title>5.1. Table Basics</title></head><body>
+<div class="navheader"><table><tr><th>5.1. Table Basics</th></tr>
+<tr><td><a href="ddl.html">Prev</a></td><td><a href="ddl.html">Up</a></td>
+<td><a href="index.html">Home</a></td><td><a href="next.html">Next</a></td></tr></table></div>
+<div class="sect1"><div class="titlepage"><div><div><h2>5.1. Table Basics</h2></div></div></div>
+<p>A table in a relational database is much like a table on paper.</p>
+<div class="note"><h3>Note</h3><p>Tables have a limit of 1600 columns.</p></div>
+<p>Each column has a data type.</p></div>
+<table><tr><td><a href="a.html">Prev</a></td><td><a href="b.html">Up</a></td>
+<td><a href="c.html">Next</a></td></tr></table>
+</body></html>"""
+
+
+def test_link_rows_and_lists_are_navigation_and_are_dropped() -> None:
+    result = extract(DOCBOOK_PAGE, "text/html", max_chars=10_000)
+
+    for chrome in ("Prev", "Home", "Next", "Up"):
+        assert chrome not in result.text.split()
+    assert result.text.startswith("5.1. Table Basics\n\nA table in a relational database")
+
+
+def test_a_heading_section_ends_where_its_box_ends() -> None:
+    result = extract(DOCBOOK_PAGE, "text/html", max_chars=10_000)
+
+    sections = {result.text[span.start : span.end]: span.section for span in result.passages}
+    assert sections == {
+        "5.1. Table Basics\n\nA table in a relational database is much like a table on paper.": (
+            "5.1. Table Basics"
+        ),
+        "Note\n\nTables have a limit of 1600 columns.": "Note",
+        "Each column has a data type.": "5.1. Table Basics",
+    }
+
+
+def test_prose_with_links_skip_links_and_tables_of_contents() -> None:
+    html = b"""<html><body><a href="#main">Skip to main content</a><main id="main">
+    <h1>Guide</h1><div class="toc"><ul><li><a href="#a">Intro</a></li></ul></div>
+    <ul><li><a href="x.html">Installing</a></li><li><a href="y.html">Configuring</a></li>
+    <li><a href="z.html">Upgrading</a></li></ul>
+    <p>Read <a href="a">one</a>, <a href="b">two</a> and <a href="c">three</a> first: each of
+    these pages explains a step of the setup in the order you will need it.</p></main>
+    </body></html>"""
+
+    result = extract(html, "text/html", max_chars=10_000)
+
+    assert "Skip" not in result.text
+    assert "Intro" not in result.text and "Installing" not in result.text
+    assert "Read one, two and three first" in result.text
+
+
+def test_a_long_paragraph_is_split_at_sentence_ends() -> None:
+    sentences = [f"Sentence number {i} explains one more detail of the system." for i in range(80)]
+    html = ("<main><h1>Long</h1><p>" + " ".join(sentences) + "</p></main>").encode()
+
+    result = extract(html, "text/html", max_chars=100_000)
+
+    texts = _passage_texts(result)
+    assert len(texts) > 3
+    assert all(len(text) <= PASSAGE_MAX for text in texts)
+    assert all(text.endswith(".") for text in texts)
+    assert " ".join(text.removeprefix("Long\n\n") for text in texts) == " ".join(sentences)
+    _assert_tiles(result)
+
+
+def test_code_is_never_split_and_short_fragments_merge_up_to_the_target() -> None:
+    code = "\n".join(f"line_{i} = {i}" for i in range(300))
+    items = "".join(f"<li>item {i} of the list</li>" for i in range(200))
+    html = f"<main><h1>Code</h1><pre>{code}</pre><h2>List</h2><ul>{items}</ul></main>".encode()
+
+    result = extract(html, "text/html", max_chars=100_000)
+
+    texts = _passage_texts(result)
+    assert code in texts
+    listed = [
+        text for span, text in zip(result.passages, texts, strict=True) if span.section == "List"
+    ]
+    assert len(listed) > 2
+    assert all(len(text) <= PASSAGE_TARGET for text in listed)
+    assert all(len(text) >= PASSAGE_MIN for text in listed[:-1])
+    _assert_tiles(result)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(st.lists(st.text(alphabet=" .!?\nabc#XY", max_size=2_500), max_size=12))
+def test_plain_text_passages_tile_the_text_and_stay_under_the_cap(paragraphs: list[str]) -> None:
+    body = "\n\n".join(paragraphs).encode()
+
+    result = extract(body, "text/markdown", max_chars=100_000)
+
+    _assert_tiles(result)
+    assert all(span.end - span.start <= PASSAGE_MAX for span in result.passages)

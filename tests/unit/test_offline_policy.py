@@ -1,5 +1,5 @@
 """The offline policy's choices, from transcripts it could be shown: jump with `find`, record the
-best prose passage with its best sentence, look for a second source only while one is missing."""
+best prose excerpt with its best sentence, look for a second source only while one is missing."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def test_a_window_without_the_answer_is_searched_with_find_not_paged() -> None:
     assert (name, arguments) == ("read_page", {"find": "lru_cach", "source_id": "S1"})
 
 
-def test_after_its_finds_the_best_prose_passage_is_recorded_with_its_best_sentence() -> None:
+def test_after_its_finds_the_best_prose_excerpt_is_quoted_with_its_best_sentence() -> None:
     signature = "@functools.lru_cache(user_function, typed=False)"
     first = entry(3, ReadPageArgs(source_id="S1", find="lru_cach"), window("S1", PAGE, signature))
     assert next_call(SEARCHED, FIRST_WINDOW, first) == (
@@ -105,7 +105,7 @@ def test_after_its_finds_the_best_prose_passage_is_recorded_with_its_best_senten
     name, arguments = next_call(SEARCHED, FIRST_WINDOW, first, second)
 
     assert name == "record_evidence"
-    assert arguments["passage_id"] == "S1.P2", "the signature line is not prose"
+    assert arguments["quote"] == ANSWER, "the signature line is not prose; sentences to 160 chars"
     assert arguments["claim"] == ANSWER.split(". ")[0] + "."
 
 

@@ -33,17 +33,21 @@ def _pdf(body: bytes, max_chars: int = 10_000) -> Extracted:
     return extract(body, "application/pdf", max_chars=max_chars)
 
 
-def test_pdf_paragraphs_become_passages_with_their_page_as_section() -> None:
+PARAGRAPHS = [
+    "Hybrid caching guide",
+    "Caches keep hot data close to\nthe reader, far from the store.",
+    "Write-through keeps the cache (and the store) consistent.",
+    "Invalidation\nhappens on every write.",
+    "Stale entries are never served.",
+]
+
+
+def test_pdf_paragraphs_of_a_page_become_its_passage_with_the_page_as_section() -> None:
     result = _pdf(GUIDE)
 
-    assert _passage_texts(result) == [
-        "Hybrid caching guide",
-        "Caches keep hot data close to\nthe reader, far from the store.",
-        "Write-through keeps the cache (and the store) consistent.",
-        "Invalidation\nhappens on every write.",
-        "Stale entries are never served.",
-    ]
-    assert [span.section for span in result.passages] == ["Page 1"] * 3 + ["Page 2"] * 2
+    assert result.text == "\n\n".join(PARAGRAPHS)
+    assert _passage_texts(result) == ["\n\n".join(PARAGRAPHS[:3]), "\n\n".join(PARAGRAPHS[3:])]
+    assert [span.section for span in result.passages] == ["Page 1", "Page 2"]
     assert result.truncated is False
 
 
@@ -67,7 +71,7 @@ def test_pdf_title_comes_from_the_metadata_else_the_first_line() -> None:
 
 def test_pdf_snapshot_is_cut_at_a_passage_boundary_and_marked_truncated() -> None:
     whole = _pdf(GUIDE)
-    budget = whole.passages[2].end  # the first page exactly
+    budget = whole.passages[0].end  # the first page exactly
 
     cut = _pdf(GUIDE, max_chars=budget)
 
@@ -115,7 +119,7 @@ def test_a_pdf_with_only_an_owner_password_is_read() -> None:
     result = _pdf(encrypted_pdf(GUIDE, user_password=""))
 
     assert result.title == "Cache invalidation guide"
-    assert _passage_texts(result)[0] == "Hybrid caching guide"
+    assert _passage_texts(result)[0].startswith("Hybrid caching guide\n\nCaches keep")
 
 
 def test_a_pdf_without_text_is_refused_as_probably_scanned() -> None:
