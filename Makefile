@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo dev test lint format clean
+.PHONY: demo dev test lint format clean eval
 
 $(STAMP): pyproject.toml
 	@if command -v uv >/dev/null 2>&1; then \
@@ -34,3 +34,17 @@ format: $(STAMP)
 
 clean:
 	rm -rf .research
+
+# The labelled golden sets through both policies, offline. The Python 3.11 documentation is a
+# Debian package: installed here when apt-get can (as root), else that set is skipped.
+PYDOCS := /usr/share/doc/python3.11/html
+eval: $(STAMP)
+	@if [ ! -d $(PYDOCS) ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		apt-get install -y -qq python3.11-doc >/dev/null || echo "python3.11-doc could not be installed"; \
+	fi
+	@if [ -d $(PYDOCS) ]; then \
+		$(BIN)/research eval examples/golden/demo.json examples/golden/python311-docs.json; \
+	else \
+		echo "$(PYDOCS) is missing (apt-get install python3.11-doc): evaluating the demo set only"; \
+		$(BIN)/research eval examples/golden/demo.json; \
+	fi

@@ -26,6 +26,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities import prompt
+from activities.fixed import decide_fixed
 from activities.ledger import ledger_errors
 from activities.offline import decide_offline
 from activities.provider_errors import (
@@ -35,7 +36,7 @@ from activities.provider_errors import (
     network_failure,
     status_failure,
 )
-from runtime.settings import Settings
+from runtime.settings import LOCAL_PROVIDERS, Settings
 from workflows.cleaning import MAX_CALLS_PER_TURN, MAX_TEXT_CHARS, clean
 from workflows.contracts import DECIDE, DecideInput
 from workflows.models import MAX_REPORTED_TOKENS, Decision, ToolCall, Usage
@@ -45,6 +46,11 @@ if TYPE_CHECKING:
     from activities.ledger import Ledger
 
 HEARTBEAT_SECONDS = 5.0
+# The providers that are deterministic policies (LOCAL_PROVIDERS), by name.
+LOCAL_POLICIES: dict[str, Callable[[DecideInput], Decision]] = {
+    "offline": decide_offline,
+    "fixed": decide_fixed,
+}
 
 PROVIDERS = {
     "openai": Provider(
@@ -73,7 +79,7 @@ class ModelClient:
 
 class ModelActivities:
     def __init__(self, settings: Settings, ledger: Ledger, client: ModelClient | None) -> None:
-        if settings.model_provider != "offline" and client is None:
+        if settings.model_provider not in LOCAL_PROVIDERS and client is None:
             raise ValueError(f"the {settings.model_provider} provider needs a model client")
         self._settings = settings
         self._ledger = ledger
@@ -92,10 +98,8 @@ class ModelActivities:
         if recorded is not None:  # a retry after the answer was stored: never ask (or pay) twice
             return recorded
         async with _heartbeating():
-            if self._settings.model_provider == "offline":
-                decision = decide_offline(request)
-            else:
-                decision = await self._chat(request)
+            policy = LOCAL_POLICIES.get(self._settings.model_provider)
+            decision = policy(request) if policy is not None else await self._chat(request)
         async with ledger_errors():
             await self._ledger.record_model_call(
                 request.run_id,

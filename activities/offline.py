@@ -116,7 +116,7 @@ def _observe_evidence(seen: Seen, args: RecordEvidenceArgs, data: EvidenceData) 
 def decide_offline(request: DecideInput) -> Decision:
     seen = observe(request)
     call = _next_call(request, seen)
-    return Decision(tool_calls=[call], usage=_estimate(request, call), model="offline")
+    return Decision(tool_calls=[call], usage=estimate_usage(request, call), model="offline")
 
 
 def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
@@ -132,7 +132,7 @@ def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
         call = _work_on(question, request, seen)
         if call is not None:
             return call
-    return _finish(request, seen)
+    return finish_call(request, seen)
 
 
 def _work_on(question: Question, request: DecideInput, seen: Seen) -> ToolCall | None:
@@ -140,7 +140,7 @@ def _work_on(question: Question, request: DecideInput, seen: Seen) -> ToolCall |
     record from a read one, or look in it with `find` for a word not looked for yet."""
     if question.text not in seen.searches:
         if request.budget.searches_left > 0:
-            return _call(SEARCH_WEB, query=question.text)
+            return tool_call(SEARCH_WEB, query=question.text)
         return None
     return _from_results(question, request, seen, seen.searches[question.text])
 
@@ -153,27 +153,27 @@ def _from_results(
     skip: frozenset[str] | set[str] = frozenset(),
     weak: bool = True,
 ) -> ToolCall | None:
-    terms = _terms(question, request)
+    terms = question_terms(question, request)
     for url in urls:
         if url in seen.failed_urls:
             continue
         if url not in seen.read_urls:
             if request.budget.pages_left > 0:
-                return _call(READ_PAGE, url=url)
+                return tool_call(READ_PAGE, url=url)
             continue
         source_id = seen.read_urls[url]
         if source_id in skip:
             continue
-        strong = _best_passage(terms, seen, {source_id}, needed=_strong(terms))
+        strong = best_excerpt(terms, seen, {source_id}, needed=_strong(terms))
         if strong is not None:
-            return _record(question, strong, seen)
+            return record_call(question, strong, seen)
         tried = seen.finds.get(source_id, set())
         untried = [term for term in terms if term not in tried and term not in GENERIC]
         if untried and len(tried) < MAX_FINDS:  # jump to the passages holding the word
-            return _call(READ_PAGE, source_id=source_id, find=untried[0])
-        fallback = _best_passage(terms, seen, {source_id}, MIN_SHARED_KEYWORDS) if weak else None
+            return tool_call(READ_PAGE, source_id=source_id, find=untried[0])
+        fallback = best_excerpt(terms, seen, {source_id}, MIN_SHARED_KEYWORDS) if weak else None
         if fallback is not None:
-            return _record(question, fallback, seen)
+            return record_call(question, fallback, seen)
     return None
 
 
@@ -188,7 +188,7 @@ def _another_source(request: DecideInput, seen: Seen) -> ToolCall | None:
     return None
 
 
-def _terms(question: Question, request: DecideInput) -> list[str]:
+def question_terms(question: Question, request: DecideInput) -> list[str]:
     """The question's distinctive words, most specific first: identifiers (`lru_cache`), then
     longer words."""
     brief = request.brief
@@ -201,7 +201,7 @@ def _strong(terms: list[str]) -> int:
     return len(terms) if len(terms) <= 3 else -(-2 * len(terms) // 3)
 
 
-def _best_passage(terms: list[str], seen: Seen, among: set[str], needed: int) -> Excerpt | None:
+def best_excerpt(terms: list[str], seen: Seen, among: set[str], needed: int) -> Excerpt | None:
     """The best unused excerpt of the given sources' passages, if it (with its section heading)
     holds `needed` of the distinctive words (at most all there are) and would be accepted as
     evidence. Strong matches are taken at once; weak ones only once `find` has nothing better."""
@@ -249,8 +249,8 @@ def _prose(text: str) -> bool:
     return stop_words(text)[0] >= PROSE_STOPWORDS
 
 
-def _record(question: Question, excerpt: Excerpt, seen: Seen) -> ToolCall:
-    return _call(
+def record_call(question: Question, excerpt: Excerpt, seen: Seen) -> ToolCall:
+    return tool_call(
         RECORD_EVIDENCE,
         question_id=question.id,
         source_id=seen.passages[excerpt.passage_id].source_id,
@@ -260,7 +260,7 @@ def _record(question: Question, excerpt: Excerpt, seen: Seen) -> ToolCall:
     )
 
 
-def _finish(request: DecideInput, seen: Seen) -> ToolCall:
+def finish_call(request: DecideInput, seen: Seen) -> ToolCall:
     findings: list[dict[str, Any]] = [
         {"text": " ".join(seen.claims[eid] for eid in ids), "evidence_ids": ids}
         for question in request.brief.questions
@@ -271,14 +271,14 @@ def _finish(request: DecideInput, seen: Seen) -> ToolCall:
     notes += [f"Conflicting evidence: {sentence}." for sentence in seen.conflicts]
     limitations = " ".join(notes) or "None identified."
     answer = " ".join(str(finding["text"]) for finding in findings) or "No answer was found."
-    return _call(FINISH_RESEARCH, answer=answer, findings=findings, limitations=limitations)
+    return tool_call(FINISH_RESEARCH, answer=answer, findings=findings, limitations=limitations)
 
 
-def _call(name: str, **arguments: Any) -> ToolCall:
+def tool_call(name: str, **arguments: Any) -> ToolCall:
     return ToolCall(name=name, arguments=json.dumps(arguments, sort_keys=True))
 
 
-def _estimate(request: DecideInput, call: ToolCall) -> Usage:
+def estimate_usage(request: DecideInput, call: ToolCall) -> Usage:
     """No provider reports usage here: estimate ~4 characters a token and say so."""
     prompt_chars = len(request.brief.model_dump_json()) + request.context_chars
     return Usage(

@@ -18,7 +18,7 @@ from activities.ledger import Ledger
 from activities.model import ModelClient
 from activities.search import CorpusSearch, SearchProvider
 from activities.web_search import SearxngSearch, SerperSearch
-from runtime.settings import Settings, SettingsError
+from runtime.settings import LOCAL_PROVIDERS, Settings, SettingsError
 
 AZURE_SCOPE = "https://cognitiveservices.azure.com/.default"
 
@@ -61,7 +61,7 @@ async def open_model_client(
     `credential` replaces DefaultAzureCredential for Azure without a key (tests inject one).
     """
     check_model_settings(settings)
-    if settings.model_provider == "offline":
+    if settings.model_provider in LOCAL_PROVIDERS:
         yield None
         return
     async with AsyncExitStack() as resources:

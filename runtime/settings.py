@@ -14,9 +14,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 from activities.guard import FetchPolicy
 
-ModelProvider = Literal["offline", "openai", "azure"]
+ModelProvider = Literal["offline", "fixed", "openai", "azure"]
 SearchProvider = Literal["corpus", "serper", "searxng"]
-MODEL_PROVIDERS: tuple[ModelProvider, ...] = ("offline", "openai", "azure")
+MODEL_PROVIDERS: tuple[ModelProvider, ...] = ("offline", "fixed", "openai", "azure")
+# Deterministic policies that run in the worker: no client, no key, usage estimated.
+LOCAL_PROVIDERS: frozenset[str] = frozenset({"offline", "fixed"})
 SEARCH_PROVIDERS: tuple[SearchProvider, ...] = ("corpus", "serper", "searxng")
 SERPER_URL = "https://google.serper.dev/search"
 

@@ -58,12 +58,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow", action="append", required=True, metavar="HOST", help="an allowed host (repeat)"
     )
     search.add_argument("--json", action="store_true", help="the tool result's data, as JSON")
+    _add_eval(commands)
     check = commands.add_parser("check-url", help="would the fetcher read URL? (allowed/refused)")
     check.add_argument("url", metavar="URL")
     check.add_argument(
         "--allow", action="append", required=True, metavar="HOST", help="an allowed host (repeat)"
     )
     return parser
+
+
+def _add_eval(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    evaluate = commands.add_parser(
+        "eval", help="run labelled golden briefs per arm and table completion, recall, precision"
+    )
+    evaluate.add_argument("golden", nargs="+", metavar="GOLDEN.json")
+    evaluate.add_argument(
+        "--arms", default="fixed,offline", help="policies to run: fixed, offline (default: both)"
+    )
+    evaluate.add_argument(
+        "--model", action="append", metavar="NAME", help="also run this model (repeat to compare)"
+    )
+    evaluate.add_argument("--corpus", metavar="DIR", help="the corpus folder (default: the set's)")
+    evaluate.add_argument("--limit", type=int, metavar="N", help="only the first N briefs per set")
+    evaluate.add_argument(
+        "--out", metavar="PATH", help="write PATH.md and PATH.json (default: .research/eval/…)"
+    )
 
 
 def _add_signal(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -87,7 +106,7 @@ def _add_extend(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def _command(args: argparse.Namespace) -> Command:
-    from starter import check, local, runs, search
+    from starter import check, evaluation, local, runs, search
 
     table: dict[str, Command] = {
         "demo": local.demo,
@@ -102,6 +121,7 @@ def _command(args: argparse.Namespace) -> Command:
         "cancel": runs.cancel,
         "check-url": check.check_url,
         "search": search.search,
+        "eval": evaluation.evaluate,
     }
     return table[args.command]
 

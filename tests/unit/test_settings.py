@@ -95,7 +95,7 @@ def test_a_malformed_number_is_one_sentence_naming_the_variable(name: str, value
 @pytest.mark.parametrize(
     ("name", "value", "choices"),
     [
-        ("RESEARCH_MODEL_PROVIDER", "anthropic", "offline, openai, azure"),
+        ("RESEARCH_MODEL_PROVIDER", "anthropic", "offline, fixed, openai, azure"),
         ("RESEARCH_SEARCH_PROVIDER", "bing", "corpus, serper, searxng"),
     ],
 )

@@ -1,0 +1,276 @@
+"""`research eval`: golden briefs through the real workflow, arm by arm, scored and tabled.
+
+Each arm is a worker on its own task queue over one embedded stack (a scratch PostgreSQL and
+Temporal dev server): `fixed` (search, read, record, finish: no loop), `offline` (the agent
+policy), and one per `--model` (the configured OpenAI-compatible or Azure provider, that model).
+Every golden set's corpus is indexed first; every brief runs once per arm with its own limits.
+The table goes to stdout and, with the JSON of every run, to `--out` (.md and .json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import socket
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from activities.search import index_corpus
+from runtime.devstack import EmbeddedStack, embedded_stack
+from runtime.providers import check_model_settings
+from runtime.settings import LOCAL_PROVIDERS, Settings, SettingsError
+from starter.errors import EXIT_USAGE, CliError
+from starter.golden import Cited, GoldenSet, corpus_folder, load_golden, score
+from starter.local import background_worker
+from starter.runs import start_run
+
+POLICIES = ("fixed", "offline")
+_CITED = """
+SELECT DISTINCT evidence_id, question_id, coalesce(final_url, url) AS url, content_hash, quote
+FROM research.cited_evidence WHERE run_id = %s ORDER BY evidence_id
+"""
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    settings: Settings
+
+
+async def evaluate(settings: Settings, args: argparse.Namespace) -> int:
+    paths = [Path(path) for path in args.golden]
+    goldens = [(path, _load(path)) for path in paths]
+    arms = _arms(settings, args)
+    corpus = await asyncio.to_thread(Path(args.corpus).resolve) if args.corpus else None
+    folders = [await _folder(golden, path, corpus) for path, golden in goldens]
+    with tempfile.TemporaryDirectory(prefix="research-eval-") as scratch:
+        stack_settings = dataclasses.replace(
+            settings,
+            state_dir=Path(scratch) / "state",
+            corpus_dir=Path(scratch) / "no-corpus",
+            database_url=None,
+            temporal_address=f"127.0.0.1:{_free_port()}",
+            temporal_api_key=None,
+            ui_port=_free_port(),
+        )
+        async with embedded_stack(stack_settings) as stack:
+            for (path, golden), folder in zip(goldens, folders, strict=True):
+                await _index(stack, golden, path, folder)
+            runs = await _run_all(stack, goldens, arms, args.limit)
+    report = {
+        "started": datetime.now(UTC).isoformat(timespec="seconds"),
+        "golden": [
+            {"file": str(path), "corpus": golden.corpus, "briefs": len(golden.briefs)}
+            for path, golden in goldens
+        ],
+        "arms": [arm.name for arm in arms],
+        "summary": {arm.name: summarise([r for r in runs if r["arm"] == arm.name]) for arm in arms},
+        "runs": runs,
+    }
+    markdown = render(report)
+    print(markdown)
+    out = Path(args.out) if args.out else settings.state_dir / "eval" / _stamp()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".md").write_text(markdown + "\n", encoding="utf-8")
+    out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"\nwrote {out.with_suffix('.md')} and {out.with_suffix('.json')}")
+    return 0
+
+
+def _load(path: Path) -> GoldenSet:
+    try:
+        return load_golden(path)
+    except ValueError as error:
+        raise CliError(str(error), EXIT_USAGE) from None
+
+
+def _arms(settings: Settings, args: argparse.Namespace) -> list[Arm]:
+    names = [name.strip() for name in args.arms.split(",") if name.strip()]
+    unknown = [name for name in names if name not in POLICIES]
+    if unknown:
+        raise CliError(
+            f"unknown arm {unknown[0]!r}: the policies are fixed and offline", EXIT_USAGE
+        )
+    arms = [
+        Arm(name, dataclasses.replace(settings, model_provider=name, task_queue=f"eval-{name}"))
+        for name in names
+    ]
+    for number, model in enumerate(args.model or [], start=1):
+        if settings.model_provider in LOCAL_PROVIDERS:
+            raise CliError(
+                "--model needs a model provider: set RESEARCH_MODEL_PROVIDER=openai or azure "
+                "and its key or endpoint",
+                EXIT_USAGE,
+            )
+        model_settings = dataclasses.replace(settings, model=model, task_queue=f"eval-m{number}")
+        try:
+            check_model_settings(model_settings)
+        except SettingsError as error:
+            raise CliError(str(error), EXIT_USAGE) from None
+        arms.append(Arm(f"{settings.model_provider}:{model}", model_settings))
+    if not arms:
+        raise CliError("no arm to run: give --arms and/or --model", EXIT_USAGE)
+    return arms
+
+
+async def _folder(golden: GoldenSet, path: Path, corpus: Path | None) -> Path:
+    folder = corpus_folder(golden, path, corpus)
+    if folder is None or not await asyncio.to_thread(folder.is_dir):
+        raise CliError(
+            f"the corpus of {path} is not at {folder}: install it (for the Python docs, "
+            "apt-get install python3.11-doc) or pass --corpus DIR",
+            EXIT_USAGE,
+        )
+    return folder
+
+
+async def _index(stack: EmbeddedStack, golden: GoldenSet, path: Path, folder: Path) -> None:
+    count = await index_corpus(
+        stack.ledger,
+        folder,
+        max_chars=stack.settings.max_snapshot_chars,
+        host=golden.host if golden.host else None,
+        progress=lambda line: print(f"indexed {line}", flush=True),
+    )
+    if count == 0:
+        raise CliError(f"no readable document in {folder} for {path}", EXIT_USAGE)
+
+
+async def _run_all(
+    stack: EmbeddedStack,
+    goldens: list[tuple[Path, GoldenSet]],
+    arms: list[Arm],
+    limit: int | None,
+) -> list[dict[str, Any]]:
+    runs: list[dict[str, Any]] = []
+    total = sum(len(golden.briefs[:limit]) for _, golden in goldens) * len(arms)
+    for arm in arms:
+        settings = dataclasses.replace(
+            arm.settings,
+            search_provider="corpus",
+            database_url=stack.database_url,
+            temporal_address=stack.temporal_address,
+            state_dir=stack.settings.state_dir,
+            corpus_dir=stack.settings.corpus_dir,
+        )
+        async with background_worker(dataclasses.replace(stack, settings=settings)):
+            for path, golden in goldens:
+                for number, entry in enumerate(golden.briefs[:limit], start=1):
+                    run = await _run_one(stack, settings, golden, entry, f"{path.stem}-{number}")
+                    runs.append({"arm": arm.name, "golden": path.name, "brief": number, **run})
+                    print(_progress(len(runs), total, runs[-1]), flush=True)
+    return runs
+
+
+async def _run_one(
+    stack: EmbeddedStack, settings: Settings, golden: GoldenSet, entry: Any, name: str
+) -> dict[str, Any]:
+    brief = golden.brief(entry)
+    run_id = f"{settings.task_queue}-{name}-{uuid.uuid4().hex[:6]}"
+    started = time.perf_counter()
+    handle = await start_run(stack.client, settings, brief, run_id)
+    result = await handle.result()
+    seconds = time.perf_counter() - started
+    with psycopg.connect(stack.database_url) as conn:
+        rows = conn.execute(_CITED, (run_id,)).fetchall()
+    cited = [Cited(question_id=r[1], url=r[2], content_hash=r[3], quote=r[4]) for r in rows]
+    return {
+        "question": entry.question,
+        "run_id": run_id,
+        "status": result.status.value,
+        "stop_reason": result.stop_reason.value,
+        "completed": result.status.value == "completed",
+        **score(golden, entry, cited).as_dict(),
+        "steps": result.counters.steps,
+        "tokens": result.counters.tokens,
+        "seconds": round(seconds, 2),
+    }
+
+
+def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    def total(key: str) -> int:
+        return sum(int(run[key]) for run in runs)
+
+    count = max(len(runs), 1)
+    return {
+        "briefs": len(runs),
+        "completed": total("completed"),
+        "questions": total("questions"),
+        "recalled": total("recalled"),
+        "cited": total("cited"),
+        "on_label": total("on_label"),
+        "precision": round(total("on_label") / total("cited"), 3) if total("cited") else None,
+        "phrases": total("phrases"),
+        "phrase_hits": total("phrase_hits"),
+        "mean_sources": round(total("sources") / count, 2),
+        "mean_steps": round(total("steps") / count, 1),
+        "mean_tokens": round(total("tokens") / count),
+        "mean_seconds": round(sum(float(run["seconds"]) for run in runs) / count, 2),
+    }
+
+
+def render(report: dict[str, Any]) -> str:
+    """The summary table (one row per arm), then each brief's end per arm."""
+    sets = ", ".join(f"{g['file']} ({g['briefs']} briefs)" for g in report["golden"])
+    lines = [
+        f"## research eval: {sets}",
+        "",
+        "| arm | completed | question recall | evidence precision | answer phrase | "
+        "sources | steps | tokens | seconds |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for arm, s in report["summary"].items():
+        precision = "-" if s["precision"] is None else f"{s['precision']:.2f}"
+        lines.append(
+            f"| {arm} | {s['completed']}/{s['briefs']} ({_percent(s['completed'], s['briefs'])}) "
+            f"| {s['recalled']}/{s['questions']} | {precision} ({s['on_label']}/{s['cited']}) "
+            f"| {s['phrase_hits']}/{s['phrases']} | {s['mean_sources']} | {s['mean_steps']} "
+            f"| {s['mean_tokens']:,} | {s['mean_seconds']} |"
+        )
+    lines += ["", "Means per brief for sources, steps, tokens and seconds.", ""]
+    arms = report["arms"]
+    lines += ["| brief | " + " | ".join(arms) + " |", "|---" * (len(arms) + 1) + "|"]
+    by_brief: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
+    for run in report["runs"]:
+        by_brief.setdefault((run["golden"], run["brief"]), {})[run["arm"]] = run
+    for (golden, number), ends in by_brief.items():
+        question = next(iter(ends.values()))["question"].replace("|", "\\|")
+        cells = [_cell(ends[arm]) if arm in ends else "" for arm in arms]
+        lines.append(f"| {golden} {number}: {question} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _cell(run: dict[str, Any]) -> str:
+    end = "✓" if run["completed"] else run["stop_reason"]
+    return f"{end}, {run['recalled']}/{run['questions']} recalled, {run['steps']} steps"
+
+
+def _progress(done: int, total: int, run: dict[str, Any]) -> str:
+    return (
+        f"[{done}/{total}] {run['arm']:>8} {run['status']:10} {run['stop_reason']:26} "
+        f"recalled {run['recalled']}/{run['questions']}  steps {run['steps']:3}  "
+        f"{run['seconds']:5.1f} s  {run['question']}"
+    )
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f} %" if whole else "-"
+
+
+def _stamp() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

@@ -1,0 +1,110 @@
+"""`research eval` as a user runs it: the demo set and a slice of real documentation, through the
+fixed pipeline, the offline policy and a model served by a local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runtime.settings import PROJECT_ROOT
+from tests.fakes.openai_server import FakeOpenAI, Message, Reply, serve, tool
+
+pytestmark = [pytest.mark.system, pytest.mark.timeout(240)]
+
+DEMO = PROJECT_ROOT / "examples" / "golden" / "demo.json"
+SLICE = PROJECT_ROOT / "tests" / "golden" / "python-slice.json"
+
+
+def searching_then_giving_up(turn: int, messages: list[Message]) -> Reply:
+    """A model that searches once and submits nothing: the arm must still be run and scored."""
+    if turn == 1:
+        return tool("search_web", query="documentation")
+    return tool("finish_research", answer="Nothing found.", limitations="It gave up.")
+
+
+def research_eval(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "starter.cli", "eval", *args],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=220,
+    )
+
+
+def clean_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RESEARCH_", "OPENAI_"))}
+    env.pop("DATABASE_URL", None)
+    env["RESEARCH_STATE_DIR"] = str(tmp_path / "state")
+    return env
+
+
+def test_eval_tables_each_arm_on_the_demo_and_real_pages(tmp_path: Path) -> None:
+    fake = FakeOpenAI(searching_then_giving_up)
+    with serve(fake) as base_url:
+        env = clean_env(tmp_path) | {
+            "RESEARCH_MODEL_PROVIDER": "openai",
+            "OPENAI_BASE_URL": base_url,
+            "OPENAI_API_KEY": "sk-eval-test",
+        }
+        out = tmp_path / "eval"
+        done = research_eval(env, str(DEMO), str(SLICE), "--model", "fake-model", "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    report: dict[str, Any] = json.loads(out.with_suffix(".json").read_text())
+    assert report["arms"] == ["fixed", "offline", "openai:fake-model"]
+    assert len(report["runs"]) == 3 * (2 + 4)
+    assert {body["model"] for body in fake.requests} == {"fake-model"}
+    for arm, summary in report["summary"].items():
+        runs = [run for run in report["runs"] if run["arm"] == arm]
+        for key in ("completed", "recalled", "questions", "cited", "on_label", "phrase_hits"):
+            assert summary[key] == sum(int(run[key]) for run in runs), (arm, key)
+        assert all(run["recalled"] <= run["questions"] for run in runs)
+        assert all(run["on_label"] <= run["cited"] for run in runs)
+
+    demo = [r for r in report["runs"] if r["golden"] == "demo.json" and r["arm"] == "offline"]
+    assert [(r["completed"], r["recalled"], r["questions"]) for r in demo] == [
+        (True, 3, 3),
+        (True, 1, 1),
+    ], "the offline policy answers the demo briefs from their labelled pages"
+    model = [r for r in report["runs"] if r["arm"] == "openai:fake-model"]
+    assert all((r["completed"], r["cited"]) == (False, 0) for r in model)
+    fixed = [r for r in report["runs"] if r["arm"] == "fixed"]
+    assert all(r["steps"] <= 3 * r["questions"] + 3 for r in fixed), "no loop: 3 steps a question"
+    real = [r for r in report["runs"] if r["golden"] == "python-slice.json"]
+    assert sum(r["recalled"] for r in real) > 0, "real pages answer some questions"
+
+    table = out.with_suffix(".md").read_text()
+    assert table.splitlines()[2].startswith("| arm | completed | question recall |")
+    assert "| openai:fake-model | 0/6 (0 %) | 0/" in table
+    assert "demo.json 1: How does Harbor Queue deal with" in table
+    assert done.stdout.count("] ") >= 18, "a progress line per run"
+
+
+def test_eval_refuses_what_it_cannot_run_in_one_sentence(tmp_path: Path) -> None:
+    env = clean_env(tmp_path)
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"briefs": [{"question": "q", "questions": []}]}')
+    missing = tmp_path / "missing.json"
+    missing.write_text(json.dumps({"host": "docs.python.org", "corpus_dir": "nowhere", "briefs": [
+        {"question": "Why?", "questions": [{"id": "Q1", "text": "Why?", "pages": ["a.html"]}]}
+    ]}))  # fmt: skip
+
+    cases = [
+        ([str(broken)], "error: golden set " + str(broken) + ": briefs.0.questions: "),
+        ([str(missing)], f"error: the corpus of {missing} is not at {tmp_path / 'nowhere'}"),
+        ([str(DEMO), "--arms", "random"], "error: unknown arm 'random'"),
+        ([str(DEMO), "--model", "gpt-x"], "error: --model needs a model provider"),
+    ]
+    for args, message in cases:
+        done = research_eval(env, *args)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(message), done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1

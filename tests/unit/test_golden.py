@@ -1,0 +1,105 @@
+"""Golden sets: what a file must hold, and how a run's cited evidence scores against the labels."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from starter.evaluation import render, summarise
+from starter.golden import Cited, GoldenSet, load_golden, score
+
+GOLDEN = GoldenSet.model_validate(
+    {
+        "host": "docs.example",
+        "briefs": [
+            {
+                "question": "How does caching work?",
+                "questions": [
+                    {
+                        "id": "Q1",
+                        "text": "What is cached?",
+                        "pages": ["cache.html"],
+                        "phrase": "Hot",
+                    },
+                    {"id": "Q2", "text": "When?", "pages": ["https://other.example/when"]},
+                ],
+            }
+        ],
+    }
+)
+ENTRY = GOLDEN.briefs[0]
+
+
+def cited(question: str, url: str, quote: str = "quote", digest: str = "h1") -> Cited:
+    return Cited(question_id=question, url=url, content_hash=digest, quote=quote)
+
+
+def test_a_question_is_recalled_by_cited_evidence_on_its_own_pages_only() -> None:
+    result = score(
+        GOLDEN,
+        ENTRY,
+        [
+            cited("Q1", "https://docs.example/cache.html", "hot keys stay", "h1"),
+            cited("Q2", "https://docs.example/cache.html", "later", "h1"),  # Q1's page, not Q2's
+            cited("Q1", "https://docs.example/other.html", "other", "h2"),
+        ],
+    )
+
+    assert result.as_dict() == {
+        "questions": 2,
+        "recalled": 1,
+        "cited": 3,
+        "on_label": 1,
+        "phrases": 1,
+        "phrase_hits": 1,
+        "sources": 2,
+    }
+
+
+def test_the_brief_takes_the_sets_host_and_the_summary_adds_runs_up() -> None:
+    brief = GOLDEN.brief(ENTRY)
+    assert brief.allowed_hosts == ["docs.example"]
+    assert [q.id for q in brief.questions] == ["Q1", "Q2"]
+
+    run = {"arm": "offline", "golden": "g.json", "brief": 1, "question": "How | why?",
+           "completed": True, "status": "completed", "stop_reason": "coverage_gate_passed",
+           **score(GOLDEN, ENTRY, [cited("Q1", "https://docs.example/cache.html")]).as_dict(),
+           "steps": 7, "tokens": 1000, "seconds": 1.5}  # fmt: skip
+    summary = summarise([run, run | {"completed": False, "steps": 9}])
+    assert (summary["completed"], summary["recalled"], summary["precision"]) == (1, 2, 1.0)
+    assert summary["mean_steps"] == 8.0
+    table = render({"golden": [{"file": "g.json", "briefs": 1}], "arms": ["offline"],
+                    "summary": {"offline": summary}, "runs": [run]})  # fmt: skip
+    assert "| offline | 1/2 (50 %) | 2/4 | 1.00 (2/2) | 0/2 |" in table
+    assert "g.json 1: How \\| why?" in table, "a question cannot break the table"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{", "is not JSON: Expecting property name enclosed in double quotes at line 1"),
+        ('{"briefs": []}', ": briefs: List should have at least 1 item"),
+        (
+            json.dumps(
+                {
+                    "briefs": [
+                        {"question": "q", "questions": [{"id": "Q1", "text": "t", "pages": ["a"]}]}
+                    ]
+                }
+            ),
+            "brief 'q' names no allowed host",
+        ),
+    ],
+)
+def test_a_bad_golden_file_is_refused_in_one_sentence(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    path = tmp_path / "golden.json"
+    path.write_text(content)
+
+    with pytest.raises(ValueError, match=r"^golden set ") as raised:
+        load_golden(path)
+    assert message in str(raised.value)
+    assert "\n" not in str(raised.value)
