@@ -13,9 +13,9 @@ from activities.offline import (
     estimate_usage,
     finish_call,
     observe,
-    question_terms,
     record_call,
     tool_call,
+    wanted_words,
 )
 from workflows.contracts import DecideInput
 from workflows.models import Decision, Question, RecordEvidenceArgs, ToolCall
@@ -38,12 +38,12 @@ def _step(question: Question, request: DecideInput, seen: Seen) -> ToolCall | No
         return None
     if question.text not in seen.searches:
         return tool_call(SEARCH_WEB, query=question.text) if request.budget.searches_left else None
-    for url in seen.searches[question.text]:
+    for url in (hit.url for hit in seen.searches[question.text]):
         if url in seen.failed_urls:
             continue
         if url not in seen.read_urls:
             return tool_call(READ_PAGE, url=url) if request.budget.pages_left else None
-        excerpt = best_excerpt(question_terms(question, request), seen, {seen.read_urls[url]}, 1)
+        excerpt = best_excerpt(wanted_words(question, request), seen, {seen.read_urls[url]}, 1)
         return record_call(question, excerpt, seen) if excerpt is not None else None
     return None
 

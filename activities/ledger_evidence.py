@@ -32,6 +32,10 @@ FROM research.sources s
 WHERE run_id = %s AND source_id = %s
 """
 
+# Text of its passage before a quote that counts as the quote's context (with the section
+# heading and the passage just before).
+QUOTE_LEAD_CHARS = 1_000
+
 # What a passage sits under: its section heading and the passage just before it.
 _CONTEXT = """
 section || ' ' || coalesce((
@@ -51,7 +55,7 @@ WHERE run_id = %s AND source_id = %s AND passage_id = %s
 
 # The passage a quote starts in (the first one ending after its start offset).
 _SELECT_PASSAGE_AT = (
-    "SELECT passage_id, "
+    "SELECT passage_id, start_offset, "
     + _CONTEXT
     + """
 FROM research.passages p
@@ -146,9 +150,12 @@ async def _from_quote(
         )
     start, end = span
     row = await fetch_one(conn, _SELECT_PASSAGE_AT, (request.run_id, request.source_id, start))
-    passage = row["passage_id"] if row is not None else None
-    context = row["context"] if row is not None else ""
-    return _new_evidence(request, snapshot[start:end], passage, start, end), context
+    if row is None:
+        return _new_evidence(request, snapshot[start:end], None, start, end), ""
+    # A quote from inside a passage also sits under the passage's text before it (a signature).
+    before = snapshot[max(row["start_offset"], start - QUOTE_LEAD_CHARS) : start]
+    context = f"{row['context']} {before}"
+    return _new_evidence(request, snapshot[start:end], row["passage_id"], start, end), context
 
 
 def _new_evidence(

@@ -27,20 +27,24 @@ from workflows.models import (
     ToolCall,
     Usage,
 )
-from workflows.results import EvidenceData, GateFailed, PageWindow, SearchData
+from workflows.results import EvidenceData, GateFailed, PageWindow, SearchData, SearchResultItem
 from workflows.substance import distinctive_words, evidence_problem, keywords, stop_words
 from workflows.tools import FINISH_RESEARCH, READ_PAGE, RECORD_EVIDENCE, SEARCH_WEB
 
 MIN_SHARED_KEYWORDS = 2
 PROSE_STOPWORDS = 3
-MAX_FINDS = 2  # `find` calls on one page before the next result is read
+MAX_FINDS = 3  # `find` reads for one question's words on one page before the next result
 EXCERPT_CHARS = 160  # a quote grows by whole sentences of its paragraph until this long
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(`\"'])")
 # Words that frame a question rather than name its subject: never looked for with `find`.
 GENERIC = frozenset(
     keywords(
         "happen happens difference between mean means work works purpose way behave behaves "
-        "provide provides allow allows affect affects describe describes handle handles"
+        "provide provides allow allows affect affects describe describes handle handles "
+        # words any documentation uses for its subject: never the word that finds the answer
+        "parameter parameters argument arguments function functions method methods object "
+        "objects value values return returns returned module modules class classes attribute "
+        "attributes option options use used using call called"
     )
 )
 
@@ -53,22 +57,45 @@ class Passage:
 
 
 @dataclass(frozen=True)
+class Wanted:
+    """What a question's evidence should hold: `terms` (its distinctive words, as the host checks
+    relevance), `lead` (those that are not generic, most specific first: what a strong match
+    holds and what `find` looks for first) and `topic` (its other words: a tie-break, and what
+    `find` looks for next)."""
+
+    terms: list[str]
+    lead: list[str]
+    topic: list[str]
+
+
+@dataclass(frozen=True)
 class Excerpt:
     """Whole sentences of one paragraph of a passage: the quote, and its best sentence."""
 
     passage_id: str
     quote: str
     claim: str
-    score: int  # distinctive words in the quote and its section heading
+    context: str  # the section heading and the paragraph before the quote's
+    score: int  # lead words in the quote and its section heading
+    topic: int  # topic words in the quote
+
+
+@dataclass(frozen=True)
+class Find:
+    """A `find` read of a source: the word, where it started, where the next matches start."""
+
+    term: str
+    offset: int
+    next_offset: int | None
 
 
 @dataclass
 class Seen:
     """What the transcript shows so far, in the form the policy needs."""
 
-    searches: dict[str, list[str]] = field(default_factory=dict)  # query -> result URLs
+    searches: dict[str, list[SearchResultItem]] = field(default_factory=dict)  # query -> results
     passages: dict[str, Passage] = field(default_factory=dict)  # id -> what the window showed
-    finds: dict[str, set[str]] = field(default_factory=dict)  # source -> words looked for
+    finds: dict[str, list[Find]] = field(default_factory=dict)  # source -> its `find` reads
     read_urls: dict[str, str] = field(default_factory=dict)  # url -> source id
     failed_urls: set[str] = field(default_factory=set)
     evidence: dict[str, list[str]] = field(default_factory=dict)  # question -> evidence ids
@@ -84,7 +111,7 @@ def observe(request: DecideInput) -> Seen:
     for entry in request.transcript:
         args, data = entry.args, entry.result.data
         if isinstance(args, SearchArgs) and isinstance(data, SearchData):
-            seen.searches[args.query] = [hit.url for hit in data.results]
+            seen.searches[args.query] = list(data.results)
         elif isinstance(args, ReadPageArgs):
             _observe_read(seen, args, data)
         elif isinstance(args, RecordEvidenceArgs) and isinstance(data, EvidenceData):
@@ -100,7 +127,8 @@ def _observe_read(seen: Seen, args: ReadPageArgs, data: object) -> None:
         return
     seen.read_urls[data.url] = data.source_id
     if args.find:
-        seen.finds.setdefault(data.source_id, set()).add(args.find)
+        find = Find(args.find, args.offset, data.next_offset)
+        seen.finds.setdefault(data.source_id, []).append(find)
     for passage in data.passages:
         seen.passages[passage.id] = Passage(data.source_id, passage.text, passage.section)
 
@@ -149,38 +177,70 @@ def _from_results(
     question: Question,
     request: DecideInput,
     seen: Seen,
-    urls: list[str],
+    hits: list[SearchResultItem],
     skip: frozenset[str] | set[str] = frozenset(),
     weak: bool = True,
 ) -> ToolCall | None:
-    terms = question_terms(question, request)
-    for url in urls:
-        if url in seen.failed_urls:
+    """In rank order: a new page is opened at the passages holding the first of the question's
+    words its result shows (`find`). Without `weak` (a second source: worth citing or not at
+    all), only results showing a word are read, a strong match only is taken, one `find` each."""
+    wanted = wanted_words(question, request)
+    looked_for = wanted.lead + wanted.topic
+    shown = {hit.url: _shown(hit, looked_for) for hit in hits}
+    finds = MAX_FINDS if weak else 1
+    for hit in hits:
+        url = hit.url
+        if url in seen.failed_urls or not (weak or shown[url]):
             continue
         if url not in seen.read_urls:
             if request.budget.pages_left > 0:
-                return tool_call(READ_PAGE, url=url)
+                first = shown[url][:1]
+                return tool_call(READ_PAGE, url=url, **({"find": first[0]} if first else {}))
             continue
         source_id = seen.read_urls[url]
         if source_id in skip:
             continue
-        strong = best_excerpt(terms, seen, {source_id}, needed=_strong(terms))
+        strong = best_excerpt(wanted, seen, {source_id}, needed=_strong(wanted.lead))
         if strong is not None:
             return record_call(question, strong, seen)
-        tried = seen.finds.get(source_id, set())
-        untried = [term for term in terms if term not in tried and term not in GENERIC]
-        if untried and len(tried) < MAX_FINDS:  # jump to the passages holding the word
-            return tool_call(READ_PAGE, source_id=source_id, find=untried[0])
-        fallback = best_excerpt(terms, seen, {source_id}, MIN_SHARED_KEYWORDS) if weak else None
-        if fallback is not None:
-            return record_call(question, fallback, seen)
+        more = _look_further(seen.finds.get(source_id, []), looked_for, finds)
+        if more is not None:  # jump to (more of) the passages holding a word
+            return tool_call(READ_PAGE, source_id=source_id, **more)
+        # A weak match only where the result itself showed what the question is about.
+        if weak and shown[url]:
+            fallback = best_excerpt(wanted, seen, {source_id}, MIN_SHARED_KEYWORDS)
+            if fallback is not None:
+                return record_call(question, fallback, seen)
     return None
+
+
+def _look_further(done: list[Find], words: list[str], budget: int) -> dict[str, Any] | None:
+    """The next `find` on a page for a question's words, within `budget` reads of them: the
+    rest of the latest word's matches when its window had more, else the next word."""
+    mine = [find for find in done if find.term in words]
+    if len(mine) >= budget:
+        return None
+    read = {(find.term, find.offset) for find in done}
+    if mine and mine[-1].next_offset is not None:
+        latest = mine[-1]
+        if (latest.term, latest.next_offset) not in read:
+            return {"find": latest.term, "offset": latest.next_offset}
+    tried = {find.term for find in done}
+    # A word inside one looked for already ("lru" after "lru_cach") finds nothing new first.
+    untried = [word for word in words if not any(word in term for term in tried)]
+    return {"find": untried[0]} if untried else None
+
+
+def _shown(hit: SearchResultItem, lead: list[str]) -> list[str]:
+    """The distinctive words a result's title, address or snippet shows, most specific first."""
+    words = keywords(f"{hit.title} {hit.url.replace('/', ' ')} {hit.snippet}")
+    return [term for term in lead if term in words]
 
 
 def _another_source(request: DecideInput, seen: Seen) -> ToolCall | None:
     """Evidence from a source not cited yet, from the results of every search, the same way but
     only on a strong match: a second source must be worth citing."""
-    results = list(dict.fromkeys(url for urls in seen.searches.values() for url in urls))
+    results = list({hit.url: hit for hits in seen.searches.values() for hit in hits}.values())
     for question in request.brief.questions:
         call = _from_results(question, request, seen, results, seen.cited_sources, weak=False)
         if call is not None:
@@ -188,12 +248,23 @@ def _another_source(request: DecideInput, seen: Seen) -> ToolCall | None:
     return None
 
 
+def wanted_words(question: Question, request: DecideInput) -> Wanted:
+    terms = question_terms(question, request)
+    lead = [term for term in terms if term not in GENERIC] or terms
+    topic = sorted(keywords(question.text) - set(terms) - GENERIC, key=_specificity)
+    return Wanted(terms=terms, lead=lead, topic=topic)
+
+
+def _specificity(word: str) -> tuple[bool, int, str]:
+    """Identifiers (`lru_cache`) first, then longer words."""
+    return (not re.search(r"[_\d.]", word), -len(word), word)
+
+
 def question_terms(question: Question, request: DecideInput) -> list[str]:
-    """The question's distinctive words, most specific first: identifiers (`lru_cache`), then
-    longer words."""
+    """The question's distinctive words, most specific first."""
     brief = request.brief
     words = distinctive_words(question.text, brief.question, [q.text for q in brief.questions])
-    return sorted(words, key=lambda word: (not re.search(r"[_\d]", word), -len(word), word))
+    return sorted(words, key=_specificity)
 
 
 def _strong(terms: list[str]) -> int:
@@ -201,12 +272,12 @@ def _strong(terms: list[str]) -> int:
     return len(terms) if len(terms) <= 3 else -(-2 * len(terms) // 3)
 
 
-def best_excerpt(terms: list[str], seen: Seen, among: set[str], needed: int) -> Excerpt | None:
+def best_excerpt(wanted: Wanted, seen: Seen, among: set[str], needed: int) -> Excerpt | None:
     """The best unused excerpt of the given sources' passages, if it (with its section heading)
-    holds `needed` of the distinctive words (at most all there are) and would be accepted as
-    evidence. Strong matches are taken at once; weak ones only once `find` has nothing better."""
-    wanted = set(terms)
-    needed = max(1, min(needed, len(wanted)))
+    holds `needed` of the lead words (at most all there are) and would be accepted as evidence.
+    Ties go to the excerpt naming more of the question's topic. Strong matches are taken at once;
+    weak ones only once `find` has nothing better."""
+    needed = max(1, min(needed, len(wanted.lead)))
     scored = []
     for order, (passage_id, passage) in enumerate(seen.passages.items()):
         if passage.source_id not in among:
@@ -214,23 +285,28 @@ def best_excerpt(terms: list[str], seen: Seen, among: set[str], needed: int) -> 
         for excerpt in _excerpts(passage_id, passage, wanted):
             if excerpt.score < needed or " ".join(excerpt.quote.split()) in seen.used_quotes:
                 continue
-            if evidence_problem(excerpt.quote, passage.section, excerpt.claim, terms) is None:
-                own = len(wanted & keywords(excerpt.quote))
-                scored.append((excerpt.score, own, -order, excerpt))
+            problem = evidence_problem(excerpt.quote, excerpt.context, excerpt.claim, wanted.terms)
+            if problem is None:
+                scored.append((excerpt.score, excerpt.topic, -order, excerpt))
     return max(scored, key=lambda entry: entry[:3])[3] if scored else None
 
 
-def _excerpts(passage_id: str, passage: Passage, wanted: set[str]) -> list[Excerpt]:
-    """For each prose sentence holding a distinctive word: it and the sentences after it in its
+def _excerpts(passage_id: str, passage: Passage, wanted: Wanted) -> list[Excerpt]:
+    """For each prose sentence holding a lead word (or opening a paragraph whose heading or
+    previous paragraph, a signature, holds one): it and the sentences after it in its
     paragraph, up to EXCERPT_CHARS (a sentence, not a signature, a table row or code)."""
-    heading = wanted & keywords(passage.section)
+    lead, topic = set(wanted.lead), set(wanted.topic)
     excerpts = []
+    previous = ""
     for paragraph in passage.text.split("\n\n"):
+        # What the paragraph sits under: the heading and the paragraph before (a signature).
+        context, previous = f"{passage.section} {previous}", paragraph
         if not _prose(paragraph):
             continue
+        heading = lead & keywords(context)
         sentences = [" ".join(s.split()) for s in _SENTENCE.split(paragraph) if s.strip()]
         for first, sentence in enumerate(sentences):
-            if not wanted & keywords(sentence):
+            if not (lead & keywords(sentence) or (first == 0 and heading)):
                 continue
             taken = [sentence]
             for following in sentences[first + 1 :]:
@@ -238,9 +314,10 @@ def _excerpts(passage_id: str, passage: Passage, wanted: set[str]) -> list[Excer
                     break
                 taken.append(following)
             quote = " ".join(taken)
-            claim = max(taken, key=lambda s: (len(wanted & keywords(s)), -taken.index(s)))
-            score = len(wanted & (keywords(quote) | heading))
-            excerpts.append(Excerpt(passage_id, quote, claim[:400], score))
+            words = keywords(quote)
+            claim = max(taken, key=lambda s: (len(lead & keywords(s)), -taken.index(s)))
+            score, on_topic = len(lead & (words | heading)), len(topic & words)
+            excerpts.append(Excerpt(passage_id, quote, claim[:400], context, score, on_topic))
     return excerpts
 
 

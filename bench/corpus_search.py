@@ -3,10 +3,13 @@
     .venv/bin/python -m bench.corpus_search [HTML_ROOT] [ROUNDS]
 
 Indexes HTML_ROOT (default: the Python 3.11 documentation of Debian's `python3.11-doc`,
-/usr/share/doc/python3.11/html) as host docs.python.org into a fresh embedded PostgreSQL, then
-asks every sub-question of `examples/golden/python311-docs.json` ROUNDS times (default 5) through
-the corpus search the agent uses, and prints p50/p95 latency and how often a labelled page is the
-first hit and among the first 8. Figures only: nothing here asserts a speed.
+/usr/share/doc/python3.11/html) as host docs.python.org into a fresh embedded PostgreSQL, and
+the PostgreSQL 15 documentation of `postgresql-doc-15` as www.postgresql.org when it is
+installed (over 1,600 documents together), then asks every sub-question of
+`examples/golden/python311-docs.json` ROUNDS times (default 5) through the corpus search the
+agent uses, and prints p50/p95 latency and how often a labelled page is the first hit and among
+the first 8; then the latency of PG_QUESTIONS (unlabelled) on the PostgreSQL host. Figures only:
+nothing here asserts a speed.
 """
 
 from __future__ import annotations
@@ -25,11 +28,35 @@ from runtime.database import apply_migrations, open_pool, start_embedded_postgre
 from runtime.settings import PROJECT_ROOT
 
 DEFAULT_ROOT = Path("/usr/share/doc/python3.11/html")
+PG_ROOT = Path("/usr/share/doc/postgresql-doc-15/html")
+PG_HOST = "www.postgresql.org"
+PG_QUESTIONS = [
+    "What does VACUUM FULL do differently from plain VACUUM?",
+    "How does autovacuum decide when to vacuum a table?",
+    "What isolation levels does PostgreSQL support?",
+    "How do I create a partial index?",
+    "What does EXPLAIN ANALYZE show?",
+    "How does a hash join work?",
+    "What is the default value of work_mem?",
+    "How do I grant SELECT on all tables in a schema?",
+    "What does the RETURNING clause of INSERT do?",
+    "How does streaming replication work?",
+    "What is a savepoint?",
+    "How do I restore a pg_dump custom-format archive?",
+    "What does shared_buffers control?",
+    "How do generated columns work?",
+    "What are advisory locks?",
+    "How does LISTEN and NOTIFY work?",
+    "What does the ON CONFLICT DO UPDATE clause do?",
+    "How are TOAST values stored?",
+    "What does pg_stat_statements record?",
+    "How does the GIN index work for full text search?",
+]
 GOLDEN = PROJECT_ROOT / "examples" / "golden" / "python311-docs.json"
 LIMIT = 8
 
 
-async def bench(root: Path, rounds: int) -> None:
+async def bench(root: Path, rounds: int, with_postgres: bool) -> None:
     golden = json.loads(GOLDEN.read_text())
     host = golden["host"]
     questions = [question for brief in golden["briefs"] for question in brief["questions"]]
@@ -37,6 +64,8 @@ async def bench(root: Path, rounds: int) -> None:
         corpus = Path(scratch) / "corpus"
         corpus.mkdir()
         (corpus / host).symlink_to(root)
+        if with_postgres:
+            (corpus / PG_HOST).symlink_to(PG_ROOT)
         server, url = start_embedded_postgres(Path(scratch) / "pg")
         try:
             apply_migrations(url)
@@ -46,6 +75,8 @@ async def bench(root: Path, rounds: int) -> None:
             count = await index_corpus(ledger, corpus, max_chars=200_000)
             print(f"indexed {count} documents in {time.perf_counter() - started:.1f} s")
             await _measure(ledger, host, questions, rounds)
+            if with_postgres:
+                await _latency(ledger, PG_HOST, PG_QUESTIONS, rounds)
             await pool.close()
         finally:
             server.cleanup()
@@ -73,11 +104,25 @@ async def _measure(
     print(f"labelled page first: {first} of {len(questions)}; in the top {LIMIT}: {within}")
 
 
+async def _latency(ledger: Ledger, host: str, questions: list[str], rounds: int) -> None:
+    latencies: list[float] = []
+    for question in questions:
+        for _ in range(rounds):
+            started = time.perf_counter()
+            await ledger.search_corpus(question, [host], LIMIT)
+            latencies.append((time.perf_counter() - started) * 1000)
+    latencies.sort()
+    p95 = latencies[int(0.95 * (len(latencies) - 1))]
+    print(f"{host}: {len(questions)} questions x {rounds}")
+    print(f"latency: p50 {statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms")
+
+
 if __name__ == "__main__":
     arguments = sys.argv[1:]
     asyncio.run(
         bench(
             Path(arguments[0]) if arguments else DEFAULT_ROOT,
             int(arguments[1]) if len(arguments) > 1 else 5,
+            PG_ROOT.is_dir(),
         )
     )

@@ -193,6 +193,15 @@ async def _run_one(
         "steps": result.counters.steps,
         "tokens": result.counters.tokens,
         "seconds": round(seconds, 2),
+        "cited_evidence": [
+            {
+                "question_id": c.question_id,
+                "url": c.url,
+                "on_label": c.url in golden.labels(entry).get(c.question_id, set()),
+                "quote": c.quote,
+            }
+            for c in cited
+        ],
     }
 
 

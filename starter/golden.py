@@ -42,6 +42,7 @@ class GoldenSet(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     corpus: str = ""
+    notes: str = ""  # how the labels were made
     host: str | None = None
     corpus_dir: str | None = None
     briefs: list[GoldenBrief] = Field(min_length=1)

@@ -1,16 +1,20 @@
-"""The offline policy's choices, from transcripts it could be shown: jump with `find`, record the
-best prose excerpt with its best sentence, look for a second source only while one is missing."""
+"""The offline policy's choices, from transcripts it could be shown: open a result at the word its
+snippet shows, follow a `find`, quote the best prose excerpt (a signature above it counts), look
+for a second source only among results that show the question; and the fixed pipeline's."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
+from activities.fixed import decide_fixed
 from activities.offline import decide_offline
 from workflows.contracts import DecideInput
 from workflows.models import (
     Brief,
     Budget,
+    Decision,
     FinishArgs,
     ReadPageArgs,
     RecordEvidenceArgs,
@@ -40,6 +44,7 @@ BRIEF = Brief.model_validate(
 )
 PAGE = "https://docs.example/functools.html"
 OTHER = "https://docs.example/whatsnew.html"
+UNRELATED = "https://docs.example/sorting.html"
 ANSWER = (
     "If typed is set to true, function arguments of different types will be cached separately. "
     "For example, f(3) and f(3.0) will be treated as distinct calls with distinct results."
@@ -57,90 +62,106 @@ def entry(step: int, args: ToolArgs, data: ToolData | None, ok: bool = True) -> 
     return TranscriptEntry(step=step, call=call, result=ToolResult(ok=ok, data=data), args=args)
 
 
-def window(source_id: str, url: str, *texts: str) -> PageWindow:
+def window(source_id: str, url: str, *texts: str, next_offset: int | None = None) -> PageWindow:
     passages = [
         WindowPassage(id=f"{source_id}.P{n}", text=text) for n, text in enumerate(texts, start=1)
     ]
-    return PageWindow(source_id=source_id, url=url, passages=passages)
+    return PageWindow(source_id=source_id, url=url, passages=passages, next_offset=next_offset)
 
 
-def next_call(*transcript: TranscriptEntry) -> tuple[str, dict[str, Any]]:
+def next_call(
+    *transcript: TranscriptEntry, policy: Callable[[DecideInput], Decision] = decide_offline
+) -> tuple[str, dict[str, Any]]:
     budget = Budget(steps_left=10, searches_left=3, pages_left=5, tokens_left=10_000)
     request = DecideInput(
         run_id="r", turn=1, brief=BRIEF, transcript=list(transcript), budget=budget
     )
-    call = decide_offline(request).tool_calls[0]
+    call = policy(request).tool_calls[0]
     return call.name, json.loads(call.arguments)
 
 
 SEARCHED = entry(
     1,
     SearchArgs(query=BRIEF.questions[0].text),
-    SearchData(results=[SearchResultItem(url=PAGE), SearchResultItem(url=OTHER)]),
+    SearchData(
+        results=[
+            SearchResultItem(url=PAGE, title="functools", snippet="@functools.lru_cache(...)"),
+            SearchResultItem(url=OTHER, title="What's new", snippet="lru_cache now takes typed"),
+            SearchResultItem(url=UNRELATED, title="Sorting", snippet="key functions"),
+        ]
+    ),
 )
-FIRST_WINDOW = entry(
-    2,
-    ReadPageArgs(url=PAGE),
-    window("S1", PAGE, "functools — Higher-order functions", "@functools.lru_cache(maxsize=128)"),
-)
+SIGNATURE = "@functools.lru_cache(user_function, typed=False)"
+INTRO = "functools — Higher-order functions and operations on callable objects"
 
 
-def test_a_window_without_the_answer_is_searched_with_find_not_paged() -> None:
-    name, arguments = next_call(SEARCHED, FIRST_WINDOW)
-
-    assert (name, arguments) == ("read_page", {"find": "lru_cach", "source_id": "S1"})
-
-
-def test_after_its_finds_the_best_prose_excerpt_is_quoted_with_its_best_sentence() -> None:
-    signature = "@functools.lru_cache(user_function, typed=False)"
-    first = entry(3, ReadPageArgs(source_id="S1", find="lru_cach"), window("S1", PAGE, signature))
-    assert next_call(SEARCHED, FIRST_WINDOW, first) == (
-        "read_page",
-        {"find": "argument", "source_id": "S1"},
-    ), "a weak match waits for the next word"
-    second = entry(
-        4, ReadPageArgs(source_id="S1", find="argument"), window("S1", PAGE, signature, ANSWER)
+def opened(*texts: str, next_offset: int | None = None) -> TranscriptEntry:
+    return entry(
+        2,
+        ReadPageArgs(url=PAGE, find="lru_cach"),
+        window("S1", PAGE, *texts, next_offset=next_offset),
     )
 
-    name, arguments = next_call(SEARCHED, FIRST_WINDOW, first, second)
+
+def test_a_result_is_opened_at_the_first_question_word_its_snippet_shows() -> None:
+    assert next_call(SEARCHED) == ("read_page", {"url": PAGE, "find": "lru_cach"})
+
+
+def test_a_find_with_more_matches_is_followed_before_the_next_word() -> None:
+    first = opened(INTRO, next_offset=5_000)
+    assert next_call(SEARCHED, first) == (
+        "read_page",
+        {"source_id": "S1", "find": "lru_cach", "offset": 5_000},
+    )
+    rest = entry(
+        3, ReadPageArgs(source_id="S1", find="lru_cach", offset=5_000), window("S1", PAGE, INTRO)
+    )
+    assert next_call(SEARCHED, first, rest) == ("read_page", {"source_id": "S1", "find": "typ"})
+
+
+def test_the_best_excerpt_is_quoted_with_its_signature_as_context() -> None:
+    name, arguments = next_call(SEARCHED, opened(SIGNATURE + "\n\n" + ANSWER))
 
     assert name == "record_evidence"
-    assert arguments["quote"] == ANSWER, "the signature line is not prose; sentences to 160 chars"
+    assert arguments["quote"] == ANSWER, "the signature is not prose; sentences up to 160 chars"
     assert arguments["claim"] == ANSWER.split(". ")[0] + "."
 
 
-def test_a_second_source_is_sought_only_while_one_is_missing() -> None:
-    found = entry(3, ReadPageArgs(source_id="S1", find="lru_cach"), window("S1", PAGE, ANSWER))
+def _recorded_then_short_of_sources() -> list[TranscriptEntry]:
     recorded = entry(
-        4,
+        3,
         RecordEvidenceArgs(
-            question_id="Q1", source_id="S1", claim="c", stance="supports", passage_id="S1.P1"
+            question_id="Q1", source_id="S1", claim="c", stance="supports", quote=ANSWER
         ),
         EvidenceData(evidence_id="E001", quote=ANSWER),
     )
     gap = "the cited evidence comes from 1 independent source(s); at least 2 are required"
     failed = entry(
-        5,
-        FinishArgs(answer="a"),
-        GateFailed(gaps=[gap], finish_attempts_left=2),
-        ok=False,
+        4, FinishArgs(answer="a"), GateFailed(gaps=[gap], finish_attempts_left=2), ok=False
     )
+    return [opened(SIGNATURE + "\n\n" + ANSWER), recorded, failed]
 
-    assert next_call(SEARCHED, FIRST_WINDOW, found, recorded, failed) == (
-        "read_page",
-        {"url": OTHER},
-    )
+
+def test_a_second_source_is_sought_only_among_results_that_show_the_question() -> None:
+    before = _recorded_then_short_of_sources()
+
+    assert next_call(SEARCHED, *before) == ("read_page", {"url": OTHER, "find": "lru_cach"})
+    weak = "The typed flag is new."
+    looked = entry(5, ReadPageArgs(url=OTHER, find="lru_cach"), window("S2", OTHER, weak))
+    name, _ = next_call(SEARCHED, *before, looked)
+    assert name == "finish_research", "one find a page, no weak match, never the unrelated page"
+
     strong = "With lru_cache, if typed is true, the arguments of different types are cached apart."
-    other = entry(6, ReadPageArgs(url=OTHER), window("S2", OTHER, strong))
-    name, arguments = next_call(SEARCHED, FIRST_WINDOW, found, recorded, failed, other)
-    assert (name, arguments["source_id"]) == ("record_evidence", "S2")
-    second = entry(
-        7,
-        RecordEvidenceArgs(
-            question_id="Q1", source_id="S2", claim="c", stance="supports", passage_id="S2.P1"
-        ),
-        EvidenceData(evidence_id="E002", quote=strong),
-    )
-    name, arguments = next_call(SEARCHED, FIRST_WINDOW, found, recorded, failed, other, second)
-    assert name == "finish_research"
-    assert arguments["findings"][0]["evidence_ids"] == ["E001", "E002"]
+    found = entry(5, ReadPageArgs(url=OTHER, find="lru_cach"), window("S2", OTHER, strong))
+    name, arguments = next_call(SEARCHED, *before, found)
+    assert (name, arguments["source_id"], arguments["quote"]) == ("record_evidence", "S2", strong)
+
+
+def test_the_fixed_pipeline_reads_the_first_result_and_records_without_finding() -> None:
+    first = entry(2, ReadPageArgs(url=PAGE), window("S1", PAGE, INTRO, SIGNATURE + "\n\n" + ANSWER))
+    assert next_call(policy=decide_fixed) == ("search_web", {"query": BRIEF.questions[0].text})
+    assert next_call(SEARCHED, policy=decide_fixed) == ("read_page", {"url": PAGE})
+    name, arguments = next_call(SEARCHED, first, policy=decide_fixed)
+    assert (name, arguments["quote"]) == ("record_evidence", ANSWER)
+    nothing = entry(2, ReadPageArgs(url=PAGE), window("S1", PAGE, INTRO))
+    assert next_call(SEARCHED, nothing, policy=decide_fixed)[0] == "finish_research"
