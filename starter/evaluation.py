@@ -74,6 +74,15 @@ async def evaluate(settings: Settings, args: argparse.Namespace) -> int:
         ],
         "arms": [arm.name for arm in arms],
         "summary": {arm.name: summarise([r for r in runs if r["arm"] == arm.name]) for arm in arms},
+        "by_golden": {
+            path.name: {
+                arm.name: summarise(
+                    [r for r in runs if r["arm"] == arm.name and r["golden"] == path.name]
+                )
+                for arm in arms
+            }
+            for path, _ in goldens
+        },
         "runs": runs,
     }
     markdown = render(report)
@@ -228,23 +237,22 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def render(report: dict[str, Any]) -> str:
-    """The summary table (one row per arm), then each brief's end per arm."""
+    """The summary table (a row per golden set and arm, and per arm over all sets when there are
+    several), then each brief's end per arm."""
     sets = ", ".join(f"{g['file']} ({g['briefs']} briefs)" for g in report["golden"])
     lines = [
         f"## research eval: {sets}",
         "",
-        "| arm | completed | question recall | evidence precision | answer phrase | "
+        "| set | arm | completed | question recall | evidence precision | answer phrase | "
         "sources | steps | tokens | seconds |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for arm, s in report["summary"].items():
-        precision = "-" if s["precision"] is None else f"{s['precision']:.2f}"
-        lines.append(
-            f"| {arm} | {s['completed']}/{s['briefs']} ({_percent(s['completed'], s['briefs'])}) "
-            f"| {s['recalled']}/{s['questions']} | {precision} ({s['on_label']}/{s['cited']}) "
-            f"| {s['phrase_hits']}/{s['phrases']} | {s['mean_sources']} | {s['mean_steps']} "
-            f"| {s['mean_tokens']:,} | {s['mean_seconds']} |"
-        )
+    rows = [(name, arms) for name, arms in report.get("by_golden", {}).items()]
+    if len(rows) != 1:
+        rows.append(("all", report["summary"]))
+    for name, summaries in rows:
+        for arm, s in summaries.items():
+            lines.append(f"| {name} | {arm} | " + _summary_cells(s))
     lines += ["", "Means per brief for sources, steps, tokens and seconds.", ""]
     arms = report["arms"]
     lines += ["| brief | " + " | ".join(arms) + " |", "|---" * (len(arms) + 1) + "|"]
@@ -256,6 +264,16 @@ def render(report: dict[str, Any]) -> str:
         cells = [_cell(ends[arm]) if arm in ends else "" for arm in arms]
         lines.append(f"| {golden} {number}: {question} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _summary_cells(s: dict[str, Any]) -> str:
+    precision = "-" if s["precision"] is None else f"{s['precision']:.2f}"
+    return (
+        f"{s['completed']}/{s['briefs']} ({_percent(s['completed'], s['briefs'])}) "
+        f"| {s['recalled']}/{s['questions']} | {precision} ({s['on_label']}/{s['cited']}) "
+        f"| {s['phrase_hits']}/{s['phrases']} | {s['mean_sources']} | {s['mean_steps']} "
+        f"| {s['mean_tokens']:,} | {s['mean_seconds']} |"
+    )
 
 
 def _cell(run: dict[str, Any]) -> str:

@@ -72,7 +72,7 @@ def test_the_brief_takes_the_sets_host_and_the_summary_adds_runs_up() -> None:
     assert summary["mean_steps"] == 8.0
     table = render({"golden": [{"file": "g.json", "briefs": 1}], "arms": ["offline"],
                     "summary": {"offline": summary}, "runs": [run]})  # fmt: skip
-    assert "| offline | 1/2 (50 %) | 2/4 | 1.00 (2/2) | 0/2 |" in table
+    assert "| all | offline | 1/2 (50 %) | 2/4 | 1.00 (2/2) | 0/2 |" in table
     assert "g.json 1: How \\| why?" in table, "a question cannot break the table"
 
 
