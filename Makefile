@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo dev test lint format clean eval
+.PHONY: demo dev test lint format clean eval bench
 
 $(STAMP): pyproject.toml
 	@if command -v uv >/dev/null 2>&1; then \
@@ -48,3 +48,7 @@ eval: $(STAMP)
 		echo "$(PYDOCS) is missing (apt-get install python3.11-doc): evaluating the demo set only"; \
 		$(BIN)/research eval examples/golden/demo.json; \
 	fi
+
+# How lean the loop is: overhead per step, history, prompt tokens, 100 runs at once (figures only).
+bench: $(STAMP)
+	$(BIN)/python -m bench.lean 100

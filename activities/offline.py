@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from activities.prompt import messages
 from workflows.contracts import DecideInput
 from workflows.models import (
     Decision,
@@ -29,11 +30,12 @@ from workflows.models import (
 )
 from workflows.results import EvidenceData, GateFailed, PageWindow, SearchData, SearchResultItem
 from workflows.substance import distinctive_words, evidence_problem, keywords, stop_words
-from workflows.tools import FINISH_RESEARCH, READ_PAGE, RECORD_EVIDENCE, SEARCH_WEB
+from workflows.tools import FINISH_RESEARCH, READ_PAGE, RECORD_EVIDENCE, SEARCH_WEB, tool_schemas
 
 MIN_SHARED_KEYWORDS = 2
 PROSE_STOPWORDS = 3
 MAX_FINDS = 3  # `find` reads for one question's words on one page before the next result
+_TOOLS_CHARS = len(json.dumps(tool_schemas()))
 EXCERPT_CHARS = 160  # a quote grows by whole sentences of its paragraph until this long
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(`\"'])")
 # Words that frame a question rather than name its subject: never looked for with `find`.
@@ -356,8 +358,9 @@ def tool_call(name: str, **arguments: Any) -> ToolCall:
 
 
 def estimate_usage(request: DecideInput, call: ToolCall) -> Usage:
-    """No provider reports usage here: estimate ~4 characters a token and say so."""
-    prompt_chars = len(request.brief.model_dump_json()) + request.context_chars
+    """No provider reports usage here: estimate ~4 characters a token of what a model would be
+    sent (the rendered messages and the tool schemas), and say so."""
+    prompt_chars = len(json.dumps(messages(request))) + _TOOLS_CHARS
     return Usage(
         input_tokens=prompt_chars // 4 + 1,
         output_tokens=len(call.arguments) // 4 + 1,

@@ -11,7 +11,7 @@ from typing import Any
 
 from workflows.contracts import DecideInput
 from workflows.models import Brief, ToolResult, TranscriptEntry
-from workflows.results import PageWindow
+from workflows.results import PageWindow, SearchData
 
 SYSTEM_RULES = """You are a careful research agent. You answer an engineer's question using only \
 evidence recorded from pages on the allowed hosts.
@@ -53,24 +53,63 @@ def brief_message(brief: Brief) -> str:
     return "\n".join(lines)
 
 
+# Results resent whole each turn: the newest search and the newest page windows. Older searches
+# lose their snippets and older windows show passage ids and first lines (the model can cite a
+# passage_id, or read the page again: no fetch). The prefix (system, brief) never changes, so
+# providers' prompt caching applies to it.
+WHOLE_WINDOWS = 2
+FIRST_LINE_CHARS = 100
+OLDER_WINDOW = "older window: passage ids and first lines only; read_page again for the text"
+
+
 def messages(request: DecideInput, *, parallel_tool_calls: bool = False) -> list[dict[str, Any]]:
     system = system_prompt(request.brief, parallel_tool_calls=parallel_tool_calls)
     result: list[dict[str, Any]] = [
         {"role": "system", "content": system},
         {"role": "user", "content": brief_message(request.brief)},
     ]
-    for entry in request.transcript:
-        result += _turn(entry)
+    transcript = _slimmed(request.transcript)
+    for number, entry in enumerate(transcript, start=1):
+        # Only the newest result's budget is current: older ones are sent without theirs.
+        result += _turn(entry, budget=number == len(transcript))
     for text in request.guidance:
         result.append({"role": "user", "content": f"Guidance from the operator: {text}"})
     return result
 
 
-def _turn(entry: TranscriptEntry) -> list[dict[str, Any]]:
+def _slimmed(transcript: list[TranscriptEntry]) -> list[TranscriptEntry]:
+    """The transcript with older search results and page windows cut down (see WHOLE_WINDOWS)."""
+    searches = [i for i, e in enumerate(transcript) if isinstance(e.result.data, SearchData)]
+    windows = [i for i, e in enumerate(transcript) if isinstance(e.result.data, PageWindow)]
+    older = set(searches[:-1]) | set(windows[:-WHOLE_WINDOWS])
+    return [_cut(entry) if index in older else entry for index, entry in enumerate(transcript)]
+
+
+def _cut(entry: TranscriptEntry) -> TranscriptEntry:
+    data = entry.result.data
+    if isinstance(data, SearchData):
+        results = [item.model_copy(update={"snippet": ""}) for item in data.results]
+        data = data.model_copy(update={"results": results})
+    elif isinstance(data, PageWindow):
+        passages = [
+            passage.model_copy(update={"text": _first_line(passage.text)})
+            for passage in data.passages
+        ]
+        data = data.model_copy(update={"passages": passages})
+    return entry.model_copy(update={"result": entry.result.model_copy(update={"data": data})})
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().split("\n", 1)[0]
+    shown = line if len(line) <= FIRST_LINE_CHARS else line[:FIRST_LINE_CHARS].rstrip() + " …"
+    return f"{shown} [{OLDER_WINDOW}]"
+
+
+def _turn(entry: TranscriptEntry, *, budget: bool) -> list[dict[str, Any]]:
     if not entry.call.name:  # the model answered without a usable tool call
         return [
             {"role": "assistant", "content": entry.call.arguments or "(empty reply)"},
-            {"role": "user", "content": render_result(entry.result)},
+            {"role": "user", "content": render_result(entry.result, budget=budget)},
         ]
     call_id = entry.call.id or f"call_{entry.step}"
     call = {
@@ -80,13 +119,21 @@ def _turn(entry: TranscriptEntry) -> list[dict[str, Any]]:
     }
     return [
         {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": call_id, "content": render_result(entry.result)},
+        {
+            "role": "tool",
+            "tool_call_id": call_id,
+            "content": render_result(entry.result, budget=budget),
+        },
     ]
 
 
-def render_result(result: ToolResult) -> str:
-    """The envelope as JSON, with any page passages moved into an untrusted block."""
-    envelope = result.model_dump(mode="json")
+def render_result(result: ToolResult, *, budget: bool = True) -> str:
+    """The envelope as JSON without fields at their defaults (no `error: null`) and, unless
+    `budget`, without the budget, with any page passages moved into an untrusted block."""
+    envelope = result.model_dump(mode="json", exclude_defaults=True)
+    envelope.pop("budget", None)
+    if budget:
+        envelope["budget"] = result.budget.model_dump(mode="json")
     window = result.data if isinstance(result.data, PageWindow) else None
     if window is not None:
         envelope["data"].pop("passages")

@@ -70,8 +70,13 @@ class ResearchActivities:
             created = await self._ledger.start_run(
                 request.run_id, request.brief, request.started_at, request.execution_id
             )
+            client = await self._client()
+        policy = getattr(client, "policy", None)
         return contracts.StartRunResult(
-            created=created, search_attributes=self._settings.search_attributes
+            created=created,
+            search_attributes=self._settings.search_attributes,
+            local_search=self._search.name == "corpus",
+            corpus_hosts=sorted(policy.corpus_hosts) if policy is not None else [],
         )
 
     @activity.defn(name=contracts.SEARCH_WEB)

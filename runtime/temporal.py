@@ -155,6 +155,8 @@ def _spawn(settings: Settings, address: str, ui_url: str) -> DevServer:
     command += ["--db-filename", str(state_dir / "temporal.db"), "--namespace", "default"]
     for attribute in SEARCH_ATTRIBUTES:
         command += ["--search-attribute", attribute]
+    # SQLite in WAL mode: readers stop waiting on the writer (measured: less server CPU a step).
+    command += ["--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal"]
     command += ["--log-level", "warn"]
     log = log_path.open("ab")
     # A session of its own: a terminal's Ctrl-C reaches only us, and we stop the server in order

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable
 from datetime import timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from temporalio import workflow
@@ -23,7 +23,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.composer import compose
     from workflows.dispatch import Outcome, ToolDispatcher, describe_step
-    from workflows.hosts import host_allowed
+    from workflows.hosts import host_allowed, url_host
     from workflows.models import (
         Brief,
         Decision,
@@ -61,6 +61,12 @@ WRAP_UP_TIMEOUT = timedelta(seconds=30)  # saving the report after a bound tripp
 MAX_GUIDANCE = 10  # operator guidance kept (newest)
 RECENT_STEPS = 50  # step lines the progress query carries, so a poller misses none
 RETRY = RetryPolicy(maximum_attempts=5, initial_interval=timedelta(seconds=1))
+# The lean loop (runs started since): ledger and local-corpus work as local activities, no timer
+# per turn, search attributes upserted when they change. Runs started before replay as they ran.
+LEAN_LOOP = "lean-loop-1"
+LEDGER_ACTIVITIES = frozenset(
+    {contracts.START_RUN, contracts.RECORD_STEP, contracts.RECORD_EVIDENCE, contracts.SAVE_REPORT}
+)
 
 
 @workflow.defn(name="ResearchWorkflow", failure_exception_types=[ValidationError])
@@ -73,6 +79,12 @@ class ResearchWorkflow:
         self._tools = ToolDispatcher(self._state, self._run_id, self._call, workflow.now)
         self._search_attributes = False
         self._started = False
+        self._lean = False
+        self._local_search = False
+        self._corpus_hosts: frozenset[str] = frozenset()
+        self._upserted: tuple[str, str] | None = None
+        self._timer: asyncio.Future[None] | None = None
+        self._timer_limit = 0
 
     @workflow.run
     async def run(self, brief: Brief) -> RunResult:
@@ -90,6 +102,7 @@ class ResearchWorkflow:
 
     async def _start(self) -> None:
         brief = self._state.brief
+        self._lean = workflow.patched(LEAN_LOOP)
         started = await self._call(
             contracts.START_RUN,
             contracts.StartRunInput(
@@ -104,6 +117,8 @@ class ResearchWorkflow:
         )
         self._started = True
         self._search_attributes = started.search_attributes
+        self._local_search = started.local_search
+        self._corpus_hosts = frozenset(started.corpus_hosts)
         self._publish()
 
     # ------------------------------------------------------------ the loop
@@ -187,14 +202,29 @@ class ResearchWorkflow:
         )
         # Waiting on the model races the deadline; the activity's own timeout ends a little later.
         try:
-            done, _ = await workflow.wait({call}, timeout=self._state.seconds_left(workflow.now()))
+            if self._lean:  # one deadline timer for the run, not one per turn
+                racing: list[asyncio.Future[Any]] = [call, self._deadline_timer()]
+                await workflow.wait(racing, return_when=asyncio.FIRST_COMPLETED)
+            else:
+                await workflow.wait([call], timeout=self._state.seconds_left(workflow.now()))
         except asyncio.CancelledError:
             call.cancel()  # the run is being cancelled: do not leave the model call running
             raise
-        if not done:
+        if not call.done():
             call.cancel()
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
         return call.result()
+
+    def _deadline_timer(self) -> asyncio.Future[None]:
+        """The run's deadline as one timer, made again only when an update moved the deadline."""
+        limit = self._state.limits.deadline_seconds
+        if self._timer is None or self._timer_limit != limit:
+            if self._timer is not None:
+                self._timer.cancel()
+            seconds = max(self._state.seconds_left(workflow.now()), 0.0)
+            self._timer = asyncio.ensure_future(asyncio.sleep(seconds))
+            self._timer_limit = limit
+        return self._timer
 
     async def _act(self, decision: Decision) -> Outcome | None:
         problem = _malformed(decision)
@@ -300,6 +330,17 @@ class ResearchWorkflow:
         if capped:
             left = timedelta(seconds=max(self._state.seconds_left(workflow.now()), 1.0)) + grace
             timeout, total = min(timeout, left), min(total, left)
+        if self._lean and self._is_local(name, request):
+            local: ResultT = await workflow.execute_local_activity(
+                name,
+                request,
+                result_type=result_type,
+                start_to_close_timeout=timeout,
+                schedule_to_close_timeout=total,
+                retry_policy=RETRY,
+                summary=summary,
+            )
+            return local
         result: ResultT = await workflow.execute_activity(
             name,
             request,
@@ -312,6 +353,17 @@ class ResearchWorkflow:
         )
         return result
 
+    def _is_local(self, name: str, request: BaseModel) -> bool:
+        """Ledger work, the local corpus search and pages read from the ledger or from disk run
+        in the worker as local activities; the model and the network stay regular activities."""
+        if name in LEDGER_ACTIVITIES:
+            return True
+        if name == contracts.SEARCH_WEB:
+            return self._local_search
+        if isinstance(request, contracts.ReadPageInput):
+            return not request.fetch or url_host(request.url) in self._corpus_hosts
+        return False
+
     def _publish(self) -> None:
         progress = self.progress()
         workflow.set_current_details(
@@ -323,13 +375,12 @@ class ResearchWorkflow:
         )
         if not self._search_attributes:
             return
+        values = (progress.status.value, progress.stop_reason.value if progress.stop_reason else "")
+        if self._lean and values == self._upserted:
+            return  # unchanged: no command, no history event
+        self._upserted = values
         workflow.upsert_search_attributes(
-            [
-                STATUS_KEY.value_set(progress.status.value),
-                STOP_REASON_KEY.value_set(
-                    progress.stop_reason.value if progress.stop_reason else ""
-                ),
-            ]
+            [STATUS_KEY.value_set(values[0]), STOP_REASON_KEY.value_set(values[1])]
         )
 
     # ------------------------------------------------------------ steering

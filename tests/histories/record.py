@@ -25,9 +25,13 @@ from workflows.research import ResearchWorkflow
 HERE = Path(__file__).parent
 
 # Scenario name -> limits overriding the sample brief's (a completed run, and one stopped early).
+# The *-offline histories were recorded before the lean loop (patch "lean-loop-1") and replay its
+# old branch; the *-lean ones were recorded with it.
 SCENARIOS: dict[str, dict[str, int]] = {
     "demo-offline": {},
     "step-limit-offline": {"max_steps": 4},
+    "demo-lean": {},
+    "step-limit-lean": {"max_steps": 4},
 }
 
 

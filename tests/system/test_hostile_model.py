@@ -304,7 +304,11 @@ async def test_a_reused_run_id_fails_at_once_without_retries(
     assert isinstance(cause, ApplicationError) and cause.type == "RunIdTaken"
     assert "already holds an earlier investigation" in cause.message
     history = await dev_client.get_workflow_handle(run_id).fetch_history()
-    started = [
-        e for e in history.events if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+    # start_run is a local activity: one marker records its result, with the attempt it took.
+    markers = [
+        json.loads(e.marker_recorded_event_attributes.details["data"].payloads[0].data)
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+        and e.marker_recorded_event_attributes.marker_name == "core_local_activity"
     ]
-    assert [e.activity_task_started_event_attributes.attempt for e in started] == [1]
+    assert [(m["activity_type"], m["attempt"]) for m in markers] == [("start_run", 1)]

@@ -1,0 +1,85 @@
+"""What a model is sent each turn: the newest results whole, older ones cut, a stable prefix."""
+
+from __future__ import annotations
+
+import json
+
+from activities.offline import estimate_usage
+from activities.prompt import OLDER_WINDOW, WHOLE_WINDOWS, messages
+from workflows.contracts import DecideInput
+from workflows.models import (
+    Brief,
+    Budget,
+    ReadPageArgs,
+    SearchArgs,
+    ToolArgs,
+    ToolCall,
+    ToolResult,
+    TranscriptEntry,
+)
+from workflows.results import PageWindow, SearchData, SearchResultItem, ToolData, WindowPassage
+from workflows.tools import tool_schemas
+
+BRIEF = Brief(question="How do caches invalidate?", allowed_hosts=["docs.example"])
+LONG = "First line of the passage.\nThen a great deal more text that only the newest windows show."
+
+
+def entry(step: int, args: ToolArgs, data: ToolData) -> TranscriptEntry:
+    name = "search_web" if isinstance(args, SearchArgs) else "read_page"
+    call = ToolCall(id=f"c{step}", name=name, arguments=args.model_dump_json())
+    return TranscriptEntry(step=step, call=call, result=ToolResult(ok=True, data=data), args=args)
+
+
+def search(step: int) -> TranscriptEntry:
+    hit = SearchResultItem(url=f"https://docs.example/{step}", title="T", snippet=f"snippet {step}")
+    return entry(step, SearchArgs(query=f"q{step}"), SearchData(results=[hit]))
+
+
+def read(step: int) -> TranscriptEntry:
+    window = PageWindow(
+        source_id=f"S{step}",
+        url=f"https://docs.example/{step}",
+        passages=[WindowPassage(id=f"S{step}.P1", text=LONG)],
+    )
+    return entry(step, ReadPageArgs(url=f"https://docs.example/{step}"), window)
+
+
+def request(*transcript: TranscriptEntry) -> DecideInput:
+    budget = Budget(steps_left=5, searches_left=1, pages_left=1, tokens_left=1_000)
+    return DecideInput(run_id="r", turn=9, brief=BRIEF, transcript=list(transcript), budget=budget)
+
+
+def tool_contents(sent: list[dict[str, object]]) -> list[str]:
+    return [str(m["content"]) for m in sent if m["role"] == "tool"]
+
+
+def test_only_the_newest_search_and_windows_are_sent_whole() -> None:
+    transcript = [search(1), read(2), search(3), read(4), read(5), read(6)]
+
+    sent = tool_contents(messages(request(*transcript)))
+
+    assert "snippet 1" not in sent[0] and '"url": "https://docs.example/1"' in sent[0]
+    assert "snippet 3" in sent[2]
+    cut = [text for text in sent if OLDER_WINDOW in text]
+    assert len(cut) == 4 - WHOLE_WINDOWS
+    assert all("[S2.P1 offset=0] First line of the passage." in t for t in cut[:1])
+    assert all("a great deal more" not in text for text in cut)
+    assert sum("a great deal more" in text for text in sent) == WHOLE_WINDOWS
+
+
+def test_the_prefix_is_stable_and_the_offline_estimate_counts_what_is_sent() -> None:
+    short, long = request(search(1)), request(search(1), read(2), search(3), read(4))
+
+    assert messages(short)[:2] == messages(long)[:2]
+    assert tool_schemas() == tool_schemas()
+    assert '"title": "' not in json.dumps(tool_schemas()), "schema labels are not sent"
+    call = ToolCall(name="search_web", arguments='{"query": "x"}')
+    sent = len(json.dumps(messages(long))) + len(json.dumps(tool_schemas()))
+    assert estimate_usage(long, call).input_tokens == sent // 4 + 1
+
+
+def test_only_the_newest_result_carries_the_budget_and_defaults_are_not_sent() -> None:
+    sent = tool_contents(messages(request(search(1), read(2), search(3))))
+
+    assert ['"budget"' in text for text in sent] == [False, False, True]
+    assert all('"error"' not in text and '"insufficient"' not in text for text in sent)
