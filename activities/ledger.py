@@ -34,7 +34,15 @@ from workflows.contracts import (
     SaveReportInput,
     StepRecord,
 )
-from workflows.models import Brief, Decision, Evidence, Passage, SearchHit, SourceRef
+from workflows.models import (
+    Brief,
+    Decision,
+    Evidence,
+    Passage,
+    SearchHit,
+    SourceRef,
+    TranscriptEntry,
+)
 
 __all__ = [
     "Ledger",
@@ -116,6 +124,11 @@ class Ledger:
     async def record_step(self, record: StepRecord) -> bool:
         async with self._write(record.run_id) as conn:
             return await ledger_runs.insert_step(conn, record)
+
+    async def transcript(self, run_id: str, upto: int) -> list[TranscriptEntry]:
+        """The steps recorded up to `upto` (a watermark: a retried turn reads the same ones)."""
+        async with self._read() as conn:
+            return await ledger_runs.load_entries(conn, run_id, upto)
 
     # ------------------------------------------------------------ searches
 

@@ -18,7 +18,16 @@ from activities.ledger_base import (
     fetch_one,
 )
 from workflows.contracts import SaveReportInput, StepRecord
-from workflows.models import Brief, Counters, Decision, RunStatus, SearchHit, ToolCall, Usage
+from workflows.models import (
+    Brief,
+    Counters,
+    Decision,
+    RunStatus,
+    SearchHit,
+    ToolCall,
+    TranscriptEntry,
+    Usage,
+)
 
 _INSERT_RUN = """
 INSERT INTO research.runs (run_id, question, brief, counters, started_at, execution_id)
@@ -58,11 +67,17 @@ WHERE run_id = %s AND turn = %s
 """
 
 _INSERT_STEP = """
-INSERT INTO research.steps (run_id, step, turn, tool, arguments, ok, error, insufficient, summary)
-VALUES (
+INSERT INTO research.steps (
+    run_id, step, turn, tool, arguments, ok, error, insufficient, summary, entry
+) VALUES (
     %(run_id)s, %(step)s, %(turn)s, %(tool)s, %(arguments)s, %(ok)s, %(error)s,
-    %(insufficient)s, %(summary)s
+    %(insufficient)s, %(summary)s, %(entry)s
 ) ON CONFLICT (run_id, step) DO NOTHING
+"""
+_SELECT_ENTRIES = """
+SELECT entry FROM research.steps
+WHERE run_id = %s AND step <= %s AND entry IS NOT NULL
+ORDER BY step
 """
 
 _INSERT_SEARCH = """
@@ -181,7 +196,15 @@ def _decision(row: Row) -> Decision:
 
 
 async def insert_step(conn: Connection, record: StepRecord) -> bool:
-    return await execute(conn, _INSERT_STEP, record.model_dump()) == 1
+    params = record.model_dump(exclude={"entry"})
+    params["entry"] = Jsonb(record.entry.model_dump(mode="json")) if record.entry else None
+    return await execute(conn, _INSERT_STEP, params) == 1
+
+
+async def load_entries(conn: Connection, run_id: str, upto: int) -> list[TranscriptEntry]:
+    """The recorded steps up to `upto`, as the model is shown them, in order."""
+    rows = await fetch_all(conn, _SELECT_ENTRIES, (run_id, upto))
+    return [TranscriptEntry.model_validate(row["entry"]) for row in rows]
 
 
 async def insert_search(

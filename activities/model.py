@@ -37,6 +37,7 @@ from activities.provider_errors import (
     status_failure,
 )
 from runtime.settings import LOCAL_PROVIDERS, Settings
+from workflows import context
 from workflows.cleaning import MAX_CALLS_PER_TURN, MAX_TEXT_CHARS, clean
 from workflows.contracts import DECIDE, DecideInput
 from workflows.models import MAX_REPORTED_TOKENS, Decision, ToolCall, Usage
@@ -97,6 +98,14 @@ class ModelActivities:
             recorded = await self._ledger.decision(request.run_id, request.turn)
         if recorded is not None:  # a retry after the answer was stored: never ask (or pay) twice
             return recorded
+        if request.watermark is not None:  # the lean loop: the transcript is in the ledger
+            async with ledger_errors():
+                entries = await self._ledger.transcript(request.run_id, request.watermark)
+            transcript = context.compact(entries, request.context_budget)
+            chars = context.size(transcript)
+            if chars > request.context_budget:  # no model is asked: the run ends context_limit
+                return Decision(over_context=True, context_chars=chars)
+            request = request.model_copy(update={"transcript": transcript, "context_chars": chars})
         async with _heartbeating():
             policy = LOCAL_POLICIES.get(self._settings.model_provider)
             decision = policy(request) if policy is not None else await self._chat(request)
@@ -108,7 +117,7 @@ class ModelActivities:
                 self._settings.model_provider,
                 request.context_chars,
             )
-        return decision
+        return decision.model_copy(update={"context_chars": request.context_chars})
 
     async def _chat(self, request: DecideInput) -> Decision:
         assert self._client is not None

@@ -65,6 +65,10 @@ class DecideInput(BaseModel):
     guidance: list[str] = Field(default_factory=list)
     budget: Budget = Field(default_factory=Budget)
     context_chars: int = 0  # size of the compacted transcript, for the ledger
+    # Set (the last step recorded): `transcript` is empty and decide reads the steps up to it from
+    # the ledger, compacts them to `context_budget` characters, and reports the size it built.
+    watermark: int | None = None
+    context_budget: int = 0
 
 
 class SearchInput(BaseModel):
@@ -131,6 +135,8 @@ class StepRecord(BaseModel):
     error: str | None = None
     insufficient: bool = False
     summary: str = ""
+    # The step as the model will be shown it (lean loop: the decide activity reads it back).
+    entry: TranscriptEntry | None = None
 
 
 class RecordStepResult(BaseModel):

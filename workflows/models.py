@@ -234,6 +234,10 @@ class Decision(BaseModel):
     parallel_tool_calls: bool = False
     # How many calls the model sent, when more than `tool_calls` keeps (0: as many as kept).
     tool_calls_sent: int = 0
+    # A transcript read from the ledger (DecideInput.watermark): its compacted size, and whether
+    # it did not fit the context budget (then no model was asked and there is no call).
+    context_chars: int = 0
+    over_context: bool = False
 
 
 # ---------------------------------------------------------------- tool arguments

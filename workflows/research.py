@@ -64,6 +64,9 @@ RETRY = RetryPolicy(maximum_attempts=5, initial_interval=timedelta(seconds=1))
 # The lean loop (runs started since): ledger and local-corpus work as local activities, no timer
 # per turn, search attributes upserted when they change. Runs started before replay as they ran.
 LEAN_LOOP = "lean-loop-1"
+# Runs started since: the transcript lives in the ledger (each step written with its entry) and
+# decide reads it back, so history carries no transcript.
+TRANSCRIPT_IN_LEDGER = "transcript-in-ledger-1"
 LEDGER_ACTIVITIES = frozenset(
     {contracts.START_RUN, contracts.RECORD_STEP, contracts.RECORD_EVIDENCE, contracts.SAVE_REPORT}
 )
@@ -80,6 +83,7 @@ class ResearchWorkflow:
         self._search_attributes = False
         self._started = False
         self._lean = False
+        self._ledger_transcript = False
         self._local_search = False
         self._corpus_hosts: frozenset[str] = frozenset()
         self._upserted: tuple[str, str] | None = None
@@ -103,6 +107,7 @@ class ResearchWorkflow:
     async def _start(self) -> None:
         brief = self._state.brief
         self._lean = workflow.patched(LEAN_LOOP)
+        self._ledger_transcript = self._lean and workflow.patched(TRANSCRIPT_IN_LEDGER)
         started = await self._call(
             contracts.START_RUN,
             contracts.StartRunInput(
@@ -138,13 +143,18 @@ class ResearchWorkflow:
         if stop is not None:
             return await self._stopped(stop)
         budget = self._context_budget()
-        transcript = context.compact(self._state.transcript, budget)
-        chars = context.size(transcript)
-        if chars > budget:
-            return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.CONTEXT_LIMIT)
-        decision = await self._decide(transcript, chars)
+        if self._ledger_transcript:  # decide builds the transcript from the ledger
+            decision = await self._decide([], 0, watermark=self._state.counters.steps, room=budget)
+        else:
+            transcript = context.compact(self._state.transcript, budget)
+            chars = context.size(transcript)
+            if chars > budget:
+                return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.CONTEXT_LIMIT)
+            decision = await self._decide(transcript, chars)
         if isinstance(decision, Outcome):
             return decision
+        if decision.over_context:
+            return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.CONTEXT_LIMIT)
         self._state.add_usage(decision.usage)
         return await self._act(decision)
 
@@ -179,7 +189,14 @@ class ResearchWorkflow:
         fixed = len(self._state.brief.model_dump_json()) + sum(map(len, self._state.guidance))
         return self._state.limits.max_context_chars - fixed
 
-    async def _decide(self, transcript: list[TranscriptEntry], chars: int) -> Decision | Outcome:
+    async def _decide(
+        self,
+        transcript: list[TranscriptEntry],
+        chars: int,
+        *,
+        watermark: int | None = None,
+        room: int = 0,
+    ) -> Decision | Outcome:
         request = contracts.DecideInput(
             run_id=self._run_id,
             turn=self._state.take_model_call(),
@@ -188,6 +205,8 @@ class ResearchWorkflow:
             guidance=list(self._state.guidance),
             budget=self._state.budget(workflow.now()),
             context_chars=chars,
+            watermark=watermark,
+            context_budget=room,
         )
         call = asyncio.ensure_future(
             self._call(
@@ -249,9 +268,8 @@ class ResearchWorkflow:
 
     async def _record(self, call: ToolCall, result: ToolResult, args: ToolArgs | None) -> None:
         state = self._state
-        state.transcript.append(
-            TranscriptEntry(step=state.counters.steps, call=call, result=result, args=args)
-        )
+        entry = TranscriptEntry(step=state.counters.steps, call=call, result=result, args=args)
+        state.transcript.append(entry)
         summary = describe_step(call, result, args)
         await self._call(
             contracts.RECORD_STEP,
@@ -265,6 +283,7 @@ class ResearchWorkflow:
                 error=_step_error(result),
                 insufficient=result.insufficient,
                 summary=summary,
+                entry=entry if self._ledger_transcript else None,
             ),
             contracts.RecordStepResult,
             summary=f"step {state.counters.steps}: {call.name}",

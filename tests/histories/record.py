@@ -26,12 +26,15 @@ HERE = Path(__file__).parent
 
 # Scenario name -> limits overriding the sample brief's (a completed run, and one stopped early).
 # The *-offline histories were recorded before the lean loop (patch "lean-loop-1") and replay its
-# old branch; the *-lean ones were recorded with it.
+# old branch; the *-lean ones with it, before "transcript-in-ledger-1"; the *-ledger ones with
+# both.
 SCENARIOS: dict[str, dict[str, int]] = {
     "demo-offline": {},
     "step-limit-offline": {"max_steps": 4},
     "demo-lean": {},
     "step-limit-lean": {"max_steps": 4},
+    "demo-ledger": {},
+    "step-limit-ledger": {"max_steps": 4},
 }
 
 

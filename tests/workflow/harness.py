@@ -23,7 +23,7 @@ from temporalio.worker import Worker
 from activities.extract import content_hash, find_quote
 from runtime.converter import DATA_CONVERTER
 from tests.conftest import installed_binary
-from workflows import contracts
+from workflows import context, contracts
 from workflows.models import (
     Brief,
     Decision,
@@ -144,6 +144,13 @@ class StandIns:
 
     @activity.defn(name=contracts.DECIDE)
     async def decide(self, request: contracts.DecideInput) -> Decision:
+        if request.watermark is not None:  # as the real decide: the transcript from the steps
+            entries = [s.entry for s in self.web.steps if s.entry and s.step <= request.watermark]
+            transcript = context.compact(entries, request.context_budget)
+            chars = context.size(transcript)
+            if chars > request.context_budget:
+                return Decision(over_context=True, context_chars=chars)
+            request = request.model_copy(update={"transcript": transcript, "context_chars": chars})
         self.web.decide_calls.append(request)
         if self.decide_delay:
             await asyncio.sleep(self.decide_delay)

@@ -1,0 +1,71 @@
+"""The lean loop's `decide`: the transcript read back from the ledger up to the watermark,
+compacted to the budget, its size reported; a transcript that cannot fit asks no model."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from psycopg_pool import AsyncConnectionPool
+from temporalio.testing import ActivityEnvironment
+
+from activities.ledger import Ledger
+from activities.model import ModelActivities
+from runtime.database import open_pool
+from runtime.settings import Settings
+from workflows import context
+from workflows.contracts import DecideInput, StepRecord
+from workflows.models import Brief, SearchArgs, ToolCall, ToolResult, TranscriptEntry
+from workflows.results import SearchData, SearchResultItem
+
+BRIEF = Brief(question="How do caches invalidate?", allowed_hosts=["docs.example"])
+
+
+@pytest.fixture
+async def ledger(pg_url: str) -> AsyncIterator[Ledger]:
+    pool: AsyncConnectionPool = await open_pool(pg_url, max_size=2)  # type: ignore[type-arg]
+    try:
+        yield Ledger(pool)
+    finally:
+        await pool.close()
+
+
+def step(run_id: str, number: int) -> StepRecord:
+    args = SearchArgs(query=f"query {number}")
+    hit = SearchResultItem(url=f"https://docs.example/{number}", snippet="s" * 500)
+    entry = TranscriptEntry(
+        step=number,
+        call=ToolCall(id=f"c{number}", name="search_web", arguments=args.model_dump_json()),
+        result=ToolResult(ok=True, data=SearchData(results=[hit])),
+        args=args,
+    )
+    return StepRecord(
+        run_id=run_id, step=number, turn=number, tool="search_web",
+        arguments=entry.call.arguments, ok=True, entry=entry,
+    )  # fmt: skip
+
+
+async def test_decide_reads_the_steps_up_to_the_watermark(ledger: Ledger) -> None:
+    run_id = f"test-{uuid.uuid4().hex[:12]}"
+    assert await ledger.start_run(run_id, BRIEF, "2025-01-02T03:04:05+00:00")
+    for number in (1, 2, 3):
+        await ledger.record_step(step(run_id, number))
+    decide = ModelActivities(Settings(model_provider="offline"), ledger, None).decide
+    env = ActivityEnvironment()
+
+    request = DecideInput(run_id=run_id, turn=3, brief=BRIEF, watermark=2, context_budget=60_000)
+    decision = await env.run(decide, request)
+
+    shown = [entry.step for entry in await ledger.transcript(run_id, 2)]
+    assert shown == [1, 2], "a retried turn sees the same steps, never a later one"
+    assert decision.context_chars == context.size(await ledger.transcript(run_id, 2))
+    assert decision.tool_calls and not decision.over_context
+    again = await env.run(decide, request)
+    assert again.tool_calls == decision.tool_calls, "the recorded answer, not a second call"
+
+    tight = request.model_copy(update={"turn": 4, "watermark": 3, "context_budget": 100})
+    refused = await env.run(decide, tight)
+    assert refused.over_context and not refused.tool_calls
+    assert refused.context_chars > 100
+    assert await ledger.decision(run_id, 4) is None, "no model was asked"
