@@ -40,6 +40,9 @@ from workflows.research import ResearchWorkflow
 
 # A SIGTERM lets running activities finish (or heartbeat their way out) before the worker exits.
 GRACEFUL_SHUTDOWN = timedelta(seconds=10)
+ACTIVITY_SLOTS = 500
+WORKFLOW_TASK_SLOTS = 200
+POLLERS = 10
 
 
 async def run_worker(
@@ -57,6 +60,13 @@ async def run_worker(
             workflows=[ResearchWorkflow],
             activities=activities,
             graceful_shutdown_timeout=GRACEFUL_SHUTDOWN,
+            # A model call mostly waits: slots for more runs than the SDK's 100 at once, and
+            # pollers enough to keep them fed.
+            max_concurrent_activities=ACTIVITY_SLOTS,
+            max_concurrent_local_activities=ACTIVITY_SLOTS,
+            max_concurrent_workflow_tasks=WORKFLOW_TASK_SLOTS,
+            max_concurrent_activity_task_polls=POLLERS,
+            max_concurrent_workflow_task_polls=POLLERS,
         )
         async with worker:
             print(f"worker ready on task queue {settings.task_queue}", flush=True)

@@ -46,14 +46,14 @@ WHERE run_id = %s
 _INSERT_MODEL_CALL = """
 INSERT INTO research.model_calls (
     run_id, turn, provider, model, input_tokens, output_tokens, reasoning_tokens, estimated,
-    context_chars, tool_calls, text, usage_note
-) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+    context_chars, tool_calls, text, usage_note, cached_input_tokens
+) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (run_id, turn) DO NOTHING
 """
 
 _SELECT_MODEL_CALLS = """
 SELECT model, input_tokens, output_tokens, reasoning_tokens, estimated, tool_calls, text,
-       usage_note
+       usage_note, cached_input_tokens
 FROM research.model_calls
 WHERE run_id = %s
 ORDER BY turn
@@ -61,7 +61,7 @@ ORDER BY turn
 
 _SELECT_MODEL_CALL = """
 SELECT model, input_tokens, output_tokens, reasoning_tokens, estimated, tool_calls, text,
-       usage_note
+       usage_note, cached_input_tokens
 FROM research.model_calls
 WHERE run_id = %s AND turn = %s
 """
@@ -170,6 +170,7 @@ async def insert_model_call(
         run_id, turn, provider, decision.model, usage.input_tokens, usage.output_tokens,
         usage.reasoning_tokens, usage.estimated, context_chars,
         Jsonb([call.model_dump() for call in decision.tool_calls]), decision.text, usage.note,
+        usage.cached_input_tokens,
     )  # fmt: skip
     return await execute(conn, _INSERT_MODEL_CALL, params) == 1
 
@@ -190,6 +191,7 @@ def _decision(row: Row) -> Decision:
         reasoning_tokens=row["reasoning_tokens"],
         estimated=row["estimated"],
         note=row["usage_note"],
+        cached_input_tokens=row["cached_input_tokens"],
     )
     calls = [ToolCall.model_validate(call) for call in row["tool_calls"]]
     return Decision(tool_calls=calls, text=row["text"], model=row["model"], usage=usage)

@@ -245,10 +245,12 @@ def _usage(response: Any, request: DecideInput, text: str, calls: list[ToolCall]
         )
         return _estimate(request, text, calls).model_copy(update={"note": note})
     reasoning = _field(_field(usage, "completion_tokens_details"), "reasoning_tokens")
+    cached = _field(_field(usage, "prompt_tokens_details"), "cached_tokens")
     reported = Usage(
         input_tokens=prompt,
         output_tokens=completion,
         reasoning_tokens=min(reasoning, completion) if _count(reasoning) else 0,
+        cached_input_tokens=min(cached, prompt) if _count(cached) else 0,
     )
     if reported.total <= MAX_REPORTED_TOKENS:
         return reported
@@ -258,6 +260,7 @@ def _usage(response: Any, request: DecideInput, text: str, calls: list[ToolCall]
             "input_tokens": input_tokens,
             "output_tokens": MAX_REPORTED_TOKENS - input_tokens,
             "reasoning_tokens": min(reported.reasoning_tokens, MAX_REPORTED_TOKENS - input_tokens),
+            "cached_input_tokens": min(reported.cached_input_tokens, input_tokens),
             "note": f"the provider reported {_shown(reported.total)} tokens for one turn: "
             f"counted as {MAX_REPORTED_TOKENS}, the most one turn may report",
         }

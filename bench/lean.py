@@ -10,7 +10,7 @@ On the embedded stack (its own state folder and ports), against the demo corpus:
    investigation by a local OpenAI-compatible server, and what the same turns would send with no
    compaction of older results;
 4. makespan of CONCURRENT runs at once (default 100) against the same server answering each call
-   after 1 s, over the makespan of one run.
+   after 1 s, over the makespan of one run (BENCH_WORKERS=N: N worker processes, default 1).
 Figures only: nothing here asserts a speed.
 """
 
@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,7 +35,7 @@ from activities.pages import build_http_client
 from activities.research import ResearchActivities
 from activities.search import CorpusSearch
 from runtime.devstack import EmbeddedStack, embedded_stack
-from runtime.settings import Settings
+from runtime.settings import PROJECT_ROOT, Settings
 from starter.briefs import load_brief
 from starter.local import DEMO_BRIEF, background_worker
 from starter.runs import new_run_id, start_run
@@ -47,6 +49,7 @@ from workflows.tools import bounded_call
 DOCS = "https://docs.harborq.example"
 MIRROR = "https://mirror.opendocs.example/harborq/dead-letter-queues.html"
 RUNS = 5
+WORKERS = int(os.environ.get("BENCH_WORKERS", "1"))  # worker processes for the concurrent runs
 
 
 async def bench(concurrent: int) -> None:
@@ -88,7 +91,7 @@ async def bench(concurrent: int) -> None:
             slow = FakeOpenAI(_slowly(_twelve_steps))
             with serve(slow) as url:
                 model = _model_stack(stack, url, "bench-slow")
-                async with background_worker(model):
+                async with background_worker(model), _more_workers(model, WORKERS - 1):
                     one = await _makespan(model, brief, 1)
                     many = await _makespan(model, brief, concurrent)
                 rows.append(
@@ -143,6 +146,41 @@ def _twenty_steps(brief: Brief) -> Brief:
 async def _history(stack: EmbeddedStack, run_id: str) -> tuple[int, int]:
     history = await stack.client.get_workflow_handle(run_id).fetch_history()
     return len(history.events), len(history.to_json())
+
+
+@asynccontextmanager
+async def _more_workers(stack: EmbeddedStack, count: int) -> AsyncIterator[None]:
+    """`count` more `worker.py` processes on the stack's task queue, stopped on the way out."""
+    s = stack.settings
+    env = {
+        **os.environ,
+        "DATABASE_URL": stack.database_url,
+        "TEMPORAL_ADDRESS": stack.temporal_address,
+        "RESEARCH_TASK_QUEUE": s.task_queue,
+        "RESEARCH_MODEL_PROVIDER": s.model_provider,
+        "OPENAI_BASE_URL": s.openai_base_url or "",
+        "OPENAI_API_KEY": s.openai_api_key or "",
+        "RESEARCH_CORPUS_DIR": str(s.corpus_dir),
+    }
+    workers = [
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(PROJECT_ROOT / "worker.py"),
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        for _ in range(count)
+    ]
+    try:
+        for worker in workers:
+            assert worker.stdout is not None
+            await worker.stdout.readline()  # "worker ready on task queue ..."
+        yield
+    finally:
+        for worker in workers:
+            worker.terminate()
+            await worker.wait()
 
 
 async def _makespan(stack: EmbeddedStack, brief: Brief, count: int) -> float:

@@ -209,6 +209,7 @@ class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0  # already inside output_tokens (completion_tokens), shown apart
+    cached_input_tokens: int = 0  # inside input_tokens: served from the provider's prompt cache
     estimated: bool = False
     note: str = ""  # why the provider's report was not taken as it was (see `counted`)
 

@@ -206,6 +206,19 @@ async def test_reasoning_tokens_are_read_from_the_completion_details(embedded_pg
     assert decision.usage.reasoning_tokens == 12 and decision.usage.output_tokens == 20
 
 
+async def test_cached_input_tokens_are_read_and_kept_in_the_ledger(embedded_pg_url: str) -> None:
+    usage = {"prompt_tokens": 1_000, "completion_tokens": 20, "total_tokens": 1_020,
+             "prompt_tokens_details": {"cached_tokens": 768}}  # fmt: skip
+    fake = FakeOpenAI(lambda turn, messages: {**SEARCH, "usage": usage})
+    async with _model(embedded_pg_url, fake) as (model, run_id):
+        request = DecideInput(run_id=run_id, turn=1, brief=BRIEF)
+        decision: Decision = await ActivityEnvironment().run(model.decide, request)
+        retried: Decision = await ActivityEnvironment().run(model.decide, request)
+    assert (decision.usage.input_tokens, decision.usage.cached_input_tokens) == (1_000, 768)
+    assert retried.usage.cached_input_tokens == 768, "the ledger's row says it too"
+    assert len(fake.requests) == 1
+
+
 async def test_prose_instead_of_a_call_is_a_decision_without_calls(embedded_pg_url: str) -> None:
     decision, _ = await _decide(embedded_pg_url, {"content": "I think the answer is 42."})
     assert decision.tool_calls == [] and decision.text == "I think the answer is 42."
