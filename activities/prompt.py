@@ -11,7 +11,7 @@ from typing import Any
 
 from workflows.contracts import DecideInput
 from workflows.models import Brief, ToolResult, TranscriptEntry
-from workflows.results import PageWindow, SearchData
+from workflows.results import EvidenceData, PageWindow, SearchData
 
 SYSTEM_RULES = """You are a careful research agent. You answer an engineer's question using only \
 evidence recorded from pages on the allowed hosts.
@@ -59,7 +59,9 @@ def brief_message(brief: Brief) -> str:
 # providers' prompt caching applies to it.
 WHOLE_WINDOWS = 2
 FIRST_LINE_CHARS = 100
+OLDER_TITLE_CHARS = 40
 OLDER_WINDOW = "older window: passage ids and first lines only; read_page again for the text"
+OLDER_QUOTE = "recorded quote, shown in full when it was recorded"
 
 
 def messages(request: DecideInput, *, parallel_tool_calls: bool = False) -> list[dict[str, Any]]:
@@ -82,27 +84,36 @@ def _slimmed(transcript: list[TranscriptEntry]) -> list[TranscriptEntry]:
     searches = [i for i, e in enumerate(transcript) if isinstance(e.result.data, SearchData)]
     windows = [i for i, e in enumerate(transcript) if isinstance(e.result.data, PageWindow)]
     older = set(searches[:-1]) | set(windows[:-WHOLE_WINDOWS])
+    # Recorded evidence echoes its quote once; later turns show its start.
+    older |= {i for i, e in enumerate(transcript[:-1]) if isinstance(e.result.data, EvidenceData)}
     return [_cut(entry) if index in older else entry for index, entry in enumerate(transcript)]
 
 
 def _cut(entry: TranscriptEntry) -> TranscriptEntry:
     data = entry.result.data
-    if isinstance(data, SearchData):
-        results = [item.model_copy(update={"snippet": ""}) for item in data.results]
+    if isinstance(data, EvidenceData):
+        data = data.model_copy(update={"quote": _first_line(data.quote, OLDER_QUOTE)})
+    elif isinstance(data, SearchData):
+        results = [
+            item.model_copy(update={"snippet": "", "title": item.title[:OLDER_TITLE_CHARS]})
+            for item in data.results
+        ]
         data = data.model_copy(update={"results": results})
     elif isinstance(data, PageWindow):
-        passages = [
-            passage.model_copy(update={"text": _first_line(passage.text)})
-            for passage in data.passages
+        passages = [  # the note once, on the first passage
+            passage.model_copy(
+                update={"text": _first_line(passage.text, "" if n else OLDER_WINDOW)}
+            )
+            for n, passage in enumerate(data.passages)
         ]
         data = data.model_copy(update={"passages": passages})
     return entry.model_copy(update={"result": entry.result.model_copy(update={"data": data})})
 
 
-def _first_line(text: str) -> str:
+def _first_line(text: str, note: str) -> str:
     line = text.strip().split("\n", 1)[0]
     shown = line if len(line) <= FIRST_LINE_CHARS else line[:FIRST_LINE_CHARS].rstrip() + " …"
-    return f"{shown} [{OLDER_WINDOW}]"
+    return f"{shown} [{note}]" if note else shown
 
 
 def _turn(entry: TranscriptEntry, *, budget: bool) -> list[dict[str, Any]]:

@@ -54,21 +54,34 @@ DESCRIPTIONS: dict[str, str] = {
 
 def tool_schemas() -> list[dict[str, Any]]:
     """OpenAI-style function tool definitions, generated from the argument models once (a fresh
-    copy each call), without the schema's titles: the same bytes every turn, and fewer."""
+    copy each call) and kept lean (`_lean`): the same bytes every turn, and fewer."""
     schemas: list[dict[str, Any]] = json.loads(_TOOL_SCHEMAS)
     return schemas
 
 
-def _untitled(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        return {
-            key: _untitled(value)
-            for key, value in schema.items()
-            if not (key == "title" and isinstance(value, str))  # a label, not a field "title"
-        }
+# JSON-schema keywords a model does not need to choose its arguments (the host caps and checks
+# every argument itself): labels, defaults, length and range limits.
+_NOT_SENT = frozenset(
+    {"title", "default", "maxLength", "minLength", "maximum", "minimum", "additionalProperties"}
+)
+
+
+def _lean(schema: Any) -> Any:
+    """The schema without _NOT_SENT keywords, an optional `X or null` written as X."""
     if isinstance(schema, list):
-        return [_untitled(item) for item in schema]
-    return schema
+        return [_lean(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    options = schema.get("anyOf")
+    if isinstance(options, list) and {"type": "null"} in options and len(options) == 2:
+        other = next(option for option in options if option != {"type": "null"})
+        rest = {key: value for key, value in schema.items() if key != "anyOf"}
+        return _lean({**rest, **other})
+    return {
+        key: _lean(value)
+        for key, value in schema.items()
+        if not (key in _NOT_SENT and not isinstance(value, dict))  # a keyword, not a field
+    }
 
 
 _TOOL_SCHEMAS = json.dumps(
@@ -78,7 +91,7 @@ _TOOL_SCHEMAS = json.dumps(
             "function": {
                 "name": name,
                 "description": DESCRIPTIONS[name],
-                "parameters": _untitled(model.model_json_schema()),
+                "parameters": _lean(model.model_json_schema()),
             },
         }
         for name, model in ARGUMENT_MODELS.items()

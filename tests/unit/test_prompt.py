@@ -11,13 +11,21 @@ from workflows.models import (
     Brief,
     Budget,
     ReadPageArgs,
+    RecordEvidenceArgs,
     SearchArgs,
     ToolArgs,
     ToolCall,
     ToolResult,
     TranscriptEntry,
 )
-from workflows.results import PageWindow, SearchData, SearchResultItem, ToolData, WindowPassage
+from workflows.results import (
+    EvidenceData,
+    PageWindow,
+    SearchData,
+    SearchResultItem,
+    ToolData,
+    WindowPassage,
+)
 from workflows.tools import tool_schemas
 
 BRIEF = Brief(question="How do caches invalidate?", allowed_hosts=["docs.example"])
@@ -83,3 +91,24 @@ def test_only_the_newest_result_carries_the_budget_and_defaults_are_not_sent() -
 
     assert ['"budget"' in text for text in sent] == [False, False, True]
     assert all('"error"' not in text and '"insufficient"' not in text for text in sent)
+
+
+def test_a_recorded_quote_is_echoed_once_and_schemas_carry_no_limits() -> None:
+    quote = "Invalidations travel over pub/sub to every node.\nA TTL bounds staleness."
+    args = RecordEvidenceArgs(question_id="Q1", source_id="S2", claim="c", stance="supports",
+                              passage_id="S2.P1")  # fmt: skip
+    call = ToolCall(id="c3", name="record_evidence", arguments=args.model_dump_json())
+    recorded = TranscriptEntry(
+        step=3,
+        call=call,
+        result=ToolResult(ok=True, data=EvidenceData(evidence_id="E001", quote=quote)),
+        args=args,
+    )
+
+    newest = tool_contents(messages(request(search(1), read(2), recorded)))[-1]
+    older = tool_contents(messages(request(search(1), read(2), recorded, search(4))))[-2]
+
+    assert "A TTL bounds staleness." in newest
+    assert "A TTL bounds staleness." not in older and "Invalidations travel" in older
+    schemas = json.dumps(tool_schemas())
+    assert all(word not in schemas for word in ('"maxLength"', '"default"', '"anyOf"'))
