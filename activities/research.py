@@ -20,7 +20,7 @@ from activities.ledger import Ledger, StoredSource, UnknownRun, ledger_errors
 from activities.markdown import render_markdown
 from activities.pages import FetchedPage, FetchFailed, FetchRefused, fetch_page
 from activities.search import SearchProvider, keep_allowed
-from runtime.settings import Settings
+from runtime.settings import LOCAL_PROVIDERS, Settings
 from workflows import contracts
 from workflows.models import SourceRef
 
@@ -77,6 +77,7 @@ class ResearchActivities:
             search_attributes=self._settings.search_attributes,
             local_search=self._search.name == "corpus",
             corpus_hosts=sorted(policy.corpus_hosts) if policy is not None else [],
+            local_model=self._settings.model_provider in LOCAL_PROVIDERS,
         )
 
     @activity.defn(name=contracts.SEARCH_WEB)

@@ -3,8 +3,10 @@
     .venv/bin/python -m bench.lean [CONCURRENT]      (make bench)
 
 On the embedded stack (its own state folder and ports), against the demo corpus:
-1. host overhead per step: offline runs of the sample brief (the model costs nothing), seconds per
-   step; beside it the same tools and policy called in a bare loop without Temporal;
+1. host overhead per step: offline runs of the sample brief (the model costs nothing; the offline
+   policy decides in a local activity), seconds per step; beside it the same tools and policy
+   called in a bare loop without Temporal; and the same for a local OpenAI-compatible server that
+   answers at once (decide a regular activity, the real model's path);
 2. workflow history of the demo run and of a 20-step run (events and bytes);
 3. prompt tokens (characters / 4, tool schemas included) sent over a scripted 12-step
    investigation by a local OpenAI-compatible server, and what the same turns would send with no
@@ -79,7 +81,18 @@ async def bench(concurrent: int) -> None:
             with serve(fake) as url:
                 model = _model_stack(stack, url, "bench-model")
                 async with background_worker(model):
+                    await _run(model, brief)  # warm: the first run loads the openai client
+                    fake.requests.clear()
+                    started = time.perf_counter()
                     result = await _run(model, brief, result=True)
+                    elapsed = time.perf_counter() - started
+                rows.append(
+                    (
+                        "host overhead per step, HTTP model answering at once",
+                        f"{elapsed * 1000 / max(result.counters.steps, 1):.0f} ms",
+                        "decide a regular activity",
+                    )
+                )
                 sent, whole = _prompt_tokens(fake.requests)
                 rows.append(
                     (

@@ -55,6 +55,7 @@ class StartRunResult(BaseModel):
     # disk): those activities run as local activities. Recorded, so replay decides the same.
     local_search: bool = False
     corpus_hosts: list[str] = Field(default_factory=list)
+    local_model: bool = False  # the model is a deterministic policy inside the worker (offline)
 
 
 class DecideInput(BaseModel):

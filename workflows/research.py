@@ -67,6 +67,9 @@ LEAN_LOOP = "lean-loop-1"
 # Runs started since: the transcript lives in the ledger (each step written with its entry) and
 # decide reads it back, so history carries no transcript.
 TRANSCRIPT_IN_LEDGER = "transcript-in-ledger-1"
+# Runs started since: a model that is a policy inside the worker (offline, fixed) decides in a
+# local activity; a real model's call stays a regular activity.
+LOCAL_POLICY = "local-policy-1"
 LEDGER_ACTIVITIES = frozenset(
     {contracts.START_RUN, contracts.RECORD_STEP, contracts.RECORD_EVIDENCE, contracts.SAVE_REPORT}
 )
@@ -84,6 +87,8 @@ class ResearchWorkflow:
         self._started = False
         self._lean = False
         self._ledger_transcript = False
+        self._local_policy = False
+        self._local_model = False
         self._local_search = False
         self._corpus_hosts: frozenset[str] = frozenset()
         self._upserted: tuple[str, str] | None = None
@@ -108,6 +113,7 @@ class ResearchWorkflow:
         brief = self._state.brief
         self._lean = workflow.patched(LEAN_LOOP)
         self._ledger_transcript = self._lean and workflow.patched(TRANSCRIPT_IN_LEDGER)
+        self._local_policy = self._ledger_transcript and workflow.patched(LOCAL_POLICY)
         started = await self._call(
             contracts.START_RUN,
             contracts.StartRunInput(
@@ -123,6 +129,7 @@ class ResearchWorkflow:
         self._started = True
         self._search_attributes = started.search_attributes
         self._local_search = started.local_search
+        self._local_model = self._local_policy and started.local_model
         self._corpus_hosts = frozenset(started.corpus_hosts)
         self._publish()
 
@@ -379,6 +386,8 @@ class ResearchWorkflow:
             return True
         if name == contracts.SEARCH_WEB:
             return self._local_search
+        if name == contracts.DECIDE:
+            return self._local_model
         if isinstance(request, contracts.ReadPageInput):
             return not request.fetch or url_host(request.url) in self._corpus_hosts
         return False

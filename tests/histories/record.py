@@ -27,7 +27,7 @@ HERE = Path(__file__).parent
 # Scenario name -> limits overriding the sample brief's (a completed run, and one stopped early).
 # The *-offline histories were recorded before the lean loop (patch "lean-loop-1") and replay its
 # old branch; the *-lean ones with it, before "transcript-in-ledger-1"; the *-ledger ones with
-# both.
+# both, before "local-policy-1"; the *-local ones with all three.
 SCENARIOS: dict[str, dict[str, int]] = {
     "demo-offline": {},
     "step-limit-offline": {"max_steps": 4},
@@ -35,6 +35,8 @@ SCENARIOS: dict[str, dict[str, int]] = {
     "step-limit-lean": {"max_steps": 4},
     "demo-ledger": {},
     "step-limit-ledger": {"max_steps": 4},
+    "demo-local": {},
+    "step-limit-local": {"max_steps": 4},
 }
 
 

@@ -12,7 +12,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
 from runtime.converter import DATA_CONVERTER
-from workflows.research import LEAN_LOOP, TRANSCRIPT_IN_LEDGER, ResearchWorkflow
+from workflows.research import LEAN_LOOP, LOCAL_POLICY, TRANSCRIPT_IN_LEDGER, ResearchWorkflow
 
 HISTORIES = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
 
@@ -34,6 +34,7 @@ BRANCHES = {
     "offline": set(),
     "lean": {LEAN_LOOP},
     "ledger": {LEAN_LOOP, TRANSCRIPT_IN_LEDGER},
+    "local": {LEAN_LOOP, TRANSCRIPT_IN_LEDGER, LOCAL_POLICY},
 }
 
 
