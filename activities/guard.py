@@ -23,7 +23,7 @@ from typing import Any
 import httpcore
 import httpx
 
-from workflows.hosts import host_matches, normalise_host
+from workflows.hosts import host_matches, local_host_entry, normalise_host
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -87,15 +87,9 @@ class FetchPolicy:
         hosts: set[str] = set()
         pinned: dict[str, str] = {}
         for entry in entries:
-            name, _, address = entry.strip().partition("=")
-            try:
-                host = normalise_host(name)
-                if address:
-                    pinned[host] = str(ipaddress.ip_address(address.strip().strip("[]")))
-            except ValueError:
-                raise ValueError(
-                    f"local host entry {entry!r} is not `host` or `host=IP address`"
-                ) from None
+            host, address = local_host_entry(entry)
+            if address is not None:
+                pinned[host] = address
             hosts.add(host)
         return cls(local_hosts=frozenset(hosts), pinned=pinned)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from activities.guard import FetchPolicy
+from workflows.hosts import local_host_entry
 
 ModelProvider = Literal["offline", "fixed", "openai", "azure"]
 SearchProvider = Literal["corpus", "serper", "searxng"]
@@ -162,7 +162,8 @@ def secrets_withheld() -> Iterator[None]:
 def _local_hosts(raw: str) -> tuple[str, ...]:
     entries = tuple(entry.strip() for entry in raw.split(",") if entry.strip())
     try:
-        FetchPolicy.from_entries(entries)
+        for entry in entries:
+            local_host_entry(entry)
     except ValueError as error:
         raise SettingsError(f"RESEARCH_LOCAL_HOSTS: {error}") from None
     return entries

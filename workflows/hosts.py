@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from urllib.parse import urlsplit
 
@@ -56,3 +57,15 @@ def host_matches(host: str, allowed_hosts: list[str]) -> bool:
 def host_allowed(url: str, allowed_hosts: list[str]) -> bool:
     host = url_host(url)
     return host is not None and host_matches(host, allowed_hosts)
+
+
+def local_host_entry(entry: str) -> tuple[str, str | None]:
+    """A RESEARCH_LOCAL_HOSTS entry, `host` or `host=IP address`: the normalised host and the
+    address it is pinned to (None); ValueError with one sentence when it is malformed."""
+    name, _, address = entry.strip().partition("=")
+    try:
+        host = normalise_host(name)
+        pinned = str(ipaddress.ip_address(address.strip().strip("[]"))) if address else None
+    except ValueError:
+        raise ValueError(f"local host entry {entry!r} is not `host` or `host=IP address`") from None
+    return host, pinned

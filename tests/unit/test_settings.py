@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -402,3 +404,12 @@ def test_sizes_and_seconds_must_be_positive_and_finite(name: str, value: str, me
 def test_temperature_may_be_zero_or_left_to_the_model() -> None:
     assert Settings.from_env({"RESEARCH_TEMPERATURE": "0"}).temperature == 0.0
     assert Settings.from_env({"RESEARCH_TEMPERATURE": "default"}).temperature is None
+
+
+def test_settings_import_no_activity_code() -> None:
+    """Layering: activities read settings, settings never reach into activities (no cycle)."""
+    probe = "import sys, runtime.settings; print(sorted(m for m in sys.modules if m.startswith('activities')))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"
