@@ -408,7 +408,10 @@ def test_temperature_may_be_zero_or_left_to_the_model() -> None:
 
 def test_settings_import_no_activity_code() -> None:
     """Layering: activities read settings, settings never reach into activities (no cycle)."""
-    probe = "import sys, runtime.settings; print(sorted(m for m in sys.modules if m.startswith('activities')))"
+    probe = (
+        "import sys, runtime.settings; "
+        "print(sorted(m for m in sys.modules if m.startswith('activities')))"
+    )
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
     )
