@@ -71,7 +71,7 @@ def messages(request: DecideInput, *, parallel_tool_calls: bool = False) -> list
         {"role": "system", "content": system},
         {"role": "user", "content": brief_message(request.brief)},
     ]
-    transcript = _slimmed(request.transcript)
+    transcript = _slimmed(request.transcript, request.turn_start)
     for number, entry in enumerate(transcript, start=1):
         # Only the newest result's budget is current: older ones are sent without theirs.
         result += _turn(entry, budget=number == len(transcript))
@@ -80,13 +80,17 @@ def messages(request: DecideInput, *, parallel_tool_calls: bool = False) -> list
     return result
 
 
-def _slimmed(transcript: list[TranscriptEntry]) -> list[TranscriptEntry]:
-    """The transcript with older search results and page windows cut down (see WHOLE_WINDOWS)."""
+def _slimmed(transcript: list[TranscriptEntry], turn_start: int = 0) -> list[TranscriptEntry]:
+    """The transcript with older search results and page windows cut down (see WHOLE_WINDOWS);
+    the results of the latest turn (steps from `turn_start`: a turn may run several calls) stay
+    whole."""
     searches = [i for i, e in enumerate(transcript) if isinstance(e.result.data, SearchData)]
     windows = [i for i, e in enumerate(transcript) if isinstance(e.result.data, PageWindow)]
     older = set(searches[:-1]) | set(windows[:-WHOLE_WINDOWS])
     # Recorded evidence echoes its quote once; later turns show its start.
     older |= {i for i, e in enumerate(transcript[:-1]) if isinstance(e.result.data, EvidenceData)}
+    if turn_start:
+        older = {i for i in older if transcript[i].step < turn_start}
     return [_cut(entry) if index in older else entry for index, entry in enumerate(transcript)]
 
 

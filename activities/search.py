@@ -81,15 +81,28 @@ async def index_corpus(
     max_chars: int,
     host: str | None = None,
     progress: Callable[[str], None] | None = None,
+    keep_other_folders: bool = False,
 ) -> int:
     """Index (or refresh) every readable document under `corpus_dir` (one folder per host, or
     with `host` the folder of that one host); return how many. Each host's folder is remembered,
     so its pages are readable wherever they were indexed from, and a host indexed again keeps only
-    the documents its folder still holds."""
+    the documents its folder still holds. A folder with no readable document changes nothing;
+    with `keep_other_folders` (the automatic index of RESEARCH_CORPUS_DIR) a host remembered from
+    another folder is left as it is."""
     folders = [(host, corpus_dir)] if host is not None else corpus_hosts(corpus_dir)
+    remembered = await ledger.corpus_folders() if keep_other_folders else {}
     count = 0
     for name, folder in folders:
+        elsewhere = remembered.get(name)
+        if elsewhere is not None and elsewhere != str(folder.resolve()):
+            logger.info("corpus: %s stays served from %s (indexed there)", name, elsewhere)
+            continue
         documents = await asyncio.to_thread(read_host, name, folder, max_chars=max_chars)
+        if not documents:
+            logger.warning(
+                "corpus: %s has no readable document for %s: left as it was", folder, name
+            )
+            continue
         for document in documents:
             await ledger.index_corpus_document(
                 document.url, document.host, document.title, document.body, document.prose

@@ -74,7 +74,10 @@ async def embedded_stack(settings: Settings) -> AsyncIterator[EmbeddedStack]:
         migrations = await asyncio.to_thread(apply_migrations, url)
         ledger = await resources.enter_async_context(open_ledger(url))
         documents = await index_corpus(
-            ledger, settings.corpus_dir, max_chars=settings.max_snapshot_chars
+            ledger,
+            settings.corpus_dir,
+            max_chars=settings.max_snapshot_chars,
+            keep_other_folders=True,
         )
         server = await _temporal_server(settings)
         if server is not None:

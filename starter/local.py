@@ -147,6 +147,11 @@ async def corpus_index(settings: Settings, args: argparse.Namespace) -> int:
                 host=host,
                 progress=lambda line: print(f"indexed {line}", flush=True),
             )
+    if count == 0:
+        raise CliError(
+            f"no readable document (.html, .htm, .md, .txt, .pdf) in {folder}: nothing was indexed",
+            EXIT_USAGE,
+        )
     print(f"indexed {count} documents; search and read_page find them there from now on")
     return 0
 

@@ -70,6 +70,7 @@ class DecideInput(BaseModel):
     # the ledger, compacts them to `context_budget` characters, and reports the size it built.
     watermark: int | None = None
     context_budget: int = 0
+    turn_start: int = 0  # the latest turn's first step: its results are never shortened
 
 
 class SearchInput(BaseModel):

@@ -55,6 +55,8 @@ STATUS_KEY = SearchAttributeKey.for_keyword("ResearchStatus")
 STOP_REASON_KEY = SearchAttributeKey.for_keyword("ResearchStopReason")
 
 ACTIVITY_TIMEOUT = timedelta(seconds=60)
+# A local activity runs inside the workflow task's lifetime: an attempt gets less time.
+LOCAL_TIMEOUT = timedelta(seconds=30)
 DECIDE_TIMEOUT = timedelta(seconds=120)
 DEADLINE_GRACE = timedelta(seconds=5)  # decide's own timeout fires after the deadline timer
 WRAP_UP_TIMEOUT = timedelta(seconds=30)  # saving the report after a bound tripped
@@ -92,6 +94,7 @@ class ResearchWorkflow:
         self._local_search = False
         self._corpus_hosts: frozenset[str] = frozenset()
         self._upserted: tuple[str, str] | None = None
+        self._turn_start = 0  # the first step of the latest turn (its results are shown whole)
         self._timer: asyncio.Future[None] | None = None
         self._timer_limit = 0
 
@@ -214,6 +217,7 @@ class ResearchWorkflow:
             context_chars=chars,
             watermark=watermark,
             context_budget=room,
+            turn_start=self._turn_start,
         )
         call = asyncio.ensure_future(
             self._call(
@@ -259,6 +263,7 @@ class ResearchWorkflow:
             self._state.take_step()
             await self._record(call, self._tools.result(ok=False, error=problem), None)
             return None
+        self._turn_start = self._state.counters.steps + 1
         for index, requested in enumerate(decision.tool_calls):
             stop = self._state.tripped(workflow.now()) if index else None
             if stop is not None:  # a later call of a parallel turn meets a bound
@@ -361,7 +366,7 @@ class ResearchWorkflow:
                 name,
                 request,
                 result_type=result_type,
-                start_to_close_timeout=timeout,
+                start_to_close_timeout=min(timeout, LOCAL_TIMEOUT),
                 schedule_to_close_timeout=total,
                 retry_policy=RETRY,
                 summary=summary,

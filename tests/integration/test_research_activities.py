@@ -257,6 +257,14 @@ async def test_pages_indexed_from_any_folder_are_readable_without_a_setting(
         assert await index_corpus(ledger, folder, max_chars=10_000, host=host) == 1
         hits = await ledger.search_corpus("retired caches", [host], 8)
         assert [hit.url for hit in hits] == [f"https://{host}/guide/cache.html"]
+
+        # The automatic index of a corpus folder that also has the host leaves it where it is.
+        (tmp_path / "dev" / host).mkdir(parents=True)
+        (tmp_path / "dev" / host / "other.html").write_text(PAGE, encoding="utf-8")
+        await index_corpus(ledger, tmp_path / "dev", max_chars=10_000, keep_other_folders=True)
+        assert (await ledger.corpus_folders())[host] == str(folder.resolve())
+        hits = await ledger.search_corpus("hybrid caches", [host], 8)
+        assert [hit.url for hit in hits] == [f"https://{host}/guide/cache.html"]
     finally:
         await activities.aclose()
         async with pool.connection() as conn:

@@ -82,3 +82,27 @@ def test_corpus_index_takes_one_hosts_folder_from_anywhere(
     bare = research(embedded_pg_url, "corpus", "index", str(tmp_path / "notes"))
     assert bare.returncode == 2
     assert "has no host folders (like docs.example/): name the host with --host" in bare.stderr
+
+
+def test_indexing_an_empty_folder_or_the_corpus_dir_keeps_a_host_indexed_elsewhere(
+    embedded_pg_url: str, tmp_path: Path
+) -> None:
+    host = f"kept-{uuid.uuid4().hex[:8]}.example"
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "wal.md").write_text(
+        "# WAL\n\nThe write-ahead log records every change.\n"
+    )
+    assert (
+        research(
+            embedded_pg_url, "corpus", "index", str(tmp_path / "real"), "--host", host
+        ).returncode
+        == 0
+    )
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "data.json").write_text("{}")
+
+    empty = research(embedded_pg_url, "corpus", "index", str(tmp_path / "empty"), "--host", host)
+    assert empty.returncode == 2 and "nothing was indexed" in empty.stderr
+
+    found = research(embedded_pg_url, "search", "write-ahead log", "--allow", host)
+    assert found.stdout.splitlines()[1].strip() == f"https://{host}/wal.md"

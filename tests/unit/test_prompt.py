@@ -112,3 +112,14 @@ def test_a_recorded_quote_is_echoed_once_and_schemas_carry_no_limits() -> None:
     assert "A TTL bounds staleness." not in older and "Invalidations travel" in older
     schemas = json.dumps(tool_schemas())
     assert all(word not in schemas for word in ('"maxLength"', '"default"', '"anyOf"'))
+
+
+def test_every_result_of_the_latest_turn_is_shown_whole() -> None:
+    """Several calls in one turn: none of their results is shortened before the model saw it."""
+    transcript = [search(1), search(2), read(3), read(4), read(5)]
+
+    sent = tool_contents(messages(request(*transcript).model_copy(update={"turn_start": 2})))
+
+    assert "snippet 1" not in sent[0], "an earlier turn's search is shortened"
+    assert "snippet 2" in sent[1]
+    assert sum("a great deal more" in text for text in sent) == 3
