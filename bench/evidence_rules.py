@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from activities.extract import extract
+from activities.pages.extract import extract
 from workflows.substance import distinctive_words, evidence_problem, figures, keywords
 
 DEFAULT_ROOT = Path("/usr/share/doc/python3.11/html")

@@ -17,7 +17,7 @@ from openai import AsyncOpenAI, Omit
 from activities.ledger import Ledger
 from activities.model import ModelClient
 from activities.search import CorpusSearch, SearchProvider
-from activities.web_search import SearxngSearch, SerperSearch
+from activities.search.web import SearxngSearch, SerperSearch
 from runtime.settings import LOCAL_PROVIDERS, Settings, SettingsError
 
 AZURE_SCOPE = "https://cognitiveservices.azure.com/.default"

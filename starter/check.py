@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from activities.guard import FetchRefused
 from activities.pages import check_fetchable
+from activities.pages.guard import FetchRefused
 from runtime.settings import Settings
 from starter.errors import EXIT_USAGE, CliError
 from workflows.hosts import normalise_host

@@ -11,8 +11,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from activities.corpus_transport import CorpusTransport
-from activities.extract import extract
 from activities.pages import (
     FetchedPage,
     FetchFailed,
@@ -20,6 +18,8 @@ from activities.pages import (
     build_http_client,
     fetch_page,
 )
+from activities.pages.corpus_transport import CorpusTransport
+from activities.pages.extract import extract
 from runtime.settings import Settings
 from tests.fakes import QuietHandler, serving
 from tests.fakes.transports import CountingTransport

@@ -12,9 +12,9 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from activities.extract import Extracted, PassageSpan, extract
 from activities.ledger import Ledger, RunIdTaken, UnknownRun
 from activities.pages import FetchedPage
+from activities.pages.extract import Extracted, PassageSpan, extract
 from activities.search import CorpusSearch, index_corpus
 from runtime.database import Pool, apply_migrations, migrations, open_pool
 from workflows.contracts import RecordEvidenceInput, SaveReportInput, StepRecord
@@ -451,7 +451,7 @@ async def test_corpus_search_weighs_page_names_titles_and_rare_words(
 
 
 async def test_corpus_search_can_use_the_gin_index(pool: Pool) -> None:
-    from activities.ledger_corpus import _SEARCH, search_params
+    from activities.ledger.corpus import _SEARCH, search_params
 
     params = search_params("cache invalidation", ["docs.example"], 8)
     async with pool.connection() as conn, conn.transaction():

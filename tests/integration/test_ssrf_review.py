@@ -16,7 +16,6 @@ from pathlib import Path
 import httpcore
 import pytest
 
-from activities.guard import FetchPolicy, check_url, refusal_for_address
 from activities.pages import (
     FetchFailed,
     FetchRefused,
@@ -24,6 +23,7 @@ from activities.pages import (
     check_fetchable,
     fetch_page,
 )
+from activities.pages.guard import FetchPolicy, check_url, refusal_for_address
 from runtime.settings import Settings
 from tests.fakes.network import GuardedNet, guarded_net, raw_http
 from workflows.hosts import normalise_host

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 import brotli  # type: ignore[import-untyped]
 import pytest
 
-from activities.decode import ACCEPT_ENCODING, CappedDecoder, DecodeRefused
+from activities.pages.decode import ACCEPT_ENCODING, CappedDecoder, DecodeRefused
 
 MiB = 1024 * 1024
 CAP = 1 * MiB

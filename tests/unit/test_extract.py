@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from activities.extract import (
+from activities.pages.extract import (
     PASSAGE_MAX,
     PASSAGE_MIN,
     PASSAGE_TARGET,

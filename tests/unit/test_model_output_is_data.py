@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from activities.markdown import as_text
 from activities.model import to_decision
-from activities.provider_errors import excerpt
+from activities.model.provider_errors import excerpt
 from runtime.settings import child_environment
 from workflows import contracts, gate
 from workflows.cleaning import MAX_ARGUMENT_CHARS, MAX_ERROR_CHARS, clean

@@ -8,8 +8,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from activities.fixed import decide_fixed
-from activities.offline import decide_offline
+from activities.model.fixed import decide_fixed
+from activities.model.offline import decide_offline
 from workflows.contracts import DecideInput
 from workflows.models import (
     Brief,

@@ -8,9 +8,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from activities.corpus_transport import CorpusTransport
-from activities.extract import Extracted, extract
-from activities.pdf import MAX_PDF_PAGES, MAX_PDF_STREAM_BYTES, read_pdf
+from activities.pages.corpus_transport import CorpusTransport
+from activities.pages.extract import Extracted, extract
+from activities.pages.pdf import MAX_PDF_PAGES, MAX_PDF_STREAM_BYTES, read_pdf
 from activities.search import read_corpus
 from tests.fakes.pdf import Flate, build_pdf, encrypted_pdf, pdf_from_content_streams, scanned_pdf
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from activities.offline import estimate_usage
-from activities.prompt import OLDER_WINDOW, WHOLE_WINDOWS, messages
+from activities.model.offline import estimate_usage
+from activities.model.prompt import OLDER_WINDOW, WHOLE_WINDOWS, messages
 from workflows.contracts import DecideInput
 from workflows.models import (
     Brief,

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from activities.provider_errors import (
+from activities.model.provider_errors import (
     MAX_DETAIL_CHARS,
     Provider,
     credential_failure,

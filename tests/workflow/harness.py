@@ -20,7 +20,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities.extract import content_hash, find_quote
+from activities.pages.extract import content_hash, find_quote
 from runtime.converter import DATA_CONVERTER
 from tests.conftest import installed_binary
 from workflows import context, contracts

@@ -25,11 +25,11 @@ from openai.types.chat import (
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities import prompt
-from activities.fixed import decide_fixed
 from activities.ledger import ledger_errors
-from activities.offline import decide_offline
-from activities.provider_errors import (
+from activities.model import prompt
+from activities.model.fixed import decide_fixed
+from activities.model.offline import decide_offline
+from activities.model.provider_errors import (
     Provider,
     credential_failure,
     malformed_failure,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from activities.ledger_base import Connection, execute, fetch_all
+from activities.ledger.base import Connection, execute, fetch_all
 from workflows.models import SearchHit
 
 # Re-indexing refreshes a changed document and leaves an unchanged one (and its tsvector) alone.

@@ -1,10 +1,10 @@
 """Page fetching (I/O): the fetch client and the policy-checked fetch of one page.
 
-Every fetch parses its URL once and checks it (`activities.guard`) before any request; the client
-connects only to checked addresses; redirects are followed by hand, re-checking each hop; the body
-streams under a byte cap and a decompressed-size cap, and one deadline bounds the whole fetch.
-Corpus hosts are served from disk (`activities.corpus_transport`); extraction of the fetched bytes
-lives in `activities.extract`.
+Every fetch parses its URL once and checks it (`guard`) before any request; the client connects
+only to checked addresses; redirects are followed by hand, re-checking each hop; the body streams
+under a byte cap and a decompressed-size cap, and one deadline bounds the whole fetch. Corpus
+hosts are served from disk (`corpus_transport`); extraction of the fetched bytes lives in
+`extract` (decoding in `decode`, PDFs in `pdf`): the modules of this package.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from pathlib import Path
 import httpcore
 import httpx
 
-from activities.corpus_transport import CorpusTransport
-from activities.decode import ACCEPT_ENCODING, CappedDecoder, DecodeRefused
-from activities.guard import (
+from activities.pages.corpus_transport import CorpusTransport
+from activities.pages.decode import ACCEPT_ENCODING, CappedDecoder, DecodeRefused
+from activities.pages.guard import (
     DEFAULT_PORTS,
     FetchPolicy,
     FetchRefused,

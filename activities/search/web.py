@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from activities.provider_errors import (
+from activities.model.provider_errors import (
     Provider,
     malformed_failure,
     network_failure,

@@ -1,6 +1,7 @@
 """PDF bodies to page text (pure): pypdf under tight resource limits, pages split into paragraphs.
 
-`activities.extract` turns the pages into a snapshot with passages; this module only reads the PDF.
+`activities.pages.extract` turns the pages into a snapshot with passages; this module only reads
+the PDF.
 Paragraphs come from the layout: pypdf reports where each piece of text sits, and a line whose
 baseline is further below the previous line than the page's usual line spacing starts a new one.
 """

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from activities.prompt import messages
+from activities.model.prompt import messages
 from workflows.contracts import DecideInput
 from workflows.models import (
     Decision,

@@ -1,7 +1,7 @@
 """Search providers. `corpus`: a local folder of documents indexed with PostgreSQL full-text search.
 
 The corpus folder holds one directory per host (`<corpus_dir>/<host>/<path>`), served to the
-fetcher as `https://<host>/<path>` by `activities.corpus_transport.CorpusTransport`;
+fetcher as `https://<host>/<path>` by `activities.pages.corpus_transport.CorpusTransport`;
 `index_corpus` indexes the same URLs so search results can be read.
 
 Every provider's results pass `keep_allowed`: only allowed hosts, URLs normalised (lower-case scheme
@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit, urlunsplit
 
-from activities.corpus_transport import CONTENT_TYPES
-from activities.extract import extract
-from activities.guard import DEFAULT_PORTS
 from activities.ledger import Ledger
+from activities.pages.corpus_transport import CONTENT_TYPES
+from activities.pages.extract import extract
+from activities.pages.guard import DEFAULT_PORTS
 from workflows.hosts import host_allowed, normalise_host, url_host
 from workflows.models import SearchHit
 from workflows.substance import stop_words

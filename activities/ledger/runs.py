@@ -7,7 +7,7 @@ from datetime import datetime
 
 from psycopg.types.json import Jsonb
 
-from activities.ledger_base import (
+from activities.ledger.base import (
     Connection,
     LedgerConflict,
     Row,

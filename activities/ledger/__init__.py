@@ -15,19 +15,22 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 from temporalio.exceptions import ApplicationError
 
-from activities import ledger_corpus, ledger_evidence, ledger_runs, ledger_sources
-from activities.extract import Extracted
-from activities.ledger_base import (
+from activities.ledger import corpus as ledger_corpus
+from activities.ledger import evidence as ledger_evidence
+from activities.ledger import runs as ledger_runs
+from activities.ledger import sources as ledger_sources
+from activities.ledger.base import (
     Connection,
     LedgerConflict,
     LedgerError,
     RunIdTaken,
     UnknownRun,
 )
-from activities.ledger_base import run_must_exist as _run_must_exist
-from activities.ledger_runs import RunRecord
-from activities.ledger_sources import StoredSource
+from activities.ledger.base import run_must_exist as _run_must_exist
+from activities.ledger.runs import RunRecord
+from activities.ledger.sources import StoredSource
 from activities.pages import FetchedPage
+from activities.pages.extract import Extracted
 from workflows.contracts import (
     RecordEvidenceInput,
     RecordEvidenceResult,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from activities.extract import find_quote
-from activities.ledger_base import Connection, Row, execute, fetch_all, fetch_one
-from activities.ledger_sources import passage_id
+from activities.ledger.base import Connection, Row, execute, fetch_all, fetch_one
+from activities.ledger.sources import passage_id
+from activities.pages.extract import find_quote
 from workflows.contracts import RecordEvidenceInput, RecordEvidenceResult
 from workflows.models import Evidence
 from workflows.substance import evidence_problem

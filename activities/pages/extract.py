@@ -2,7 +2,7 @@
 
 Also the text rules evidence relies on: whitespace normalisation, content hashes and verbatim quote
 lookup. No I/O happens here; `activities.pages` fetches, this module only reads bytes. Reading a
-PDF's pages is `activities.pdf`; its paragraphs become passages here like any other type's.
+PDF's pages is `activities.pages.pdf`; its paragraphs become passages here like any other type's.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from activities.pdf import read_pdf
+from activities.pages.pdf import read_pdf
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "text/markdown"})

@@ -7,7 +7,7 @@ second source: what the agent policy and models add is measured against this.
 
 from __future__ import annotations
 
-from activities.offline import (
+from activities.model.offline import (
     Seen,
     best_excerpt,
     estimate_usage,
