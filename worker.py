@@ -24,7 +24,7 @@ from temporalio.worker import Worker
 
 from activities.ledger import Ledger
 from activities.model import ModelActivities
-from activities.pages import build_http_client
+from activities.pages.fetch import build_http_client
 from activities.research import ResearchActivities
 from runtime.devstack import open_database, open_ledger
 from runtime.providers import (

@@ -17,8 +17,8 @@ from temporalio.exceptions import ApplicationError
 
 from activities.ledger import Ledger, StoredSource, UnknownRun, ledger_errors
 from activities.markdown import render_markdown
-from activities.pages import FetchedPage, FetchFailed, FetchRefused, fetch_page
 from activities.pages.extract import extract
+from activities.pages.fetch import FetchedPage, FetchFailed, FetchRefused, fetch_page
 from activities.search import SearchProvider, keep_allowed
 from runtime.settings import LOCAL_PROVIDERS, Settings
 from workflows import contracts

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from activities.model import ModelActivities
-from activities.pages import build_http_client
+from activities.pages.fetch import build_http_client
 from activities.research import ResearchActivities
 from activities.search import CorpusSearch
 from runtime.devstack import EmbeddedStack, embedded_stack

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from activities.pages import check_fetchable
+from activities.pages.fetch import check_fetchable
 from activities.pages.guard import FetchRefused
 from runtime.settings import Settings
 from starter.errors import EXIT_USAGE, CliError

@@ -29,8 +29,8 @@ from activities.ledger.base import (
 from activities.ledger.base import run_must_exist as _run_must_exist
 from activities.ledger.runs import RunRecord
 from activities.ledger.sources import StoredSource
-from activities.pages import FetchedPage
 from activities.pages.extract import Extracted
+from activities.pages.page import FetchedPage
 from workflows.contracts import (
     RecordEvidenceInput,
     RecordEvidenceResult,

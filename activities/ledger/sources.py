@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from activities.ledger.base import Connection, Row, execute, fetch_all, fetch_one
-from activities.pages import FetchedPage
 from activities.pages.extract import Extracted, content_hash
+from activities.pages.page import FetchedPage
 from workflows.hosts import url_host
 from workflows.models import Passage, SourceRef
 

@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from activities.pages import FetchClient, build_http_client
+from activities.pages.fetch import FetchClient, build_http_client
 from runtime.settings import Settings
 
 

@@ -11,15 +11,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from activities.pages import (
+from activities.pages.corpus_transport import CorpusTransport
+from activities.pages.extract import extract
+from activities.pages.fetch import (
     FetchedPage,
     FetchFailed,
     FetchRefused,
     build_http_client,
     fetch_page,
 )
-from activities.pages.corpus_transport import CorpusTransport
-from activities.pages.extract import extract
 from runtime.settings import Settings
 from tests.fakes import QuietHandler, serving
 from tests.fakes.transports import CountingTransport

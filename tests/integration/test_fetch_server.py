@@ -11,10 +11,16 @@ from pathlib import Path
 import brotli
 import pytest
 
-from activities.pages import FetchClient, FetchedPage, FetchFailed, FetchRefused, build_http_client
-from activities.pages import fetch_page as fetch
 from activities.pages.decode import ACCEPT_ENCODING
 from activities.pages.extract import extract
+from activities.pages.fetch import (
+    FetchClient,
+    FetchedPage,
+    FetchFailed,
+    FetchRefused,
+    build_http_client,
+)
+from activities.pages.fetch import fetch_page as fetch
 from runtime.settings import Settings
 from tests.fakes.page_server import PageServer, Route
 from tests.fakes.pdf import build_pdf

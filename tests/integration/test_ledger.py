@@ -13,8 +13,8 @@ import pytest
 from psycopg import sql
 
 from activities.ledger import Ledger, RunIdTaken, UnknownRun
-from activities.pages import FetchedPage
 from activities.pages.extract import Extracted, PassageSpan, extract
+from activities.pages.page import FetchedPage
 from activities.search import CorpusSearch, index_corpus
 from runtime.database import Pool, apply_migrations, migrations, open_pool
 from workflows.contracts import RecordEvidenceInput, SaveReportInput, StepRecord

@@ -14,8 +14,8 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities.ledger import Ledger
-from activities.pages import FetchClient, build_http_client
 from activities.pages.corpus_transport import CorpusTransport
+from activities.pages.fetch import FetchClient, build_http_client
 from activities.research import ResearchActivities
 from activities.search import CorpusSearch, index_corpus
 from runtime.settings import Settings

@@ -16,7 +16,7 @@ from urllib.parse import quote, unquote
 
 import pytest
 
-from activities.pages import FetchFailed, FetchRefused, build_http_client, fetch_page
+from activities.pages.fetch import FetchFailed, FetchRefused, build_http_client, fetch_page
 from activities.pages.guard import FetchPolicy, check_redirect, check_url, refusal_for_address
 from runtime.settings import Settings
 from tests.fakes.network import (

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpcore
 import pytest
 
-from activities.pages import (
+from activities.pages.fetch import (
     FetchFailed,
     FetchRefused,
     build_http_client,

@@ -406,11 +406,17 @@ def test_temperature_may_be_zero_or_left_to_the_model() -> None:
     assert Settings.from_env({"RESEARCH_TEMPERATURE": "default"}).temperature is None
 
 
-def test_settings_import_no_activity_code() -> None:
-    """Layering: activities read settings, settings never reach into activities (no cycle)."""
+@pytest.mark.parametrize(
+    ("module", "kept_out"),
+    [
+        ("runtime.settings", "activities"),  # activities read settings, never the other way
+        ("activities.ledger", "activities.pages.fetch"),  # storing pages fetches nothing
+        ("activities.ledger", "activities.pages.guard"),
+    ],
+)
+def test_layering(module: str, kept_out: str) -> None:
     probe = (
-        "import sys, runtime.settings; "
-        "print(sorted(m for m in sys.modules if m.startswith('activities')))"
+        f"import sys, {module}; print(sorted(m for m in sys.modules if m.startswith({kept_out!r})))"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
