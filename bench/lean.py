@@ -237,16 +237,15 @@ async def _one_bare_run(research: ResearchActivities, model: ModelActivities, br
         contracts.RECORD_STEP: research.record_step,
     }
 
-    async def call(name: str, request: Any, result_type: Any, **_: Any) -> Any:
-        return await functions[name](request)
+    async def call(activity: contracts.Activity[Any, Any], request: Any, **_: Any) -> Any:
+        return await functions[activity.name](request)
 
     tools = ToolDispatcher(state, run_id, call, lambda: datetime.now(UTC))
     await call(
-        contracts.START_RUN,
+        contracts.START_RUN_ACTIVITY,
         contracts.StartRunInput(
             run_id=run_id, brief=brief, started_at=state.started_at.isoformat()
         ),
-        None,
     )
     while state.tripped(datetime.now(UTC)) is None:
         transcript = context.compact(state.transcript, state.limits.max_context_chars)
@@ -268,7 +267,7 @@ async def _one_bare_run(research: ResearchActivities, model: ModelActivities, br
                             args=handled.args)
         )  # fmt: skip
         await call(
-            contracts.RECORD_STEP,
+            contracts.RECORD_STEP_ACTIVITY,
             contracts.StepRecord(
                 run_id=run_id,
                 step=state.counters.steps,
@@ -277,7 +276,6 @@ async def _one_bare_run(research: ResearchActivities, model: ModelActivities, br
                 arguments=call_.arguments,
                 ok=handled.result.ok,
             ),
-            None,
         )
         if handled.outcome is not None:
             break

@@ -5,12 +5,16 @@ Secrets never appear here: activities read them from the worker's settings.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
 from pydantic import BaseModel, Field
 
 from workflows.models import (
     Brief,
     Budget,
     Counters,
+    Decision,
     Evidence,
     Passage,
     Report,
@@ -156,3 +160,28 @@ class SaveReportInput(BaseModel):
 
 class SaveReportResult(BaseModel):
     saved: bool = True
+
+
+# ---------------------------------------------------------------- one typed spec per activity
+
+In = TypeVar("In", bound=BaseModel)
+Out = TypeVar("Out", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Activity(Generic[In, Out]):
+    """An activity as the workflow calls it: its registered name, its input and its result, so
+    the type checker pairs each call's request and result with the activity."""
+
+    name: str
+    input: type[In]
+    result: type[Out]
+
+
+START_RUN_ACTIVITY = Activity(START_RUN, StartRunInput, StartRunResult)
+DECIDE_ACTIVITY = Activity(DECIDE, DecideInput, Decision)
+SEARCH_WEB_ACTIVITY = Activity(SEARCH_WEB, SearchInput, SearchResult)
+READ_PAGE_ACTIVITY = Activity(READ_PAGE, ReadPageInput, ReadPageResult)
+RECORD_EVIDENCE_ACTIVITY = Activity(RECORD_EVIDENCE, RecordEvidenceInput, RecordEvidenceResult)
+RECORD_STEP_ACTIVITY = Activity(RECORD_STEP, StepRecord, RecordStepResult)
+SAVE_REPORT_ACTIVITY = Activity(SAVE_REPORT, SaveReportInput, SaveReportResult)

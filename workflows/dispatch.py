@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from pydantic import BaseModel
 
 from workflows import contracts, gate
 from workflows.cleaning import MAX_ERROR_CHARS, clean, echo
+from workflows.contracts import In, Out
 from workflows.models import (
     FinishArgs,
     ReadPageArgs,
@@ -40,8 +41,6 @@ from workflows.results import (
 from workflows.state import RunState
 from workflows.tools import InvalidCall, parse_call
 
-ResultT = TypeVar("ResultT", bound=BaseModel)
-
 
 class Outcome(BaseModel):
     """How a run ends: its status, the reason, and the report (None: compose one)."""
@@ -62,8 +61,8 @@ class Handled(BaseModel):
 
 class ActivityCaller(Protocol):
     def __call__(
-        self, name: str, request: BaseModel, result_type: type[ResultT], *, summary: str
-    ) -> Awaitable[ResultT]: ...
+        self, activity: contracts.Activity[In, Out], request: In, *, summary: str
+    ) -> Awaitable[Out]: ...
 
 
 class ToolDispatcher:
@@ -99,14 +98,13 @@ class ToolDispatcher:
         if not state.take_search():
             return self.result(ok=False, error="search budget exhausted: read or record instead")
         found = await self._activity(
-            contracts.SEARCH_WEB,
+            contracts.SEARCH_WEB_ACTIVITY,
             contracts.SearchInput(
                 run_id=self._run_id,
                 step=state.counters.steps,
                 query=args.query,
                 allowed_hosts=state.brief.allowed_hosts,
             ),
-            contracts.SearchResult,
             summary=f"search: {args.query[:80]}",
         )
         for hit in found.hits:
@@ -122,7 +120,7 @@ class ToolDispatcher:
                 ok=False, error="page budget exhausted: stored pages stay readable by source_id"
             )
         page = await self._activity(
-            contracts.READ_PAGE,
+            contracts.READ_PAGE_ACTIVITY,
             contracts.ReadPageInput(
                 run_id=self._run_id,
                 step=state.counters.steps,
@@ -133,7 +131,6 @@ class ToolDispatcher:
                 offset=args.offset,
                 find=args.find,
             ),
-            contracts.ReadPageResult,
             summary=f"read: {target.source_id} {target.url[:80]}",
         )
         state.sources[target.source_id] = page.source
@@ -147,14 +144,13 @@ class ToolDispatcher:
         self._state.check_evidence(args)
         evidence_id = self._state.next_evidence_id()
         recorded = await self._activity(
-            contracts.RECORD_EVIDENCE,
+            contracts.RECORD_EVIDENCE_ACTIVITY,
             contracts.RecordEvidenceInput(
                 run_id=self._run_id,
                 evidence_id=evidence_id,
                 terms=self._state.question_terms(args.question_id),
                 **args.model_dump(),
             ),
-            contracts.RecordEvidenceResult,
             summary=f"record: {evidence_id} for {args.question_id}",
         )
         if recorded.evidence is None:

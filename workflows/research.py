@@ -22,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
         clean,
     )
     from workflows.composer import compose
+    from workflows.contracts import In, Out
     from workflows.dispatch import Outcome, ToolDispatcher, describe_step
     from workflows.hosts import host_allowed, url_host
     from workflows.models import (
@@ -48,7 +49,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.state import RunState
     from workflows.tools import bounded_call
 
-ResultT = TypeVar("ResultT", bound=BaseModel)
 T = TypeVar("T")
 
 STATUS_KEY = SearchAttributeKey.for_keyword("ResearchStatus")
@@ -118,14 +118,13 @@ class ResearchWorkflow:
         self._ledger_transcript = self._lean and workflow.patched(TRANSCRIPT_IN_LEDGER)
         self._local_policy = self._ledger_transcript and workflow.patched(LOCAL_POLICY)
         started = await self._call(
-            contracts.START_RUN,
+            contracts.START_RUN_ACTIVITY,
             contracts.StartRunInput(
                 run_id=self._run_id,
                 brief=brief,
                 started_at=self._state.started_at.isoformat(),
                 execution_id=workflow.info().run_id,
             ),
-            contracts.StartRunResult,
             summary=f"start: {brief.question[:80]}",
             capped=False,
         )
@@ -221,9 +220,8 @@ class ResearchWorkflow:
         )
         call = asyncio.ensure_future(
             self._call(
-                contracts.DECIDE,
+                contracts.DECIDE_ACTIVITY,
                 request,
-                Decision,
                 timeout=DECIDE_TIMEOUT,
                 heartbeat=timedelta(seconds=15),
                 grace=DEADLINE_GRACE,
@@ -284,7 +282,7 @@ class ResearchWorkflow:
         state.transcript.append(entry)
         summary = describe_step(call, result, args)
         await self._call(
-            contracts.RECORD_STEP,
+            contracts.RECORD_STEP_ACTIVITY,
             contracts.StepRecord(
                 run_id=self._run_id,
                 step=state.counters.steps,
@@ -297,7 +295,6 @@ class ResearchWorkflow:
                 summary=summary,
                 entry=entry if self._ledger_transcript else None,
             ),
-            contracts.RecordStepResult,
             summary=f"step {state.counters.steps}: {call.name}",
         )
         self._publish()
@@ -310,7 +307,7 @@ class ResearchWorkflow:
             state.brief, state.evidence, state.sources, outcome.stop_reason, outcome.detail
         )
         await self._call(
-            contracts.SAVE_REPORT,
+            contracts.SAVE_REPORT_ACTIVITY,
             contracts.SaveReportInput(
                 run_id=self._run_id,
                 status=outcome.status,
@@ -319,7 +316,6 @@ class ResearchWorkflow:
                 counters=state.counters,
                 finished_at=workflow.now().isoformat(),
             ),
-            contracts.SaveReportResult,
             timeout=WRAP_UP_TIMEOUT,
             capped=False,
             summary=f"save report: {outcome.status}",
@@ -346,23 +342,23 @@ class ResearchWorkflow:
 
     async def _call(
         self,
-        name: str,
-        request: BaseModel,
-        result_type: type[ResultT],
+        activity: contracts.Activity[In, Out],
+        request: In,
         *,
         summary: str,
         timeout: timedelta = ACTIVITY_TIMEOUT,  # noqa: ASYNC109 (activity timeout)
         heartbeat: timedelta | None = None,
         capped: bool = True,
         grace: timedelta = timedelta(0),
-    ) -> ResultT:
+    ) -> Out:
         """Run an activity; its timeout never reaches past the run's deadline."""
+        name, result_type = activity.name, activity.result
         total = timeout * (RETRY.maximum_attempts or 1)
         if capped:
             left = timedelta(seconds=max(self._state.seconds_left(workflow.now()), 1.0)) + grace
             timeout, total = min(timeout, left), min(total, left)
         if self._lean and self._is_local(name, request):
-            local: ResultT = await workflow.execute_local_activity(
+            local: Out = await workflow.execute_local_activity(
                 name,
                 request,
                 result_type=result_type,
@@ -372,7 +368,7 @@ class ResearchWorkflow:
                 summary=summary,
             )
             return local
-        result: ResultT = await workflow.execute_activity(
+        result: Out = await workflow.execute_activity(
             name,
             request,
             result_type=result_type,
