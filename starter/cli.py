@@ -30,6 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--brief", help="another brief file (default: the HarborQ sample)")
     commands.add_parser("dev", help="embedded Temporal + PostgreSQL + worker until Ctrl-C")
     commands.add_parser("init-db", help="apply the ledger's SQL migrations")
+    worker = commands.add_parser(
+        "worker", help="run worker processes on the task queue until Ctrl-C or SIGTERM"
+    )
+    worker.add_argument(
+        "--processes", type=int, default=1, metavar="N", help="worker processes (default 1)"
+    )
     corpus = commands.add_parser("corpus", help="the local document corpus")
     corpus_commands = corpus.add_subparsers(dest="corpus_command", required=True)
     index = corpus_commands.add_parser(
@@ -106,7 +112,7 @@ def _add_extend(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def _command(args: argparse.Namespace) -> Command:
-    from starter import check, evaluation, local, runs, search
+    from starter import check, evaluation, local, runs, search, workers
 
     table: dict[str, Command] = {
         "demo": local.demo,
@@ -122,6 +128,7 @@ def _command(args: argparse.Namespace) -> Command:
         "check-url": check.check_url,
         "search": search.search,
         "eval": evaluation.evaluate,
+        "worker": workers.workers,
     }
     return table[args.command]
 
