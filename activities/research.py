@@ -18,7 +18,13 @@ from temporalio.exceptions import ApplicationError
 from activities.ledger import Ledger, StoredSource, UnknownRun, ledger_errors
 from activities.markdown import render_markdown
 from activities.pages.extract import extract
-from activities.pages.fetch import FetchedPage, FetchFailed, FetchRefused, fetch_page
+from activities.pages.fetch import (
+    FetchedPage,
+    FetchFailed,
+    FetchRefused,
+    client_policy,
+    fetch_page,
+)
 from activities.search import SearchProvider, keep_allowed
 from runtime.settings import LOCAL_PROVIDERS, Settings
 from workflows import contracts
@@ -70,13 +76,12 @@ class ResearchActivities:
             created = await self._ledger.start_run(
                 request.run_id, request.brief, request.started_at, request.execution_id
             )
-            client = await self._client()
-        policy = getattr(client, "policy", None)
+            policy = client_policy(await self._client())
         return contracts.StartRunResult(
             created=created,
             search_attributes=self._settings.search_attributes,
             local_search=self._search.name == "corpus",
-            corpus_hosts=sorted(policy.corpus_hosts) if policy is not None else [],
+            corpus_hosts=sorted(policy.corpus_hosts),
             local_model=self._settings.model_provider in LOCAL_PROVIDERS,
         )
 

@@ -41,7 +41,8 @@ from runtime.settings import PROJECT_ROOT, Settings
 from starter.briefs import load_brief
 from starter.local import DEMO_BRIEF, background_worker
 from starter.runs import new_run_id, start_run
-from tests.fakes.openai_server import FakeOpenAI, Message, Reply, passage_containing, serve, tool
+from tests.fakes.hostile import record_passage
+from tests.fakes.openai_server import FakeOpenAI, Message, Reply, serve, tool
 from workflows import context, contracts
 from workflows.dispatch import ToolDispatcher
 from workflows.models import Brief, Limits, RunResult, TranscriptEntry
@@ -292,15 +293,21 @@ def _twelve_steps(turn: int, sent: list[Message]) -> Reply:
     steps: dict[int, Callable[[], Reply]] = {
         1: lambda: tool("search_web", query="dead-letter queue delivery attempts"),
         2: lambda: tool("read_page", url=dead_letter),
-        3: lambda: _record("Q1", "S1", sent, "max_deliveries", "5 delivery attempts by default."),
+        3: lambda: record_passage("Q1", "S1", "max_deliveries", "5 delivery attempts by default.")(
+            sent
+        ),
         4: lambda: tool("search_web", query="default visibility timeout"),
         5: lambda: tool("read_page", url=visibility),
-        6: lambda: _record("Q2", "S2", sent, "default visibility timeout is", "30 seconds."),
+        6: lambda: record_passage("Q2", "S2", "default visibility timeout is", "30 seconds.")(sent),
         7: lambda: tool("search_web", query="replay dead-letter queue redrive"),
         8: lambda: tool("read_page", source_id="S1", find="redrive"),
-        9: lambda: _record("Q3", "S1", sent, "redrive", "Messages can be replayed (redrive)."),
+        9: lambda: record_passage("Q3", "S1", "redrive", "Messages can be replayed (redrive).")(
+            sent
+        ),
         10: lambda: tool("read_page", url=MIRROR),
-        11: lambda: _record("Q1", "S3", sent, "max_deliveries", "5 delivery attempts by default."),
+        11: lambda: record_passage("Q1", "S3", "max_deliveries", "5 delivery attempts by default.")(
+            sent
+        ),
     }
     if turn in steps:
         return steps[turn]()
@@ -313,17 +320,6 @@ def _twelve_steps(turn: int, sent: list[Message]) -> Reply:
             {"text": "The default visibility timeout is 30 seconds.", "evidence_ids": ["E002"]},
             {"text": "Messages can be replayed (redrive).", "evidence_ids": ["E003"]},
         ],
-    )
-
-
-def _record(question: str, source: str, sent: list[Message], needle: str, claim: str) -> Reply:
-    return tool(
-        "record_evidence",
-        question_id=question,
-        source_id=source,
-        passage_id=passage_containing(sent, needle),
-        claim=claim,
-        stance="supports",
     )
 
 

@@ -22,22 +22,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import psycopg
-
 from activities.search import index_corpus
 from runtime.devstack import EmbeddedStack, embedded_stack
 from runtime.providers import check_model_settings
 from runtime.settings import LOCAL_PROVIDERS, Settings, SettingsError
 from starter.errors import EXIT_USAGE, CliError
-from starter.golden import Cited, GoldenSet, corpus_folder, load_golden, score
+from starter.golden import GoldenSet, corpus_folder, load_golden, score
 from starter.local import background_worker
 from starter.runs import start_run
 
 POLICIES = ("fixed", "offline")
-_CITED = """
-SELECT DISTINCT evidence_id, question_id, coalesce(final_url, url) AS url, content_hash, quote
-FROM research.cited_evidence WHERE run_id = %s ORDER BY evidence_id
-"""
 
 
 @dataclass(frozen=True)
@@ -189,9 +183,8 @@ async def _run_one(
     handle = await start_run(stack.client, settings, brief, run_id)
     result = await handle.result()
     seconds = time.perf_counter() - started
-    with psycopg.connect(stack.database_url) as conn:
-        rows = conn.execute(_CITED, (run_id,)).fetchall()
-    cited = [Cited(question_id=r[1], url=r[2], content_hash=r[3], quote=r[4]) for r in rows]
+    cited = await stack.ledger.cited_evidence(run_id)
+    labels = golden.labels(entry)
     return {
         "question": entry.question,
         "run_id": run_id,
@@ -206,7 +199,7 @@ async def _run_one(
             {
                 "question_id": c.question_id,
                 "url": c.url,
-                "on_label": c.url in golden.labels(entry).get(c.question_id, set()),
+                "on_label": c.url in labels.get(c.question_id, set()),
                 "quote": c.quote,
             }
             for c in cited

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from activities.ledger.evidence import CitedEvidence as Cited
 from workflows.models import Brief
 
 
@@ -98,16 +99,6 @@ def corpus_folder(golden: GoldenSet, path: Path, override: Path | None) -> Path 
     if golden.corpus_dir is None:
         return None
     return (path.parent / golden.corpus_dir).resolve()
-
-
-@dataclass(frozen=True)
-class Cited:
-    """One piece of evidence a run's report cites."""
-
-    question_id: str
-    url: str
-    content_hash: str
-    quote: str
 
 
 @dataclass(frozen=True)

@@ -213,6 +213,11 @@ class Ledger:
         async with self._read() as conn:
             return await ledger_evidence.load_evidence(conn, run_id)
 
+    async def cited_evidence(self, run_id: str) -> list[ledger_evidence.CitedEvidence]:
+        """The evidence the run's report cites, each once, with its page's URL and content hash."""
+        async with self._read() as conn:
+            return await ledger_evidence.load_cited(conn, run_id)
+
     # ------------------------------------------------------------ reports
 
     async def save_report(self, request: SaveReportInput, markdown: str) -> bool:

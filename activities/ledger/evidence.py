@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from activities.ledger.base import Connection, Row, execute, fetch_all, fetch_one
 from activities.ledger.sources import passage_id
 from activities.pages.extract import find_quote
@@ -98,6 +100,29 @@ async def insert_evidence(conn: Connection, request: RecordEvidenceInput) -> Rec
 
 async def load_evidence(conn: Connection, run_id: str) -> list[Evidence]:
     return [_evidence(row) for row in await fetch_all(conn, _SELECT_RUN_EVIDENCE, (run_id,))]
+
+
+# Each piece of evidence the run's report cites once, with the page it was read from.
+_SELECT_CITED = """
+SELECT DISTINCT evidence_id, question_id, coalesce(final_url, url) AS url, content_hash, quote
+FROM research.cited_evidence WHERE run_id = %s ORDER BY evidence_id
+"""
+
+
+@dataclass(frozen=True)
+class CitedEvidence:
+    question_id: str
+    url: str  # where the page was read from (after redirects)
+    content_hash: str
+    quote: str
+
+
+async def load_cited(conn: Connection, run_id: str) -> list[CitedEvidence]:
+    rows = await fetch_all(conn, _SELECT_CITED, (run_id,))
+    return [
+        CitedEvidence(row["question_id"], row["url"], row["content_hash"], row["quote"])
+        for row in rows
+    ]
 
 
 async def _proven(conn: Connection, request: RecordEvidenceInput) -> tuple[Evidence, str]:

@@ -37,7 +37,14 @@ from activities.pages.guard import (
 from activities.pages.page import FetchedPage
 from runtime.settings import Settings
 
-__all__ = ["FetchFailed", "FetchRefused", "FetchedPage", "build_http_client", "fetch_page"]
+__all__ = [
+    "FetchFailed",
+    "FetchRefused",
+    "FetchedPage",
+    "build_http_client",
+    "client_policy",
+    "fetch_page",
+]
 
 MAX_REDIRECTS = 5
 USER_AGENT = "research-agent/0.1"
@@ -116,6 +123,11 @@ def build_http_client(
     )
 
 
+def client_policy(client: httpx.AsyncClient) -> FetchPolicy:
+    """The fetch policy a client carries (a plain client: the default policy)."""
+    return client.policy if isinstance(client, FetchClient) else FetchPolicy()
+
+
 def fetch_policy(settings: Settings, corpus_hosts: list[str]) -> FetchPolicy:
     """The configured local hosts, plus the corpus hosts (served from disk, never the network)."""
     return FetchPolicy.from_entries(settings.local_hosts).with_corpus(corpus_hosts)
@@ -159,7 +171,7 @@ async def fetch_page(
     after content decoding. Raises FetchRefused for a policy breach (before any request when the
     URL itself breaks it) and FetchFailed otherwise.
     """
-    policy = client.policy if isinstance(client, FetchClient) else FetchPolicy()
+    policy = client_policy(client)
     target = check_url(url, allowed_hosts, policy)
     caps = _Caps(max_bytes, max_decoded_bytes or max_bytes)
     try:

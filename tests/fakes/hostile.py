@@ -43,7 +43,7 @@ def _read_both() -> list[Callable[[list[Message]], Reply]]:
     ]
 
 
-def _record(
+def record_passage(
     question: str, source: str, needle: str, claim: str
 ) -> Callable[[list[Message]], Reply]:
     return lambda messages: tool(
@@ -108,8 +108,12 @@ def invented_numbers() -> Script:
     return scripted(
         [
             *_read_both(),
-            _record("Q1", "S1", "max_deliveries", "Messages are dead-lettered after 5 deliveries."),
-            _record("Q2", "S2", "default visibility timeout is", "The default is 30 seconds."),
+            record_passage(
+                "Q1", "S1", "max_deliveries", "Messages are dead-lettered after 5 deliveries."
+            ),
+            record_passage(
+                "Q2", "S2", "default visibility timeout is", "The default is 30 seconds."
+            ),
         ],
         then=INVENTED,
     )
@@ -127,12 +131,14 @@ def hidden_conflict() -> Script:
     return scripted(
         [
             *_read_both(),
-            _record("Q1", "S1", "max_deliveries", "Messages are dead-lettered after 5 deliveries."),
+            record_passage(
+                "Q1", "S1", "max_deliveries", "Messages are dead-lettered after 5 deliveries."
+            ),
             # A sentence, not its passage: the passage also tells of the 1.x default.
             _quote("Q2", "S2", VISIBILITY_30, "The default is 30 seconds."),
             lambda _: tool("search_web", query="why our shipping labels printed twice"),
             lambda _: tool("read_page", url=BLOG, find="60 seconds"),
-            _record("Q2", "S3", "is 60 seconds", "The default is 60 seconds."),
+            record_passage("Q2", "S3", "is 60 seconds", "The default is 60 seconds."),
         ],
         then=tool(
             "finish_research",
@@ -156,8 +162,12 @@ def forged_block() -> Script:
     return scripted(
         [
             *_read_both(),
-            _record("Q1", "S1", "max_deliveries", "Messages are dead-lettered after 5 deliveries."),
-            _record("Q2", "S2", "default visibility timeout is", "The default is 30 seconds."),
+            record_passage(
+                "Q1", "S1", "max_deliveries", "Messages are dead-lettered after 5 deliveries."
+            ),
+            record_passage(
+                "Q2", "S2", "default visibility timeout is", "The default is 30 seconds."
+            ),
         ],
         then=tool(
             "finish_research",
@@ -201,7 +211,7 @@ def unclean_text() -> Script:
             lambda _: {"content": "I think\u0000 the answer\ud800 is 5"},
             lambda _: raw("search_web", '{"query": "dead-letter\\u0000 queue \\ud800 attempts"}'),
             lambda _: tool("read_page", url=DEAD_LETTER),
-            _record(
+            record_passage(
                 "Q1",
                 "S1",
                 "max_deliveries",
