@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from workflows.models import TranscriptEntry
+from workflows.contracts import DecideInput
+from workflows.models import Decision, TranscriptEntry
 from workflows.results import PageWindow, WindowPassage
 
 COMPACTED = "[compacted to save context: read_page this source again to see it]"
@@ -29,6 +30,17 @@ def compact(transcript: list[TranscriptEntry], budget_chars: int) -> list[Transc
         entries[index] = _without_text(entries[index])
         total += len(entries[index].model_dump_json()) - sizes[index]
     return entries
+
+
+def filled(request: DecideInput, entries: list[TranscriptEntry]) -> DecideInput | Decision:
+    """A lean-loop decide input with its transcript (the steps read back up to its watermark)
+    compacted to its context budget and measured; when even that does not fit, the Decision that
+    asks no model and ends the run `context_limit`."""
+    transcript = compact(entries, request.context_budget)
+    chars = size(transcript)
+    if chars > request.context_budget:
+        return Decision(over_context=True, context_chars=chars)
+    return request.model_copy(update={"transcript": transcript, "context_chars": chars})
 
 
 def _has_passages(entry: TranscriptEntry) -> bool:

@@ -101,11 +101,10 @@ class ModelActivities:
         if request.watermark is not None:  # the lean loop: the transcript is in the ledger
             async with ledger_errors():
                 entries = await self._ledger.transcript(request.run_id, request.watermark)
-            transcript = context.compact(entries, request.context_budget)
-            chars = context.size(transcript)
-            if chars > request.context_budget:  # no model is asked: the run ends context_limit
-                return Decision(over_context=True, context_chars=chars)
-            request = request.model_copy(update={"transcript": transcript, "context_chars": chars})
+            shown = context.filled(request, entries)
+            if isinstance(shown, Decision):  # no model is asked: the run ends context_limit
+                return shown
+            request = shown
         async with _heartbeating():
             policy = LOCAL_POLICIES.get(self._settings.model_provider)
             decision = policy(request) if policy is not None else await self._chat(request)

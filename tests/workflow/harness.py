@@ -146,11 +146,10 @@ class StandIns:
     async def decide(self, request: contracts.DecideInput) -> Decision:
         if request.watermark is not None:  # as the real decide: the transcript from the steps
             entries = [s.entry for s in self.web.steps if s.entry and s.step <= request.watermark]
-            transcript = context.compact(entries, request.context_budget)
-            chars = context.size(transcript)
-            if chars > request.context_budget:
-                return Decision(over_context=True, context_chars=chars)
-            request = request.model_copy(update={"transcript": transcript, "context_chars": chars})
+            shown = context.filled(request, entries)
+            if isinstance(shown, Decision):
+                return shown
+            request = shown
         self.web.decide_calls.append(request)
         if self.decide_delay:
             await asyncio.sleep(self.decide_delay)
