@@ -22,7 +22,6 @@ from activities.pages.fetch import (
     FetchedPage,
     FetchFailed,
     FetchRefused,
-    client_policy,
     fetch_page,
 )
 from activities.search import SearchProvider, keep_allowed
@@ -76,12 +75,10 @@ class ResearchActivities:
             created = await self._ledger.start_run(
                 request.run_id, request.brief, request.started_at, request.execution_id
             )
-            policy = client_policy(await self._client())
         return contracts.StartRunResult(
             created=created,
             search_attributes=self._settings.search_attributes,
             local_search=self._search.name == "corpus",
-            corpus_hosts=sorted(policy.corpus_hosts),
             local_model=self._settings.model_provider in LOCAL_PROVIDERS,
         )
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from workflows.contracts import DecideInput
+from typing import TYPE_CHECKING
+
 from workflows.models import Decision, TranscriptEntry
 from workflows.results import PageWindow, WindowPassage
+
+if TYPE_CHECKING:  # not at run time: the workflow sandbox imports this module as it is
+    from workflows.contracts import DecideInput
 
 COMPACTED = "[compacted to save context: read_page this source again to see it]"
 

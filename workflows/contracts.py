@@ -55,10 +55,9 @@ class StartRunResult(BaseModel):
     # Whether the namespace has ResearchStatus / ResearchStopReason registered (worker setting):
     # recorded in history, so replay makes the same upserts.
     search_attributes: bool = False
-    # What this worker serves without the network (the local corpus search, the hosts read from
-    # disk): those activities run as local activities. Recorded, so replay decides the same.
+    # What this worker serves without the network (the local corpus search): those activities
+    # run as local activities. Recorded, so replay decides the same.
     local_search: bool = False
-    corpus_hosts: list[str] = Field(default_factory=list)
     local_model: bool = False  # the model is a deterministic policy inside the worker (offline)
 
 

@@ -7,7 +7,7 @@ from collections.abc import Awaitable
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy, SearchAttributeKey
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
@@ -24,7 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.composer import compose
     from workflows.contracts import In, Out
     from workflows.dispatch import Outcome, ToolDispatcher, describe_step
-    from workflows.hosts import host_allowed, url_host
+    from workflows.hosts import host_allowed
     from workflows.models import (
         Brief,
         Decision,
@@ -92,7 +92,6 @@ class ResearchWorkflow:
         self._local_policy = False
         self._local_model = False
         self._local_search = False
-        self._corpus_hosts: frozenset[str] = frozenset()
         self._upserted: tuple[str, str] | None = None
         self._turn_start = 0  # the first step of the latest turn (its results are shown whole)
         self._timer: asyncio.Future[None] | None = None
@@ -132,7 +131,6 @@ class ResearchWorkflow:
         self._search_attributes = started.search_attributes
         self._local_search = started.local_search
         self._local_model = self._local_policy and started.local_model
-        self._corpus_hosts = frozenset(started.corpus_hosts)
         self._publish()
 
     # ------------------------------------------------------------ the loop
@@ -357,7 +355,7 @@ class ResearchWorkflow:
         if capped:
             left = timedelta(seconds=max(self._state.seconds_left(workflow.now()), 1.0)) + grace
             timeout, total = min(timeout, left), min(total, left)
-        if self._lean and self._is_local(name, request):
+        if self._lean and self._is_local(name):
             local: Out = await workflow.execute_local_activity(
                 name,
                 request,
@@ -380,17 +378,16 @@ class ResearchWorkflow:
         )
         return result
 
-    def _is_local(self, name: str, request: BaseModel) -> bool:
-        """Ledger work, the local corpus search and pages read from the ledger or from disk run
-        in the worker as local activities; the model and the network stay regular activities."""
+    def _is_local(self, name: str) -> bool:
+        """Ledger work, the local corpus search and a policy model run in the worker as local
+        activities; real models and page reads (which may go to the web, or be redirected there)
+        stay regular activities."""
         if name in LEDGER_ACTIVITIES:
             return True
         if name == contracts.SEARCH_WEB:
             return self._local_search
         if name == contracts.DECIDE:
             return self._local_model
-        if isinstance(request, contracts.ReadPageInput):
-            return not request.fetch or url_host(request.url) in self._corpus_hosts
         return False
 
     def _publish(self) -> None:
