@@ -2,8 +2,11 @@
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# checkov pins packages (packaging<24, ...) older than the project's: it gets its own environment.
+CHECKOV := $(VENV)/checkov/bin/checkov
+CHECKOV_SCAN := BC_SKIP_MAPPING=TRUE $(CHECKOV) --quiet --compact --skip-download
 
-.PHONY: demo dev test lint format clean eval bench
+.PHONY: demo dev test lint format clean eval bench chaos
 
 $(STAMP): pyproject.toml
 	@if command -v uv >/dev/null 2>&1; then \
@@ -14,19 +17,30 @@ $(STAMP): pyproject.toml
 	fi
 	@touch $(STAMP)
 
+$(CHECKOV): | $(STAMP)
+	@if command -v uv >/dev/null 2>&1; then \
+		uv venv --allow-existing -q $(VENV)/checkov && uv pip install -q -p $(VENV)/checkov/bin/python 'checkov==3.3.30'; \
+	else \
+		python3 -m venv $(VENV)/checkov && $(VENV)/checkov/bin/python -m pip install -q --upgrade pip && \
+		$(VENV)/checkov/bin/python -m pip install -q 'checkov==3.3.30'; \
+	fi
+
 demo: $(STAMP)
 	$(BIN)/research demo
 
 dev: $(STAMP)
 	$(BIN)/research dev
 
-test: $(STAMP)
+test: $(STAMP) $(CHECKOV)
 	$(BIN)/python -m pytest
 
-lint: $(STAMP)
+lint: $(STAMP) $(CHECKOV)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/hadolint Dockerfile
+	$(CHECKOV_SCAN) --framework bicep -d infra
+	$(CHECKOV_SCAN) --framework dockerfile -f Dockerfile
 
 format: $(STAMP)
 	$(BIN)/ruff format .

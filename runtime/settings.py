@@ -72,6 +72,7 @@ class Settings:
     temporal_address: str = "localhost:7233"
     temporal_namespace: str = "default"
     temporal_api_key: str | None = field(default=None, repr=False)
+    database_entra: bool = False  # sign in to DATABASE_URL with a Microsoft Entra token
     task_queue: str = "research"
     ui_port: int = 8233
     search_attributes: bool = True  # ResearchStatus / ResearchStopReason registered
@@ -108,6 +109,7 @@ class Settings:
             temporal_namespace=env.get("TEMPORAL_NAMESPACE") or "default",
             temporal_api_key=env.get("TEMPORAL_API_KEY") or None,
             task_queue=env.get("RESEARCH_TASK_QUEUE") or "research",
+            database_entra=_database_entra(env),
             ui_port=_int(env, "RESEARCH_UI_PORT", 8233),
             search_attributes=env.get("RESEARCH_SEARCH_ATTRIBUTES", "1").strip() != "0",
             **_model_settings(env),
@@ -164,6 +166,35 @@ def _local_hosts(raw: str) -> tuple[str, ...]:
     try:
         for entry in entries:
             local_host_entry(entry)
+def _database_entra(env: dict[str, str]) -> bool:
+    """RESEARCH_DATABASE_ENTRA=1: the password is a Microsoft Entra access token (Azure Database
+    for PostgreSQL), fetched for each new connection; DATABASE_URL names the user, no password."""
+    if not _bool(env, "RESEARCH_DATABASE_ENTRA", False):
+        return False
+    url = env.get("DATABASE_URL") or ""
+    if not url:
+        raise SettingsError(
+            "RESEARCH_DATABASE_ENTRA=1 needs DATABASE_URL, without a password: "
+            "postgresql://IDENTITY@SERVER.postgres.database.azure.com/DATABASE?sslmode=require"
+        )
+    if _has_password(url):
+        raise SettingsError(
+            "DATABASE_URL holds a password and RESEARCH_DATABASE_ENTRA=1 asks for a Microsoft "
+            "Entra token instead: remove the password from DATABASE_URL or unset the setting"
+        )
+    return True
+
+
+def _has_password(url: str) -> bool:
+    from psycopg import ProgrammingError
+    from psycopg.conninfo import conninfo_to_dict  # libpq's parser: URLs and key=value strings
+
+    try:
+        return bool(conninfo_to_dict(url).get("password"))
+    except ProgrammingError:  # malformed: it fails with libpq's own reason where it is used
+        return False
+
+
     except ValueError as error:
         raise SettingsError(f"RESEARCH_LOCAL_HOSTS: {error}") from None
     return entries
