@@ -46,8 +46,22 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# Deletes the embedded stack's state: the ledger of every run and the dev server's histories.
+# Asks first (a terminal answers "yes"); `make clean FORCE=1` does not ask.
 clean:
-	rm -rf .research
+	@if [ ! -e .research ]; then echo "nothing to delete: .research/ does not exist"; exit 0; fi; \
+	if [ -e .research/pg/postmaster.pid ]; then \
+		echo "PostgreSQL is running on .research/pg: stop research dev (or the worker) first"; \
+		exit 1; \
+	fi; \
+	echo "This deletes .research/: the embedded PostgreSQL ledger (every run, its evidence"; \
+	echo "and report) and the Temporal dev server's workflow histories."; \
+	if [ "$(FORCE)" != 1 ]; then \
+		printf 'Type yes to delete them (or run make clean FORCE=1): '; \
+		read answer || answer=""; \
+		if [ "$$answer" != yes ]; then echo; echo "kept .research/"; exit 1; fi; \
+	fi; \
+	rm -rf .research && echo "deleted .research/"
 
 # The labelled golden sets through both policies, offline. The Python 3.11 documentation is a
 # Debian package: installed here when apt-get can (as root), else that set is skipped.

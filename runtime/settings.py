@@ -111,7 +111,7 @@ class Settings:
             task_queue=env.get("RESEARCH_TASK_QUEUE") or "research",
             database_entra=_database_entra(env),
             ui_port=_int(env, "RESEARCH_UI_PORT", 8233),
-            search_attributes=env.get("RESEARCH_SEARCH_ATTRIBUTES", "1").strip() != "0",
+            search_attributes=_bool(env, "RESEARCH_SEARCH_ATTRIBUTES", True),
             **_model_settings(env),
             **_search_settings(env),
             corpus_dir=Path(env.get("RESEARCH_CORPUS_DIR") or cls.corpus_dir).resolve(),

@@ -9,8 +9,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from starter.errors import EXIT_USAGE, CliError
-from workflows.models import Brief
+from workflows.models import LIMIT_CEILINGS, Brief
 from workflows.validation import describe_validation
+
+# A brief is a question, sub-questions, hosts and seed URLs, and must fit in a model's context:
+# a file larger than the largest context allowed is refused before it is read whole.
+MAX_BRIEF_BYTES = 2 * LIMIT_CEILINGS["max_context_chars"]
 
 
 def load_brief(path: str | Path) -> Brief:
@@ -30,7 +34,15 @@ class _BriefProblem(Exception):
 
 def _read_json(path: Path) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            raw = file.read(MAX_BRIEF_BYTES + 1)
+        if len(raw) > MAX_BRIEF_BYTES:
+            raise _BriefProblem(
+                f"is larger than {MAX_BRIEF_BYTES:,} bytes: a brief holds a question, "
+                "sub-questions, hosts and seed URLs, not documents (index those with "
+                "`research corpus index`)"
+            )
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise _BriefProblem("no such file") from None
     except IsADirectoryError:

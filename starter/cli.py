@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
+import textwrap
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from importlib import metadata
+from typing import Any, TypeAlias
 
 import psycopg
 from pydantic import ValidationError
@@ -16,56 +19,48 @@ from temporalio.service import RPCError
 from runtime.settings import Settings, SettingsError
 from runtime.temporal import DevServerError, TemporalUnavailable, settle_before_exit
 from starter.errors import EXIT_FAILED, EXIT_USAGE, CliError
+from starter.usage import USAGE, epilog
+from workflows.models import RunStatus
 from workflows.validation import describe_validation
 
 Command = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
+HELP_WIDTH = 78
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports when the reader of a pipe left
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="research", description="Bounded, durable research runs with cited evidence."
     )
+    parser.add_argument("--version", action="version", version=f"research {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    demo = commands.add_parser("demo", help="run the sample brief on the embedded stack, offline")
+    demo = _add(commands, "demo", "run the sample brief on the embedded stack, offline")
     demo.add_argument("--brief", help="another brief file (default: the HarborQ sample)")
-    commands.add_parser("dev", help="embedded Temporal + PostgreSQL + worker until Ctrl-C")
-    commands.add_parser("init-db", help="apply the ledger's SQL migrations")
-    worker = commands.add_parser(
-        "worker", help="run worker processes on the task queue until Ctrl-C or SIGTERM"
-    )
+    _add(commands, "dev", "embedded Temporal + PostgreSQL + worker until Ctrl-C")
+    _add(commands, "init-db", "apply the ledger's SQL migrations")
+    worker = _add(commands, "worker", "run worker processes on the task queue until SIGTERM")
     worker.add_argument(
         "--processes", type=int, default=1, metavar="N", help="worker processes (default 1)"
     )
-    corpus = commands.add_parser("corpus", help="the local document corpus")
-    corpus_commands = corpus.add_subparsers(dest="corpus_command", required=True)
-    index = corpus_commands.add_parser(
-        "index", help="index a folder (one sub-folder per host, or --host) for search and reading"
-    )
-    index.add_argument("dir", metavar="DIR")
-    index.add_argument(
-        "--host", help="DIR holds the pages of this one host (https://HOST/<path in DIR>)"
-    )
-    start = commands.add_parser("start", help="validate a brief and start a run")
+    _add_corpus(commands)
+    start = _add(commands, "start", "validate a brief and start a run")
     start.add_argument("brief", metavar="BRIEF.json")
     start.add_argument("--id", help="workflow id (default: research-<8 hex>)")
     start.add_argument("--wait", action="store_true", help="follow the run and print its report")
-    for name, text in (("status", "a run's counters"), ("report", "a run's report (Markdown)")):
-        commands.add_parser(name, help=text).add_argument("id", metavar="ID")
+    _add_review(commands)
     _add_signal(commands)
     _add_extend(commands)
-    commands.add_parser("cancel", help="cancel a run (it keeps a partial report)").add_argument(
+    _add(commands, "cancel", "cancel a run (it keeps a partial report)").add_argument(
         "id", metavar="ID"
     )
-    search = commands.add_parser(
-        "search", help="the ranked hits the agent would get for QUERY on the allowed hosts"
-    )
+    search = _add(commands, "search", "the hits the agent would get for QUERY on allowed hosts")
     search.add_argument("query", nargs="+", metavar="QUERY")
     search.add_argument(
         "--allow", action="append", required=True, metavar="HOST", help="an allowed host (repeat)"
     )
     search.add_argument("--json", action="store_true", help="the tool result's data, as JSON")
     _add_eval(commands)
-    check = commands.add_parser("check-url", help="would the fetcher read URL? (allowed/refused)")
+    check = _add(commands, "check-url", "would the fetcher read URL? (allowed/refused)")
     check.add_argument("url", metavar="URL")
     check.add_argument(
         "--allow", action="append", required=True, metavar="HOST", help="an allowed host (repeat)"
@@ -73,10 +68,62 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_eval(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    evaluate = commands.add_parser(
-        "eval", help="run labelled golden briefs per arm and table completion, recall, precision"
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def _add(commands: Commands, name: str, summary: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help page has its description and examples (`starter.usage`)."""
+    return commands.add_parser(
+        name,
+        help=summary,
+        description=textwrap.fill(USAGE[name][0], HELP_WIDTH),
+        epilog=epilog(name),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+
+
+def _version() -> str:
+    try:
+        return metadata.version("research-agent")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+def _add_corpus(commands: Commands) -> None:
+    corpus = _add(commands, "corpus", "the local document corpus")
+    corpus_commands = corpus.add_subparsers(dest="corpus_command", required=True)
+    index = _add(corpus_commands, "index", "index a folder for search and reading")
+    index.add_argument("dir", metavar="DIR")
+    index.add_argument(
+        "--host", help="DIR holds the pages of this one host (https://HOST/<path in DIR>)"
+    )
+
+
+def _add_review(commands: Commands) -> None:
+    """Commands that look at runs: runs, status, report, export, audit, replay."""
+    runs = _add(commands, "runs", "recent runs from the ledger")
+    runs.add_argument("--status", choices=[status.value for status in RunStatus])
+    runs.add_argument("--limit", type=int, default=20, metavar="N", help="at most N (default 20)")
+    runs.add_argument("--json", action="store_true", help="a JSON list")
+    for name, text in (("status", "a run's counters"), ("report", "a run's report (Markdown)")):
+        command = _add(commands, name, text)
+        command.add_argument("id", metavar="ID")
+        command.add_argument("--json", action="store_true", help="as JSON")
+    export = _add(commands, "export", "a run's report, evidence and snapshots in a folder")
+    export.add_argument("id", metavar="ID")
+    export.add_argument("dir", metavar="DIR")
+    export.add_argument("--no-history", action="store_true", help="do not ask Temporal")
+    audit = _add(commands, "audit", "check a run's ledger, report and history (a table)")
+    audit.add_argument("target", metavar="ID|EXPORT_DIR")
+    audit.add_argument("--history", metavar="FILE", help="the workflow history as JSON")
+    audit.add_argument("--no-history", action="store_true", help="skip the history checks")
+    audit.add_argument("--json", action="store_true", help="the results as JSON")
+    replay = _add(commands, "replay", "replay a run's history against the current code")
+    replay.add_argument("target", metavar="ID|HISTORY.json")
+
+
+def _add_eval(commands: Commands) -> None:
+    evaluate = _add(commands, "eval", "score policies and models on labelled golden briefs")
     evaluate.add_argument("golden", nargs="+", metavar="GOLDEN.json")
     evaluate.add_argument(
         "--arms", default="fixed,offline", help="policies to run: fixed, offline (default: both)"
@@ -91,8 +138,8 @@ def _add_eval(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     )
 
 
-def _add_signal(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    signal = commands.add_parser("signal", help="steer a running run")
+def _add_signal(commands: Commands) -> None:
+    signal = _add(commands, "signal", "steer a running run")
     signal.add_argument("id", metavar="ID")
     kinds = signal.add_subparsers(dest="signal", required=True)
     kinds.add_parser("guidance", help="advice for the model").add_argument("text", nargs="+")
@@ -101,10 +148,8 @@ def _add_signal(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     finish.add_argument("--reason", default="operator asked to finish")
 
 
-def _add_extend(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    extend = commands.add_parser(
-        "extend", help="raise a running run's limits (new absolute values)"
-    )
+def _add_extend(commands: Commands) -> None:
+    extend = _add(commands, "extend", "raise a running run's limits (new absolute values)")
     extend.add_argument("id", metavar="ID")
     for flag in ("steps", "searches", "pages", "tokens"):
         extend.add_argument(f"--{flag}", type=int, metavar="N")
@@ -112,7 +157,8 @@ def _add_extend(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def _command(args: argparse.Namespace) -> Command:
-    from starter import check, evaluation, local, runs, search, workers
+    from starter import check, evaluation, export, local, replay, review, runs, search, workers
+    from starter.audit.command import audit
 
     table: dict[str, Command] = {
         "demo": local.demo,
@@ -120,8 +166,12 @@ def _command(args: argparse.Namespace) -> Command:
         "init-db": local.init_db,
         "corpus": local.corpus_index,
         "start": runs.start,
+        "runs": review.runs,
         "status": runs.status,
-        "report": runs.report,
+        "report": review.report,
+        "export": export.export,
+        "audit": audit,
+        "replay": replay.replay,
         "signal": runs.signal,
         "extend": runs.extend,
         "cancel": runs.cancel,
@@ -141,13 +191,32 @@ async def _settled(command: Coroutine[Any, Any, int]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # here, not at exit: a reader that left is seen while we can act
+        return code
+    except BrokenPipeError:
+        # The reader left (`research report ID | head`): stop quietly, as `cat` does, and keep
+        # the interpreter's last flush from failing too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit:  # --help, --version or a usage error: argparse printed it
+        sys.stdout.flush()
+        raise
     try:
         settings = Settings.from_env()
         return asyncio.run(_settled(_command(args)(settings, args)))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        raise
     except Exception as error:
         message, code = _explain(error)
         print(f"error: {message}", file=sys.stderr)

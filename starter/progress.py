@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -15,16 +15,20 @@ from workflows.models import Counters, Progress, RunResult, RunStatus, StepNote,
 from workflows.research import ResearchWorkflow
 
 POLL_SECONDS = 0.5
-ACTION_CHARS = 80  # one terminal line per step
+# A step line shows a refused step's whole reason (`describe_step` keeps 200 characters of it);
+# only a very long URL of a read is cut.
+ACTION_CHARS = 240
 QUERY_TIMEOUT = timedelta(seconds=5)
 
 
 @dataclass(frozen=True)
 class Summary:
-    """The four DESIGN.md summary lines of a run, and whether it completed."""
+    """The four DESIGN.md summary lines of a run, whether it completed, and the same as data
+    (`research status --json`)."""
 
     lines: list[str]
     status: str
+    data: dict[str, Any] = field(default_factory=dict)
 
     @property
     def completed(self) -> bool:
@@ -48,23 +52,53 @@ def summarise(
         f"Pages: {counters.page_fetches} | Evidence: {evidence}",
         f"Reported tokens: {counters.tokens}",
     ]
-    return Summary(lines, str(status))
+    data = {
+        "run_id": run_id,
+        "status": str(status),
+        "stop_reason": str(stop_reason) if stop_reason else None,
+        "counters": counters.model_dump(),
+        "evidence": evidence,
+    }
+    return Summary(lines, str(status), data)
 
 
 def result_summary(result: RunResult) -> Summary:
-    return summarise(
+    summary = summarise(
         result.run_id, result.status, result.stop_reason, result.counters, result.evidence_count
     )
+    summary.data.update(
+        sources=result.source_count,
+        independent_sources=result.independent_sources,
+        open_questions=result.report.open_questions,
+        message=result.message,
+    )
+    return summary
 
 
 def progress_summary(progress: Progress, run_id: str) -> Summary:
-    return summarise(
+    summary = summarise(
         progress.run_id or run_id,
         progress.status,
         progress.stop_reason,
         progress.counters,
         progress.evidence_count,
     )
+    summary.data.update(
+        sources=progress.source_count,
+        open_questions=progress.open_questions,
+        limits=progress.limits.model_dump(),
+        seconds_left=progress.seconds_left,
+        last_action=progress.last_action,
+    )
+    return summary
+
+
+def closed_summary(run_id: str, status: str, reason: str = "") -> Summary:
+    """A run whose outcome no worker can tell (it closed before recording one)."""
+    lines = [f"Run: {run_id}", f"Status: {status} | Stop: -"]
+    lines.append(f"Reason: {reason}" if reason else "(no worker answered the progress query)")
+    data = {"run_id": run_id, "status": status, "stop_reason": None, "message": reason}
+    return Summary(lines, status, data)
 
 
 def step_line(progress: Progress, note: StepNote) -> str:
@@ -128,6 +162,4 @@ async def _closed_summary(
     if progress is not None:
         return progress_summary(progress, handle.id)
     status = "cancelled" if isinstance(failure.cause, CancelledError) else "failed"
-    return Summary(
-        [f"Run: {handle.id}", f"Status: {status} | Stop: -", f"Reason: {failure.cause}"], status
-    )
+    return closed_summary(handle.id, status, str(failure.cause))

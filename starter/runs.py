@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import uuid
 from typing import Any
 
@@ -21,7 +22,14 @@ from runtime.settings import Settings
 from runtime.temporal import connect
 from starter.briefs import load_brief
 from starter.errors import EXIT_USAGE, CliError
-from starter.progress import Summary, follow, progress_summary, query_progress, result_summary
+from starter.progress import (
+    Summary,
+    closed_summary,
+    follow,
+    progress_summary,
+    query_progress,
+    result_summary,
+)
 from workflows.models import (
     Brief,
     ExtendLimitsInput,
@@ -101,7 +109,7 @@ async def finish_output(
 async def status(settings: Settings, args: argparse.Namespace) -> int:
     handle, state = await _existing(settings, args.id)
     summary = await _summary(handle, state)
-    print(summary.text())
+    print(json.dumps(summary.data, indent=2) if args.json else summary.text())
     return 0
 
 
@@ -114,8 +122,7 @@ async def _summary(handle: WorkflowHandle[Any, RunResult], state: str) -> Summar
         progress = progress.model_copy(update={"status": _ended(state)})
     if progress is not None:
         return progress_summary(progress, handle.id)
-    lines = [f"Run: {handle.id}", f"Status: {_ended(state)} | Stop: -"]
-    return Summary([*lines, "(no worker answered the progress query)"], _ended(state))
+    return closed_summary(handle.id, _ended(state))
 
 
 def _ended(state: str) -> str:
@@ -190,5 +197,9 @@ async def _running(settings: Settings, run_id: str) -> WorkflowHandle[Any, RunRe
     """A run that can still be steered; an ended one is a one-sentence error."""
     handle, state = await _existing(settings, run_id)
     if state != "running":
-        raise CliError(f"run {run_id} has already ended ({_ended(state)}): it can no longer change")
+        # The run's own outcome (`incomplete`, ...), not Temporal's word for a closed workflow.
+        summary = await _summary(handle, state)
+        stop = summary.data.get("stop_reason")
+        ended = f"{summary.status}, {stop}" if stop else summary.status
+        raise CliError(f"run {run_id} has already ended ({ended}): it can no longer change")
     return handle

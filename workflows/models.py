@@ -155,6 +155,13 @@ class Brief(BaseModel):
                 "lower one of them"
             )
         needed = len(self.model_dump_json()) + CONTEXT_RESERVE_CHARS
+        ceiling = LIMIT_CEILINGS["max_context_chars"]
+        if needed > ceiling:  # no limit can make room: only a shorter brief can
+            raise ValueError(
+                f"the brief is {needed - CONTEXT_RESERVE_CHARS:,} characters as JSON, too long "
+                f"for any context (max_context_chars is at most {ceiling:,}): shorten its "
+                "questions, hosts or seed URLs"
+            )
         if self.limits.max_context_chars < needed:
             raise ValueError(
                 f"the brief leaves no room in its context: raise limits.max_context_chars to "

@@ -19,6 +19,7 @@ from activities.ledger import corpus as ledger_corpus
 from activities.ledger import evidence as ledger_evidence
 from activities.ledger import runs as ledger_runs
 from activities.ledger import sources as ledger_sources
+from activities.ledger import review as ledger_review
 from activities.ledger.base import (
     Connection,
     LedgerConflict,
@@ -29,6 +30,7 @@ from activities.ledger.base import (
 from activities.ledger.base import run_must_exist as _run_must_exist
 from activities.ledger.runs import RunRecord
 from activities.ledger.sources import StoredSource
+from activities.ledger.review import RunListing, RunRows
 from activities.pages.extract import Extracted
 from activities.pages.page import FetchedPage
 from workflows.contracts import (
@@ -54,7 +56,9 @@ __all__ = [
     "RunIdTaken",
     "RunRecord",
     "StoredSource",
+    "RunListing",
     "UnknownRun",
+    "RunRows",
     "ledger_errors",
 ]
 
@@ -246,6 +250,19 @@ class Ledger:
 
     async def corpus_folders(self) -> dict[str, str]:
         """Each indexed corpus host and the folder it is served from."""
+    # ------------------------------------------------------------ readers (runs, export, audit)
+
+    async def recent_runs(self, status: str | None = None, limit: int = 20) -> list[RunListing]:
+        """The latest runs first, optionally only those with `status`."""
+        async with self._read() as conn:
+            return await ledger_review.load_recent_runs(conn, status, limit)
+
+    async def run_rows(self, run_id: str) -> RunRows | None:
+        """Every row of one run, read in one snapshot (a running run cannot change mid-read)."""
+        async with self._read() as conn, conn.transaction():
+            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            return await ledger_review.load_run_rows(conn, run_id)
+
         async with self._read() as conn:
             return await ledger_corpus.folders(conn)
 

@@ -22,7 +22,10 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
 from activities.ledger import Ledger
+from runtime.database import open_pool
 from runtime.settings import PROJECT_ROOT, Settings
+from starter.audit import AuditData, run_checks
+from starter.history import history_facts
 from tests.fakes import hostile
 from tests.fakes.openai_server import FakeOpenAI, Script, serve
 from worker import run_worker
@@ -74,7 +77,21 @@ async def play(
             ResearchWorkflow.run, run_brief, id=run_id, task_queue=queue
         )
     await assert_no_failed_workflow_task(client, run_id)
+    await assert_audits_clean(client, pg_url, run_id)
     return result, run_id, fake
+
+
+async def assert_audits_clean(client: Client, pg_url: str, run_id: str) -> None:
+    """Whatever the model sent, the run's ledger, report and history pass `research audit`."""
+    pool = await open_pool(pg_url, max_size=2)
+    try:
+        run_rows = await Ledger(pool).run_rows(run_id)
+    finally:
+        await pool.close()
+    assert run_rows is not None
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    results = run_checks(AuditData(run_rows, history_facts(history)))
+    assert {r.check.name: r.problems for r in results if r.failed} == {}
 
 
 async def assert_no_failed_workflow_task(client: Client, run_id: str) -> None:

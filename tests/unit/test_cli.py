@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -186,3 +187,35 @@ def test_extend_without_a_limit_is_a_usage_error(capsys: pytest.CaptureFixture[s
     assert lines == [
         "error: extend needs at least one of --steps --searches --pages --tokens --deadline"
     ]
+
+
+def test_a_huge_brief_file_is_refused_unread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 50 MB file used to be read whole (280 MB of memory) before being refused."""
+    path = tmp_path / "huge.json"
+    with path.open("wb") as file:
+        file.truncate(50_000_000)
+
+    tracemalloc.start()
+    try:
+        code, lines = run_start(path, capsys)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+    assert_brief_rejected(code, lines, path, "is larger than 1,000,000 bytes: a brief holds")
+    assert peak < 5_000_000
+
+
+def test_a_brief_too_long_for_any_context_is_told_to_shrink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The advice was to raise max_context_chars past its own ceiling."""
+    path = brief_with(tmp_path, question="Why " * 150_000 + "?")
+
+    code, lines = run_start(path, capsys)
+
+    assert_brief_rejected(code, lines, path, "too long for any context")
+    assert "(max_context_chars is at most 500,000): shorten its questions" in lines[0]
+    assert "raise limits.max_context_chars" not in lines[0]

@@ -181,6 +181,27 @@ def test_parallel_tool_calls_reads_common_spellings(raw: str, expected: bool) ->
 
 
 @pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("", True), ("1", True), ("true", True), ("0", False), ("false", False), ("No", False)],
+)
+def test_search_attributes_read_booleans_strictly(raw: str, expected: bool) -> None:
+    """`RESEARCH_SEARCH_ATTRIBUTES=false` used to turn the feature on (only "0" was off)."""
+    settings = Settings.from_env({"RESEARCH_SEARCH_ATTRIBUTES": raw})
+
+    assert settings.search_attributes is expected
+
+
+@pytest.mark.parametrize("raw", ["maybe", "2", "disabled"])
+def test_an_unknown_search_attributes_value_is_refused(raw: str) -> None:
+    with pytest.raises(SettingsError) as refused:
+        Settings.from_env({"RESEARCH_SEARCH_ATTRIBUTES": raw})
+
+    assert str(refused.value) == (
+        f"RESEARCH_SEARCH_ATTRIBUTES must be 1 or 0 (true or false), got {raw!r}"
+    )
+
+
+@pytest.mark.parametrize(
     "raw",
     [
         "https://name.openai.azure.com",

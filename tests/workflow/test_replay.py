@@ -1,5 +1,8 @@
 """Recorded histories replay against the current workflow code: a change that would alter the
-decisions of running workflows fails here (re-record only on purpose, with a versioning plan)."""
+decisions of running workflows fails here (re-record only on purpose, with a versioning plan).
+
+They replay through `research replay`'s own function, so CI and an operator run the same check
+(the worker's workflows and plugins, the project's data converter)."""
 
 from __future__ import annotations
 
@@ -9,10 +12,9 @@ from pathlib import Path
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHistory
-from temporalio.worker import Replayer
 
-from runtime.converter import DATA_CONVERTER
-from workflows.research import LEAN_LOOP, LOCAL_POLICY, TRANSCRIPT_IN_LEDGER, ResearchWorkflow
+from starter.replay import replay_history
+from workflows.research import LEAN_LOOP, LOCAL_POLICY, TRANSCRIPT_IN_LEDGER
 
 HISTORIES = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
 
@@ -24,9 +26,7 @@ def test_there_are_recorded_histories() -> None:
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda path: path.stem)
 async def test_recorded_history_replays(path: Path) -> None:
     history = WorkflowHistory.from_json("replayed", path.read_text())
-    replayer = Replayer(workflows=[ResearchWorkflow], data_converter=DATA_CONVERTER)
-    result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
-    assert result.replay_failure is None
+    assert await replay_history(history) is None
 
 
 # Each recorded history's name says which patches it was recorded with: every branch stays covered.

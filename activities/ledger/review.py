@@ -1,0 +1,277 @@
+"""Ledger SQL for readers: the list of recent runs, and one run's rows whole (every table).
+
+What `research runs`, `report --json`, `export` and `audit` read. Rows come back as the pydantic
+models below, one per table, so they serialise to JSON as they are and read back from an export.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from activities.ledger.base import Connection, fetch_all, fetch_one
+from workflows.models import (
+    Brief,
+    Counters,
+    Decision,
+    Evidence,
+    Report,
+    RunStatus,
+    ToolCall,
+    TranscriptEntry,
+    Usage,
+)
+
+
+class RunListing(BaseModel):
+    """One line of `research runs`."""
+
+    run_id: str
+    question: str
+    status: RunStatus
+    stop_reason: str | None = None
+    counters: Counters
+    evidence: int
+    started_at: datetime
+    finished_at: datetime | None = None
+
+
+class RunRow(BaseModel):
+    run_id: str
+    question: str
+    brief: Brief
+    status: RunStatus
+    stop_reason: str | None = None
+    counters: Counters
+    started_at: datetime
+    finished_at: datetime | None = None
+    execution_id: str | None = None
+    version: int = 1
+
+
+class ModelCallRow(BaseModel):
+    turn: int
+    provider: str
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_input_tokens: int = 0
+    estimated: bool = False
+    usage_note: str = ""
+    context_chars: int = 0
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    text: str = ""
+    recorded_at: datetime
+
+    def decision(self) -> Decision:
+        """The model turn as `decide` returned it."""
+        return Decision(
+            tool_calls=self.tool_calls, text=self.text, model=self.model, usage=self.usage()
+        )
+
+    def usage(self) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            reasoning_tokens=self.reasoning_tokens,
+            cached_input_tokens=self.cached_input_tokens,
+            estimated=self.estimated,
+            note=self.usage_note,
+        )
+
+
+class StepRow(BaseModel):
+    step: int
+    turn: int
+    tool: str
+    arguments: str = ""
+    ok: bool
+    error: str | None = None
+    insufficient: bool = False
+    summary: str = ""
+    entry: TranscriptEntry | None = None  # runs since transcript-in-ledger-1
+    recorded_at: datetime
+
+
+class SearchResultRow(BaseModel):
+    rank: int
+    url: str
+    host: str = ""
+    title: str = ""
+    snippet: str = ""
+
+
+class SearchRow(BaseModel):
+    step: int
+    query: str
+    provider: str
+    searched_at: datetime
+    results: list[SearchResultRow] = Field(default_factory=list)
+
+
+class SourceRow(BaseModel):
+    source_id: str
+    url: str
+    final_url: str = ""
+    host: str = ""
+    title: str = ""
+    content_type: str = ""
+    http_status: int | None = None
+    content_hash: str | None = None
+    snapshot: str | None = None
+    truncated: bool = False
+    status: str
+    error: str | None = None
+    fetched_at: datetime
+
+
+class PassageRow(BaseModel):
+    source_id: str
+    passage_no: int
+    passage_id: str
+    start: int
+    end: int
+    section: str = ""
+    text: str
+
+
+class EvidenceRow(Evidence):
+    recorded_at: datetime
+
+
+class ReportRow(BaseModel):
+    status: RunStatus
+    stop_reason: str
+    report: Report
+    markdown: str = ""
+    saved_at: datetime
+
+
+class RunRows(BaseModel):
+    """Everything the ledger holds for one run, each table in its key order."""
+
+    run: RunRow
+    model_calls: list[ModelCallRow] = Field(default_factory=list)
+    steps: list[StepRow] = Field(default_factory=list)
+    searches: list[SearchRow] = Field(default_factory=list)
+    sources: list[SourceRow] = Field(default_factory=list)
+    passages: list[PassageRow] = Field(default_factory=list)
+    evidence: list[EvidenceRow] = Field(default_factory=list)
+    report: ReportRow | None = None
+
+
+_SELECT_RECENT = """
+SELECT r.run_id, r.question, r.status, r.stop_reason, r.counters, r.started_at, r.finished_at,
+       (SELECT count(*) FROM research.evidence e WHERE e.run_id = r.run_id) AS evidence
+FROM research.runs r
+WHERE %(status)s::text IS NULL OR r.status = %(status)s::text
+ORDER BY r.started_at DESC, r.run_id
+LIMIT %(limit)s
+"""
+
+_SELECT_RUN = """
+SELECT run_id, question, brief, status, stop_reason, counters, started_at, finished_at,
+       execution_id, version
+FROM research.runs WHERE run_id = %s
+"""
+
+_SELECT_MODEL_CALLS = """
+SELECT turn, provider, model, input_tokens, output_tokens, reasoning_tokens, cached_input_tokens,
+       estimated, usage_note, context_chars, tool_calls, text, recorded_at
+FROM research.model_calls WHERE run_id = %s ORDER BY turn
+"""
+
+_SELECT_STEPS = """
+SELECT step, turn, tool, arguments, ok, error, insufficient, summary, entry, recorded_at
+FROM research.steps WHERE run_id = %s ORDER BY step
+"""
+
+_SELECT_SEARCHES = """
+SELECT step, query, provider, searched_at FROM research.searches WHERE run_id = %s ORDER BY step
+"""
+
+_SELECT_SEARCH_RESULTS = """
+SELECT step, rank, url, host, title, snippet
+FROM research.search_results WHERE run_id = %s ORDER BY step, rank
+"""
+
+_SELECT_SOURCES = """
+SELECT source_id, url, final_url, host, title, content_type, http_status, content_hash, snapshot,
+       truncated, status, error, fetched_at
+FROM research.sources WHERE run_id = %s ORDER BY length(source_id), source_id
+"""
+
+_SELECT_PASSAGES = """
+SELECT source_id, passage_no, passage_id, start_offset AS start, end_offset AS end, section, text
+FROM research.passages WHERE run_id = %s ORDER BY length(source_id), source_id, passage_no
+"""
+
+_SELECT_EVIDENCE = """
+SELECT evidence_id AS id, question_id, source_id, claim, stance, quote, passage_id,
+       start_offset AS start, end_offset AS end, recorded_at
+FROM research.evidence WHERE run_id = %s ORDER BY length(evidence_id), evidence_id
+"""
+
+_SELECT_REPORT = """
+SELECT status, stop_reason, answer, findings, limitations, open_questions, composed, markdown,
+       saved_at
+FROM research.reports WHERE run_id = %s
+"""
+
+
+async def load_recent_runs(conn: Connection, status: str | None, limit: int) -> list[RunListing]:
+    rows = await fetch_all(conn, _SELECT_RECENT, {"status": status, "limit": limit})
+    return [RunListing.model_validate(row) for row in rows]
+
+
+async def load_run_rows(conn: Connection, run_id: str) -> RunRows | None:
+    run = await fetch_one(conn, _SELECT_RUN, (run_id,))
+    if run is None:
+        return None
+    key = (run_id,)
+    calls = await fetch_all(conn, _SELECT_MODEL_CALLS, key)
+    steps = await fetch_all(conn, _SELECT_STEPS, key)
+    sources = await fetch_all(conn, _SELECT_SOURCES, key)
+    passages = await fetch_all(conn, _SELECT_PASSAGES, key)
+    evidence = await fetch_all(conn, _SELECT_EVIDENCE, key)
+    return RunRows(
+        run=RunRow.model_validate(run),
+        model_calls=[ModelCallRow.model_validate(row) for row in calls],
+        steps=[StepRow.model_validate(row) for row in steps],
+        searches=await _searches(conn, run_id),
+        sources=[SourceRow.model_validate(row) for row in sources],
+        passages=[PassageRow.model_validate(row) for row in passages],
+        evidence=[EvidenceRow.model_validate(row) for row in evidence],
+        report=await _report(conn, run_id),
+    )
+
+
+async def _searches(conn: Connection, run_id: str) -> list[SearchRow]:
+    searches = [
+        SearchRow.model_validate(row) for row in await fetch_all(conn, _SELECT_SEARCHES, (run_id,))
+    ]
+    by_step = {search.step: search for search in searches}
+    for row in await fetch_all(conn, _SELECT_SEARCH_RESULTS, (run_id,)):
+        search = by_step.get(row.pop("step"))
+        if search is not None:
+            search.results.append(SearchResultRow.model_validate(row))
+    return searches
+
+
+async def _report(conn: Connection, run_id: str) -> ReportRow | None:
+    row = await fetch_one(conn, _SELECT_REPORT, (run_id,))
+    if row is None:
+        return None
+    report = Report.model_validate(
+        {name: row[name] for name in ("answer", "findings", "limitations", "open_questions")}
+        | {"composed": row["composed"]}
+    )
+    return ReportRow(
+        status=row["status"],
+        stop_reason=row["stop_reason"],
+        report=report,
+        markdown=row["markdown"],
+        saved_at=row["saved_at"],
+    )

@@ -1,0 +1,205 @@
+"""`research export RUN DIR`: one run for a reader with no database access, and back.
+
+One JSON file per ledger table (the rows as they are), the report as Markdown and as JSON (quotes
+and URLs), every snapshot as a text file, and the workflow history when Temporal still has it.
+`research audit DIR` and `research replay DIR/history.json` read the folder as they read the
+ledger and the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from temporalio.client import WorkflowHistory
+
+from activities.ledger import RunRows
+from activities.ledger.review import (
+    EvidenceRow,
+    ModelCallRow,
+    PassageRow,
+    ReportRow,
+    RunRow,
+    SearchRow,
+    SourceRow,
+    StepRow,
+)
+from runtime.settings import Settings
+from runtime.temporal import TemporalUnavailable
+from starter.errors import EXIT_USAGE, CliError
+from starter.history import fetch_history, read_history_file
+from starter.review import ReportView, ledger_for, load_rows, report_view
+
+TABLES: dict[str, type[BaseModel]] = {
+    "model_calls": ModelCallRow,
+    "steps": StepRow,
+    "searches": SearchRow,
+    "passages": PassageRow,
+    "evidence": EvidenceRow,
+}
+HISTORY = "history.json"
+
+
+async def export(settings: Settings, args: argparse.Namespace) -> int:
+    folder = Path(args.dir)
+    if await asyncio.to_thread(_occupied, folder):
+        raise CliError(f"{folder} exists and is not an empty folder: name a new one", EXIT_USAGE)
+    async with ledger_for(settings) as ledger:
+        rows = await load_rows(ledger, args.id)
+    history, why_not = None, "not asked for (--no-history)"
+    if not args.no_history:
+        history, why_not = await _history(settings, args.id)
+    files = await asyncio.to_thread(write_export, rows, history, folder)
+    print(f"exported run {args.id} to {folder}: {', '.join(files)}")
+    if history is None:
+        print(f"no {HISTORY}: {why_not}")
+    if rows.report is None:
+        print("no report: the run has not saved one (yet)")
+    return 0
+
+
+def _occupied(folder: Path) -> bool:
+    return folder.exists() and (not folder.is_dir() or any(folder.iterdir()))
+
+
+async def _history(settings: Settings, run_id: str) -> tuple[WorkflowHistory | None, str]:
+    try:
+        return await fetch_history(settings, run_id), ""
+    except (TemporalUnavailable, CliError) as error:
+        return None, str(error)
+
+
+def write_export(rows: RunRows, history: WorkflowHistory | None, folder: Path) -> list[str]:
+    """Write the folder; the names of the files written (snapshots as `snapshots/`)."""
+    (folder / "snapshots").mkdir(parents=True, exist_ok=True)
+    written = {"run.json": _dump(rows.run)}
+    for table in TABLES:
+        written[f"{table}.json"] = [_dump(row) for row in getattr(rows, table)]
+    written["sources.json"] = [_source(row) for row in rows.sources]
+    urls = {source.source_id: source.final_url or source.url for source in rows.sources}
+    for item in written["evidence.json"]:
+        item["url"] = urls.get(item["source_id"], "")  # for the reader; ignored on the way back
+    if rows.report is not None:
+        written["report.json"] = _dump(report_view(rows))
+        (folder / "report.md").write_text(rows.report.markdown, encoding="utf-8")
+    for name, value in written.items():
+        (folder / name).write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    for source in rows.sources:
+        if source.snapshot is not None:
+            (folder / _snapshot_file(source)).write_text(source.snapshot, encoding="utf-8")
+    if history is not None:
+        (folder / HISTORY).write_text(history.to_json(), encoding="utf-8")
+    (folder / "README.md").write_text(_readme(rows, history is not None), encoding="utf-8")
+    names = sorted([*written, *(["report.md"] if rows.report else [])])
+    return ["README.md", *names, *([HISTORY] if history else []), "snapshots/"]
+
+
+def _readme(rows: RunRows, with_history: bool) -> str:
+    run = rows.run
+    lines = [
+        f"# Run {run.run_id}",
+        "",
+        f"Question: {' '.join(run.question.split())}",
+        f"Status: {run.status} | Stop: {run.stop_reason or '-'}",
+        "",
+        "- `report.md`, `report.json`: the report; the JSON lists each cited quote with its URL",
+        "- `evidence.json`: every piece of evidence, its quote, offsets and source URL",
+        "- `sources.json`, `snapshots/`: every page read (URL, final URL, content hash, outcome)",
+        "  and the stored text each quote's offsets point into",
+        "- `run.json`, `steps.json`, `model_calls.json`, `searches.json`, `passages.json`: the",
+        "  ledger's other rows of this run, one file per table",
+    ]
+    if with_history:
+        lines.append("- `history.json`: the Temporal workflow history")
+    lines += ["", "Check it: `research audit <this folder>`"]
+    if with_history:
+        lines.append("Replay it: `research replay <this folder>/history.json`")
+    return "\n".join(lines) + "\n"
+
+
+def _dump(model: BaseModel) -> Any:
+    return model.model_dump(mode="json")
+
+
+def _snapshot_file(source: SourceRow) -> str:
+    return f"snapshots/{source.source_id}.txt"
+
+
+def _source(source: SourceRow) -> dict[str, Any]:
+    data: dict[str, Any] = source.model_dump(mode="json", exclude={"snapshot"})
+    data["snapshot_file"] = _snapshot_file(source) if source.snapshot is not None else None
+    return data
+
+
+# ---------------------------------------------------------------- reading an export back
+
+
+def is_export(folder: Path) -> bool:
+    return (folder / "run.json").is_file()
+
+
+def load_export(folder: Path) -> tuple[RunRows, WorkflowHistory | None]:
+    """The rows and the history an export holds, or CliError naming the file that is wrong."""
+    try:
+        rows = RunRows(
+            run=RunRow.model_validate(_read(folder, "run.json")),
+            sources=[_read_source(folder, item) for item in _read(folder, "sources.json")],
+            report=_read_report(folder),
+            **{table: _read(folder, f"{table}.json") for table in TABLES},
+        )
+    except ValidationError as error:
+        raise CliError(
+            f"export {folder}: a file does not hold ledger rows ({error.errors()[0]['msg']})",
+            EXIT_USAGE,
+        ) from None
+    history = folder / HISTORY
+    return rows, read_history_file(history) if history.is_file() else None
+
+
+def _read(folder: Path, name: str) -> Any:
+    path = folder / name
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CliError(f"export {folder}: {name} is missing", EXIT_USAGE) from None
+    except (ValueError, UnicodeDecodeError):
+        raise CliError(f"export {folder}: {name} is not JSON", EXIT_USAGE) from None
+
+
+def _read_source(folder: Path, item: dict[str, Any]) -> SourceRow:
+    name = item.pop("snapshot_file", None)
+    snapshot = None
+    if name:
+        path = (folder / name).resolve()
+        if folder.resolve() not in path.parents:
+            raise CliError(
+                f"export {folder}: snapshot file {name} is outside the folder", EXIT_USAGE
+            )
+        snapshot = path.read_text(encoding="utf-8") if path.is_file() else ""
+    return SourceRow.model_validate({**item, "snapshot": snapshot})
+
+
+def _read_report(folder: Path) -> ReportRow | None:
+    if not (folder / "report.json").is_file():
+        return None
+    view = ReportView.model_validate(_read(folder, "report.json"))
+    markdown = (
+        (folder / "report.md").read_text(encoding="utf-8")
+        if (folder / "report.md").is_file()
+        else ""
+    )
+    return ReportRow.model_validate(
+        {
+            "status": view.status,
+            "stop_reason": view.stop_reason,
+            "report": view.model_dump(
+                include={"answer", "findings", "limitations", "open_questions", "composed"}
+            ),
+            "markdown": markdown,
+            "saved_at": view.saved_at,
+        }
+    )

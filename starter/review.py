@@ -1,0 +1,187 @@
+"""Commands that read the ledger only (no Temporal): `runs`, `report` (Markdown or JSON)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, Field
+
+from activities.ledger import Ledger, RunListing, RunRows
+from runtime.devstack import open_database, open_ledger
+from runtime.settings import Settings
+from starter.errors import EXIT_USAGE, CliError
+from starter.runs import print_report
+from workflows.models import Finding
+
+QUESTION_CHARS = 48  # the question column of `research runs`
+NUMBER_COLUMNS = (3, 4, 5)  # steps, evidence, tokens: right-aligned
+
+
+class QuotedEvidence(BaseModel):
+    """A cited piece of evidence with its quote and where it was read: what `--json` shows."""
+
+    id: str
+    question_id: str
+    stance: str
+    claim: str
+    quote: str
+    passage_id: str | None = None
+    source_id: str
+    url: str
+    final_url: str = ""
+    title: str = ""
+    content_hash: str = ""
+    start: int
+    end: int
+
+
+class ReportView(BaseModel):
+    """The report as JSON: the model's (or the host's) text, every quote and URL from the rows."""
+
+    run_id: str
+    question: str
+    status: str
+    stop_reason: str
+    composed: bool
+    answer: str
+    findings: list[Finding] = Field(default_factory=list)
+    limitations: str = ""
+    open_questions: list[str] = Field(default_factory=list)
+    evidence: list[QuotedEvidence] = Field(default_factory=list)
+    saved_at: datetime
+
+
+@asynccontextmanager
+async def ledger_for(settings: Settings) -> AsyncIterator[Ledger]:
+    async with open_database(settings) as url, open_ledger(url) as ledger:
+        yield ledger
+
+
+async def load_rows(ledger: Ledger, run_id: str) -> RunRows:
+    rows = await ledger.run_rows(run_id)
+    if rows is None:
+        raise CliError(f"no run with id {run_id} in the ledger")
+    return rows
+
+
+def report_view(rows: RunRows) -> ReportView:
+    """The saved report with its cited evidence in order of first citation (as the Markdown)."""
+    saved = rows.report
+    if saved is None:
+        raise CliError(f"no report is stored for run {rows.run.run_id} (yet)")
+    evidence = {item.id: item for item in rows.evidence}
+    sources = {source.source_id: source for source in rows.sources}
+    cited = dict.fromkeys(eid for finding in saved.report.findings for eid in finding.evidence_ids)
+    quoted = []
+    for evidence_id in cited:
+        item = evidence.get(evidence_id)
+        source = sources.get(item.source_id) if item else None
+        if item is None or source is None:
+            continue  # an unknown id: the Markdown says "Not recorded"; `research audit` fails it
+        quoted.append(
+            QuotedEvidence(
+                **item.model_dump(exclude={"recorded_at"}),
+                url=source.url,
+                final_url=source.final_url,
+                title=source.title,
+                content_hash=source.content_hash or "",
+            )
+        )
+    report = saved.report
+    return ReportView(
+        run_id=rows.run.run_id,
+        question=rows.run.question,
+        status=saved.status,
+        stop_reason=saved.stop_reason,
+        composed=report.composed,
+        answer=report.answer,
+        findings=report.findings,
+        limitations=report.limitations,
+        open_questions=report.open_questions,
+        evidence=quoted,
+        saved_at=saved.saved_at,
+    )
+
+
+async def report(settings: Settings, args: argparse.Namespace) -> int:
+    if not args.json:
+        await print_report(settings, args.id)
+        return 0
+    async with ledger_for(settings) as ledger:
+        rows = await load_rows(ledger, args.id)
+    print(report_view(rows).model_dump_json(indent=2))
+    return 0
+
+
+async def runs(settings: Settings, args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise CliError(f"--limit must be 1 or more, got {args.limit}", EXIT_USAGE)
+    async with ledger_for(settings) as ledger:
+        listed = await ledger.recent_runs(args.status, args.limit)
+    now = datetime.now(UTC)
+    if args.json:
+        print(json.dumps([_listing_data(run, now) for run in listed], indent=2))
+    elif not listed:
+        which = f" with status {args.status}" if args.status else ""
+        print(f"no runs{which} in the ledger")
+    else:
+        print("\n".join(runs_table(listed, now)))
+    return 0
+
+
+def runs_table(listed: list[RunListing], now: datetime) -> list[str]:
+    header = ("RUN", "STATUS", "STOP", "STEPS", "EVIDENCE", "TOKENS", "AGE", "QUESTION")
+    rows = [header] + [
+        (
+            run.run_id,
+            run.status.value,
+            run.stop_reason or "-",
+            str(run.counters.steps),
+            str(run.evidence),
+            str(run.counters.tokens),
+            age(now, run.started_at),
+            _cut(run.question, QUESTION_CHARS),
+        )
+        for run in listed
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
+    return ["  ".join(map(_aligned, row, widths, range(len(row)))).rstrip() for row in rows]
+
+
+def _aligned(cell: str, width: int, column: int) -> str:
+    return cell.rjust(width) if column in NUMBER_COLUMNS else cell.ljust(width)
+
+
+def age(now: datetime, then: datetime) -> str:
+    """`42s`, `5m`, `3h`, `2d`: how long ago a run started."""
+    seconds = max(0, int((now - then).total_seconds()))
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _cut(text: str, chars: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= chars else text[: chars - 3] + "..."
+
+
+def _listing_data(run: RunListing, now: datetime) -> dict[str, object]:
+    return {
+        "run_id": run.run_id,
+        "status": run.status.value,
+        "stop_reason": run.stop_reason,
+        "steps": run.counters.steps,
+        "searches": run.counters.searches,
+        "pages": run.counters.page_fetches,
+        "evidence": run.evidence,
+        "tokens": run.counters.tokens,
+        "started_at": run.started_at.isoformat(),
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "age_seconds": max(0, int((now - run.started_at).total_seconds())),
+        "question": run.question,
+    }

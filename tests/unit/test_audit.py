@@ -1,0 +1,242 @@
+"""`research audit`'s checks on two recorded runs (tests/exports: a completed one and one stopped
+by the step limit, re-recorded with `python -m tests.exports.record`): both pass every check, and
+each check fails once the data it guards is tampered with."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from activities.ledger import RunRows
+from starter.audit import CHECKS, AuditData, audit_table, run_checks
+from starter.export import load_export, write_export
+from starter.history import ActivityFact, HistoryFacts, history_facts
+from workflows import contracts
+from workflows.models import StopReason
+
+EXPORTS = Path(__file__).parent.parent / "exports"
+Tamper = Callable[[RunRows, HistoryFacts], Any]
+
+
+@cache
+def _recorded(name: str) -> tuple[RunRows, HistoryFacts]:
+    rows, history = load_export(EXPORTS / name)
+    assert history is not None, f"tests/exports/{name} holds no history.json"
+    return rows, history_facts(history)
+
+
+def recorded(name: str) -> tuple[RunRows, HistoryFacts]:
+    """A fresh copy of a recorded run: each test tampers with its own."""
+    rows, facts = _recorded(name)
+    return rows.model_copy(deep=True), facts.model_copy(deep=True)
+
+
+def failed(rows: RunRows, facts: HistoryFacts | None) -> dict[str, list[str]]:
+    return {
+        result.check.name: result.problems
+        for result in run_checks(AuditData(rows, facts))
+        if result.failed
+    }
+
+
+@pytest.mark.parametrize("name", ["demo", "step-limit"])
+def test_a_recorded_run_passes_every_check(name: str) -> None:
+    rows, facts = recorded(name)
+
+    results = run_checks(AuditData(rows, facts))
+
+    assert failed(rows, facts) == {}
+    assert not any(result.skipped for result in results)
+    assert (
+        audit_table(results)[-1] == f"{len(CHECKS)} checks: {len(CHECKS)} ok, 0 failed, 0 skipped"
+    )
+
+
+def test_without_a_history_the_history_checks_are_skipped_not_passed() -> None:
+    rows, _ = recorded("demo")
+
+    results = run_checks(AuditData(rows, None))
+
+    skipped = {result.check.name for result in results if result.skipped}
+    assert skipped == {check.name for check in CHECKS if check.needs_history}
+    assert skipped and not any(result.failed for result in results)
+
+
+# ---------------------------------------------------------------- one tamper per check
+
+
+def _activity(facts: HistoryFacts, name: str, index: int = 0) -> ActivityFact:
+    return [fact for fact in facts.activities if fact.type == name and fact.completed][index]
+
+
+def _drop_last_step_record(facts: HistoryFacts) -> None:
+    last = [fact for fact in facts.activities if fact.type == contracts.RECORD_STEP][-1]
+    facts.activities.remove(last)
+
+
+def _other_passage(rows: RunRows) -> str:
+    evidence = rows.evidence[0]
+    others = [p.passage_id for p in rows.passages if p.source_id == evidence.source_id]
+    return next(pid for pid in others if pid != evidence.passage_id)
+
+
+def _shift(rows: RunRows) -> None:
+    """E001 recorded before its source was stored."""
+    source = next(s for s in rows.sources if s.source_id == rows.evidence[0].source_id)
+    rows.evidence[0].recorded_at = source.fetched_at - timedelta(seconds=1)
+
+
+# check name -> (recorded run, what to tamper with)
+TAMPERS: dict[str, tuple[str, Tamper]] = {
+    "snapshot-hashes": (
+        "demo",
+        lambda r, h: setattr(r.sources[0], "snapshot", r.sources[0].snapshot + " Edited."),
+    ),
+    "source-status": ("demo", lambda r, h: setattr(r.sources[0], "status", "failed")),
+    "passages-in-snapshots": ("demo", lambda r, h: setattr(r.passages[1], "text", "Forged text.")),
+    "passage-numbering": ("demo", lambda r, h: setattr(r.passages[1], "passage_no", 7)),
+    "quotes-in-snapshots": (
+        "demo",
+        lambda r, h: setattr(r.evidence[0], "quote", r.evidence[0].quote.replace("5", "7")),
+    ),
+    "quotes-in-passages": (
+        "demo",
+        lambda r, h: setattr(r.evidence[0], "passage_id", _other_passage(r)),
+    ),
+    "evidence-from-read-sources": ("demo", lambda r, h: setattr(r.evidence[1], "source_id", "S9")),
+    "evidence-questions": ("demo", lambda r, h: setattr(r.evidence[0], "question_id", "Q9")),
+    "source-ids-in-order": ("demo", lambda r, h: setattr(r.sources[1], "source_id", "S3")),
+    "evidence-ids-in-order": ("demo", lambda r, h: setattr(r.evidence[1], "id", "E009")),
+    "counter-steps": ("demo", lambda r, h: setattr(r.run.counters, "steps", 10)),
+    "counter-searches": ("demo", lambda r, h: r.searches.pop()),
+    "counter-pages": ("demo", lambda r, h: setattr(r.run.counters, "page_fetches", 3)),
+    "counter-model-calls": ("demo", lambda r, h: setattr(r.run.counters, "model_calls", 8)),
+    "counter-tokens": ("demo", lambda r, h: setattr(r.model_calls[0], "input_tokens", 9_999)),
+    "counter-finish-attempts": ("demo", lambda r, h: setattr(r.run.counters, "finish_attempts", 2)),
+    "steps-numbered": ("demo", lambda r, h: r.steps.pop(3)),
+    "turns-numbered": ("demo", lambda r, h: setattr(r.model_calls[1], "turn", 7)),
+    "steps-follow-turns": (
+        "demo",
+        lambda r, h: setattr(r.model_calls[0].tool_calls[0], "name", "read_page"),
+    ),
+    "step-outcomes": ("demo", lambda r, h: setattr(r.steps[0], "error", "forged")),
+    "step-entries": ("demo", lambda r, h: setattr(r.steps[0].entry, "step", 5)),
+    "searches-are-search-steps": ("demo", lambda r, h: setattr(r.searches[0], "step", 2)),
+    "search-results-ranked": ("demo", lambda r, h: setattr(r.searches[0].results[1], "rank", 5)),
+    "search-results-allowed": (
+        "demo",
+        lambda r, h: setattr(r.searches[0].results[0], "url", "https://evil.example/"),
+    ),
+    "reads-were-offered": (
+        "demo",
+        lambda r, h: setattr(r.sources[0], "url", "https://docs.harborq.example/unlisted.html"),
+    ),
+    "reads-on-allowed-hosts": (
+        "demo",
+        lambda r, h: setattr(r.sources[0], "final_url", "https://evil.example/dlq"),
+    ),
+    "evidence-after-read": ("demo", lambda r, h: _shift(r)),
+    "bound-steps": ("demo", lambda r, h: setattr(r.run.brief.limits, "max_steps", 8)),
+    "bound-searches": ("demo", lambda r, h: setattr(r.run.brief.limits, "max_searches", 2)),
+    "bound-pages": ("demo", lambda r, h: setattr(r.run.brief.limits, "max_page_fetches", 1)),
+    "bound-finish-attempts": ("demo", lambda r, h: setattr(r.run.counters, "finish_attempts", 4)),
+    "bound-tokens": ("demo", lambda r, h: setattr(r.run.brief.limits, "max_tokens", 10_000)),
+    "stop-reason-holds": ("step-limit", lambda r, h: setattr(r.run, "stop_reason", "token_limit")),
+    "report-saved": ("demo", lambda r, h: setattr(r, "report", None)),
+    "cited-evidence-exists": (
+        "demo",
+        lambda r, h: r.report.report.findings[0].evidence_ids.append("E042"),
+    ),
+    "report-passes-gate": ("demo", lambda r, h: r.report.report.findings.pop(0)),
+    "composed-flag": ("demo", lambda r, h: setattr(r.report.report, "composed", True)),
+    "composed-report-recomposes": (
+        "step-limit",
+        lambda r, h: setattr(r.report.report, "answer", "Forged."),
+    ),
+    "open-questions": ("demo", lambda r, h: setattr(r.report.report, "open_questions", ["Q2"])),
+    "markdown-matches-rows": (
+        "demo",
+        lambda r, h: setattr(r.report, "markdown", r.report.markdown.replace("30", "60")),
+    ),
+    "history-identity": ("demo", lambda r, h: setattr(h, "workflow_id", "research-another")),
+    "history-brief": ("demo", lambda r, h: h.brief.update(question="Another question?")),
+    "history-outcome": (
+        "step-limit",
+        lambda r, h: setattr(h.result, "stop_reason", StopReason.DEADLINE),
+    ),
+    "history-counters": ("demo", lambda r, h: setattr(h.result.counters, "searches", 4)),
+    "history-steps": ("demo", lambda r, h: _drop_last_step_record(h)),
+    "history-turns": (
+        "demo",
+        lambda r, h: _activity(h, contracts.DECIDE, 2).result["usage"].update(input_tokens=1),
+    ),
+    "history-searches": (
+        "demo",
+        lambda r, h: _activity(h, contracts.SEARCH_WEB).result["hits"].pop(),
+    ),
+    "history-sources": (
+        "demo",
+        lambda r, h: _activity(h, contracts.READ_PAGE).result["source"].update(content_hash="0"),
+    ),
+    "history-evidence": (
+        "demo",
+        lambda r, h: (
+            _activity(h, contracts.RECORD_EVIDENCE).result["evidence"].update(quote="Forged.")
+        ),
+    ),
+    "history-report": ("demo", lambda r, h: setattr(h.result.report, "limitations", "Forged.")),
+}
+
+
+def test_there_are_at_least_25_checks_and_each_has_a_tamper_test() -> None:
+    names = [check.name for check in CHECKS]
+    assert len(names) >= 25
+    assert sorted(names) == sorted(TAMPERS)
+
+
+@pytest.mark.parametrize("name", sorted(TAMPERS))
+def test_a_check_fails_when_the_data_it_guards_is_tampered_with(name: str) -> None:
+    run, tamper = TAMPERS[name]
+    rows, facts = recorded(run)
+    assert name not in failed(rows, facts)
+
+    tamper(rows, facts)
+
+    problems = failed(rows, facts)
+    assert name in problems, f"{name} did not notice; failed instead: {sorted(problems)}"
+    assert all(problem and "\n" not in problem for problem in problems[name])
+
+
+def test_the_table_names_the_failed_check_and_its_problem() -> None:
+    rows, facts = recorded("demo")
+    rows.evidence[0].quote = "Harbor Queue never retries."
+
+    lines = audit_table(run_checks(AuditData(rows, facts)))
+
+    line = next(line for line in lines if line.startswith("quotes-in-snapshots "))
+    assert "FAIL" in line and "E001: the quote is not S1's text at 634" in line
+    # The same edit breaks the report's gate, its Markdown and the match with history.
+    assert sorted(failed(rows, facts)) == [
+        "history-evidence",
+        "markdown-matches-rows",
+        "quotes-in-snapshots",
+        "report-passes-gate",
+    ]
+    assert lines[-1] == f"{len(CHECKS)} checks: {len(CHECKS) - 4} ok, 4 failed, 0 skipped"
+
+
+def test_an_export_reads_back_as_the_rows_it_was_written_from(tmp_path: Path) -> None:
+    rows, _ = recorded("step-limit")
+    history = load_export(EXPORTS / "step-limit")[1]
+
+    write_export(rows, history, tmp_path / "again")
+    again, history_again = load_export(tmp_path / "again")
+
+    assert again == rows
+    assert history_again is not None and history is not None
+    assert history_again.events == history.events
