@@ -34,7 +34,7 @@ from runtime.providers import (
     open_search,
 )
 from runtime.settings import Settings, SettingsError
-from runtime.telemetry import tracing_interceptors
+from runtime.telemetry import configure_logging, telemetry
 from runtime.temporal import TemporalUnavailable, connect, settle_before_exit
 from workflows.research import ResearchWorkflow
 
@@ -67,6 +67,7 @@ async def run_worker(
             max_concurrent_workflow_tasks=WORKFLOW_TASK_SLOTS,
             max_concurrent_activity_task_polls=POLLERS,
             max_concurrent_workflow_task_polls=POLLERS,
+            max_cached_workflows=settings.workflow_cache,
         )
         async with worker:
             print(f"worker ready on task queue {settings.task_queue}", flush=True)
@@ -109,16 +110,17 @@ async def _serve() -> None:
     settings = Settings.from_env()
     check_model_settings(settings)  # a missing key stops the worker before it connects
     check_search_settings(settings)
-    tracing_interceptors()
-    client = await connect(settings)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
-    try:
-        await run_worker(settings, client, stop=stop)
-    finally:
-        await settle_before_exit()
+    configure_logging()
+    async with telemetry():  # flushes spans, logs and metrics when the worker stops
+        client = await connect(settings)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        try:
+            await run_worker(settings, client, stop=stop)
+        finally:
+            await settle_before_exit()
 
 
 def main() -> int:

@@ -32,7 +32,8 @@ class SettingsError(ValueError):
     """A configuration value is missing or malformed; the message says how to fix it."""
 
 
-def _int(env: dict[str, str], name: str, default: int) -> int:
+def _int(env: dict[str, str], name: str, default: int, *, zero: bool = False) -> int:
+    """A whole number above 0, or from 0 up with `zero`."""
     raw = env.get(name, "").strip()
     if not raw:
         return default
@@ -40,7 +41,9 @@ def _int(env: dict[str, str], name: str, default: int) -> int:
         value = int(raw)
     except ValueError:
         raise SettingsError(f"{name} must be a whole number, got {raw!r}") from None
-    return _positive(name, raw, value)
+    if zero and value < 0:
+        raise SettingsError(f"{name} must be 0 or more, got {raw!r}")
+    return value if zero else _positive(name, raw, value)
 
 
 def _float(env: dict[str, str], name: str, default: float, *, zero: bool = False) -> float:
@@ -69,10 +72,10 @@ def _positive(name: str, raw: str, value: T) -> T:
 class Settings:
     state_dir: Path = PROJECT_ROOT / ".research"
     database_url: str | None = None  # None: the embedded PostgreSQL under state_dir
+    database_entra: bool = False  # sign in to DATABASE_URL with a Microsoft Entra token
     temporal_address: str = "localhost:7233"
     temporal_namespace: str = "default"
     temporal_api_key: str | None = field(default=None, repr=False)
-    database_entra: bool = False  # sign in to DATABASE_URL with a Microsoft Entra token
     task_queue: str = "research"
     ui_port: int = 8233
     search_attributes: bool = True  # ResearchStatus / ResearchStopReason registered
@@ -97,6 +100,7 @@ class Settings:
     fetch_timeout_seconds: float = 20.0
     max_decoded_bytes: int = 20_000_000  # a compressed page may expand to at most this
     local_hosts: tuple[str, ...] = ()  # `host` or `host=IP`: plain http, any port, inside addresses
+    workflow_cache: int = 1_000  # workflows a worker keeps in memory (0: replay every task)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -105,11 +109,11 @@ class Settings:
         return cls(
             state_dir=state_dir.resolve(),
             database_url=env.get("DATABASE_URL") or None,
+            database_entra=_database_entra(env),
             temporal_address=env.get("TEMPORAL_ADDRESS") or "localhost:7233",
             temporal_namespace=env.get("TEMPORAL_NAMESPACE") or "default",
             temporal_api_key=env.get("TEMPORAL_API_KEY") or None,
             task_queue=env.get("RESEARCH_TASK_QUEUE") or "research",
-            database_entra=_database_entra(env),
             ui_port=_int(env, "RESEARCH_UI_PORT", 8233),
             search_attributes=_bool(env, "RESEARCH_SEARCH_ATTRIBUTES", True),
             **_model_settings(env),
@@ -120,6 +124,7 @@ class Settings:
             fetch_timeout_seconds=_float(env, "RESEARCH_FETCH_TIMEOUT_SECONDS", 20.0),
             max_decoded_bytes=_int(env, "RESEARCH_MAX_DECODED_BYTES", 20_000_000),
             local_hosts=_local_hosts(env.get("RESEARCH_LOCAL_HOSTS", "")),
+            workflow_cache=_int(env, "RESEARCH_WORKFLOW_CACHE", 1_000, zero=True),
         )
 
 
@@ -161,11 +166,6 @@ def secrets_withheld() -> Iterator[None]:
         os.environ.update(held)
 
 
-def _local_hosts(raw: str) -> tuple[str, ...]:
-    entries = tuple(entry.strip() for entry in raw.split(",") if entry.strip())
-    try:
-        for entry in entries:
-            local_host_entry(entry)
 def _database_entra(env: dict[str, str]) -> bool:
     """RESEARCH_DATABASE_ENTRA=1: the password is a Microsoft Entra access token (Azure Database
     for PostgreSQL), fetched for each new connection; DATABASE_URL names the user, no password."""
@@ -195,6 +195,11 @@ def _has_password(url: str) -> bool:
         return False
 
 
+def _local_hosts(raw: str) -> tuple[str, ...]:
+    entries = tuple(entry.strip() for entry in raw.split(",") if entry.strip())
+    try:
+        for entry in entries:
+            local_host_entry(entry)
     except ValueError as error:
         raise SettingsError(f"RESEARCH_LOCAL_HOSTS: {error}") from None
     return entries

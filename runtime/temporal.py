@@ -20,7 +20,7 @@ from temporalio.service import RPCError
 
 from runtime.converter import DATA_CONVERTER
 from runtime.settings import Settings, child_environment
-from runtime.telemetry import tracing_interceptors
+from runtime.telemetry import telemetry
 
 SEARCH_ATTRIBUTES = ("ResearchStatus=Keyword", "ResearchStopReason=Keyword")
 SETTLE_SECONDS = 0.2
@@ -48,7 +48,8 @@ async def connect(settings: Settings, *, address: str | None = None) -> Client:
             api_key=settings.temporal_api_key,
             tls=bool(settings.temporal_api_key),
             data_converter=DATA_CONVERTER,
-            interceptors=tracing_interceptors(),
+            plugins=telemetry().plugins,  # tracing: the workflow's spans and their propagation
+            runtime=telemetry().runtime,  # metrics: Temporal's own, through the same exporters
         )
     except RuntimeError as error:
         hint = "start it with `research dev` or set TEMPORAL_ADDRESS"

@@ -17,6 +17,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
 from runtime.settings import Settings, SettingsError
+from runtime.telemetry import telemetry
 from runtime.temporal import DevServerError, TemporalUnavailable, settle_before_exit
 from starter.errors import EXIT_FAILED, EXIT_USAGE, CliError
 from starter.usage import USAGE, epilog
@@ -184,10 +185,12 @@ def _command(args: argparse.Namespace) -> Command:
 
 
 async def _settled(command: Coroutine[Any, Any, int]) -> int:
-    try:
-        return await command
-    finally:
-        await settle_before_exit()
+    # Telemetry (when an exporter is configured) is flushed and shut down before the exit.
+    async with telemetry():
+        try:
+            return await command
+        finally:
+            await settle_before_exit()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -41,6 +41,8 @@ from workflows.models import (
 )
 from workflows.research import ResearchWorkflow
 
+STATIC_SUMMARY_CHARS = 200
+
 
 def new_run_id() -> str:
     return f"research-{uuid.uuid4().hex[:8]}"
@@ -64,6 +66,8 @@ async def start_run(
             task_queue=settings.task_queue,
             # The id is the ledger's run key: a second run under it would mix two runs' rows.
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            # The Web UI's summary of the run: its question (the Temporal CLI: --static-summary).
+            static_summary=brief.question[:STATIC_SUMMARY_CHARS],
         )
     except WorkflowAlreadyStartedError:
         raise CliError(f"a run with id {run_id} already exists: pick another --id") from None

@@ -2,61 +2,23 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-_LOCAL_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
-_real_getaddrinfo = socket.getaddrinfo
-_real_connect = socket.socket.connect
-_real_connect_ex = socket.socket.connect_ex
-
-
-def _is_local(host: object) -> bool:
-    if not isinstance(host, str):
-        return False
-    if host in _LOCAL_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.split("%")[0]).is_loopback
-    except ValueError:
-        return False
-
-
-def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-    if host is not None and not _is_local(host if isinstance(host, str) else host.decode()):
-        raise socket.gaierror(socket.EAI_NONAME, f"test network guard: {host!r} is not loopback")
-    return _real_getaddrinfo(host, *args, **kwargs)
-
-
-def _check_address(sock: socket.socket, address: Any) -> None:
-    if sock.family == socket.AF_UNIX:
-        return
-    if not (isinstance(address, tuple) and _is_local(address[0])):
-        raise ConnectionRefusedError(f"test network guard: {address!r} is not loopback")
-
-
-def _guarded_connect(self: socket.socket, address: Any) -> None:
-    _check_address(self, address)
-    _real_connect(self, address)
-
-
-def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
-    _check_address(self, address)
-    return _real_connect_ex(self, address)
+from tests.netguard.research_netguard import install as install_network_guard
 
 
 def pytest_configure(config: pytest.Config) -> None:
     # Installed before any test module is imported: no Python socket leaves loopback, and no
     # real provider credential or proxy from the developer's shell reaches the code under test.
-    socket.getaddrinfo = _guarded_getaddrinfo
-    socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+    install_network_guard()
+    # Every Python child a test starts with this environment installs the same guard.
+    inherited = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = GUARDED_PYTHONPATH + (f":{inherited}" if inherited else "")
     for name in list(os.environ):
         if name.endswith("_PROXY") or name.endswith("_proxy") or name in _SECRET_VARIABLES:
             del os.environ[name]
@@ -117,6 +79,10 @@ def installed_binary(name: str) -> str:
     if not found:
         raise RuntimeError(f"{name} is not installed; run make test to bootstrap .venv")
     return found
+
+
+GUARDED_PYTHONPATH = f"{Path(__file__).parent / 'netguard'}:{Path(__file__).parent.parent}"
+"""PYTHONPATH for a Python child process: the network guard installs itself at its start."""
 
 
 def free_port() -> int:

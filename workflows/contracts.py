@@ -159,6 +159,7 @@ class SaveReportInput(BaseModel):
 
 class SaveReportResult(BaseModel):
     saved: bool = True
+    markdown: str = ""  # the report as stored (the Web UI shows it as the run's final details)
 
 
 # ---------------------------------------------------------------- one typed spec per activity

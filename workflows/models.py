@@ -407,6 +407,16 @@ class Progress(BaseModel):
     seconds_left: int = 0
 
 
+class ResultQuote(BaseModel):
+    """One piece of recorded evidence as the run's result shows it: the quote and its page."""
+
+    id: str
+    question_id: str
+    stance: Stance
+    quote: str
+    url: str
+
+
 class RunResult(BaseModel):
     run_id: str
     status: RunStatus
@@ -417,6 +427,8 @@ class RunResult(BaseModel):
     independent_sources: int
     report: Report
     message: str = ""
+    # The recorded evidence with quotes and URLs, so the result reads on its own (the Web UI).
+    quotes: list[ResultQuote] = Field(default_factory=list)
 
 
 # ---------------------------------------------------------------- steering (signals, update, query)

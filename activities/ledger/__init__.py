@@ -8,18 +8,20 @@ modules next to this one; `Ledger` owns connections and transactions.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool
 from temporalio.exceptions import ApplicationError
 
+from activities import spans
 from activities.ledger import corpus as ledger_corpus
 from activities.ledger import evidence as ledger_evidence
+from activities.ledger import review as ledger_review
 from activities.ledger import runs as ledger_runs
 from activities.ledger import sources as ledger_sources
-from activities.ledger import review as ledger_review
 from activities.ledger.base import (
     Connection,
     LedgerConflict,
@@ -28,9 +30,9 @@ from activities.ledger.base import (
     UnknownRun,
 )
 from activities.ledger.base import run_must_exist as _run_must_exist
+from activities.ledger.review import RunListing, RunRows
 from activities.ledger.runs import RunRecord
 from activities.ledger.sources import StoredSource
-from activities.ledger.review import RunListing, RunRows
 from activities.pages.extract import Extracted
 from activities.pages.page import FetchedPage
 from workflows.contracts import (
@@ -54,11 +56,11 @@ __all__ = [
     "LedgerConflict",
     "LedgerError",
     "RunIdTaken",
-    "RunRecord",
-    "StoredSource",
     "RunListing",
-    "UnknownRun",
+    "RunRecord",
     "RunRows",
+    "StoredSource",
+    "UnknownRun",
     "ledger_errors",
 ]
 
@@ -84,17 +86,30 @@ class Ledger:
 
     def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
         self._pool = pool
+        # Where the spans say the ledger is (host and database name only, never a password).
+        where = conninfo_to_dict(pool.conninfo) if isinstance(pool.conninfo, str) else {}
+        self._server = str(where.get("host") or "localhost")
+        self._database = str(where.get("dbname") or "")
+
+    def _span(self, operation: str, table: str) -> AbstractContextManager[Any]:
+        return spans.database(operation, f"research.{table}", self._database, self._server)
 
     @asynccontextmanager
-    async def _write(self, run_id: str) -> AsyncIterator[Connection]:
+    async def _write(self, run_id: str, table: str = "runs") -> AsyncIterator[Connection]:
         """One connection inside one transaction; writing for a run never started is UnknownRun."""
-        async with self._pool.connection() as conn, _run_must_exist(run_id), conn.transaction():
-            yield conn
+        with self._span("INSERT", table):
+            async with (
+                self._pool.connection() as conn,
+                _run_must_exist(run_id),
+                conn.transaction(),
+            ):
+                yield conn
 
     @asynccontextmanager
-    async def _read(self) -> AsyncIterator[Connection]:
-        async with self._pool.connection() as conn:
-            yield conn
+    async def _read(self, table: str = "runs") -> AsyncIterator[Connection]:
+        with self._span("SELECT", table):
+            async with self._pool.connection() as conn:
+                yield conn
 
     # ------------------------------------------------------------ runs, model calls, steps
 
@@ -103,8 +118,9 @@ class Ledger:
     ) -> bool:
         """Record a new run (`started_at` ISO 8601); False when this execution already did.
         Raises RunIdTaken when another Temporal execution owns `run_id`."""
-        async with self._pool.connection() as conn, conn.transaction():
-            return await ledger_runs.insert_run(conn, run_id, brief, started_at, execution_id)
+        with self._span("INSERT", "runs"):
+            async with self._pool.connection() as conn, conn.transaction():
+                return await ledger_runs.insert_run(conn, run_id, brief, started_at, execution_id)
 
     async def run(self, run_id: str) -> RunRecord | None:
         async with self._read() as conn:
@@ -113,14 +129,14 @@ class Ledger:
     async def record_model_call(
         self, run_id: str, turn: int, decision: Decision, provider: str, context_chars: int
     ) -> bool:
-        async with self._write(run_id) as conn:
+        async with self._write(run_id, "model_calls") as conn:
             return await ledger_runs.insert_model_call(
                 conn, run_id, turn, decision, provider, context_chars
             )
 
     async def decision(self, run_id: str, turn: int) -> Decision | None:
         """The recorded model turn, if this turn was answered already (a retried `decide`)."""
-        async with self._read() as conn:
+        async with self._read("model_calls") as conn:
             return await ledger_runs.load_decision(conn, run_id, turn)
 
     async def decisions(self, run_id: str) -> list[Decision]:
@@ -129,12 +145,12 @@ class Ledger:
             return await ledger_runs.load_decisions(conn, run_id)
 
     async def record_step(self, record: StepRecord) -> bool:
-        async with self._write(record.run_id) as conn:
+        async with self._write(record.run_id, "steps") as conn:
             return await ledger_runs.insert_step(conn, record)
 
     async def transcript(self, run_id: str, upto: int) -> list[TranscriptEntry]:
         """The steps recorded up to `upto` (a watermark: a retried turn reads the same ones)."""
-        async with self._read() as conn:
+        async with self._read("steps") as conn:
             return await ledger_runs.load_entries(conn, run_id, upto)
 
     # ------------------------------------------------------------ searches
@@ -143,7 +159,7 @@ class Ledger:
         self, run_id: str, step: int, query: str, provider: str, hits: list[SearchHit]
     ) -> list[SearchHit]:
         """Record a search and its results once; return the results as stored."""
-        async with self._write(run_id) as conn:
+        async with self._write(run_id, "searches") as conn:
             if await ledger_runs.insert_search(conn, run_id, step, query, provider, hits):
                 return hits
         recorded = await self.recorded_search(run_id, step)
@@ -160,7 +176,7 @@ class Ledger:
         self, run_id: str, source_id: str, fetched: FetchedPage, extracted: Extracted
     ) -> SourceRef:
         """Store the snapshot and its passages in one transaction; return what is stored."""
-        async with self._write(run_id) as conn:
+        async with self._write(run_id, "sources") as conn:
             await ledger_sources.insert_source(conn, run_id, source_id, fetched, extracted)
         return await self._stored_ref(run_id, source_id, fetched.url)
 
@@ -168,7 +184,7 @@ class Ledger:
         self, run_id: str, source_id: str, url: str, status: str, error: str
     ) -> SourceRef:
         """Record a refused (`status="refused"`) or failed fetch, so a retry does not fetch."""
-        async with self._write(run_id) as conn:
+        async with self._write(run_id, "sources") as conn:
             await ledger_sources.insert_failed_source(conn, run_id, source_id, url, status, error)
         return await self._stored_ref(run_id, source_id, url)
 
@@ -182,7 +198,7 @@ class Ledger:
         self, run_id: str, source_id: str, url: str | None = None
     ) -> StoredSource | None:
         """The source stored under `source_id`, else the one stored for `url`, else None."""
-        async with self._read() as conn:
+        async with self._read("sources") as conn:
             return await ledger_sources.load_source(conn, run_id, source_id, url)
 
     async def sources(self, run_id: str) -> list[SourceRef]:
@@ -201,7 +217,7 @@ class Ledger:
         """Up to `size` passages and about `chars` of text from the one containing `offset` (with
         `find`, only those that contain it, case-insensitively), and the offset the next window
         starts at (None: end)."""
-        async with self._read() as conn:
+        async with self._read("passages") as conn:
             return await ledger_sources.load_window(
                 conn, run_id, source_id, offset, find, size, chars
             )
@@ -210,7 +226,7 @@ class Ledger:
 
     async def record_evidence(self, request: RecordEvidenceInput) -> RecordEvidenceResult:
         """Record evidence whose quote is proven from the stored snapshot, or say why not."""
-        async with self._write(request.run_id) as conn:
+        async with self._write(request.run_id, "evidence") as conn:
             return await ledger_evidence.insert_evidence(conn, request)
 
     async def evidence_rows(self, run_id: str) -> list[Evidence]:
@@ -226,13 +242,26 @@ class Ledger:
 
     async def save_report(self, request: SaveReportInput, markdown: str) -> bool:
         """Store the report and finish the run row in one transaction; False when already saved."""
-        async with self._write(request.run_id) as conn:
+        async with self._write(request.run_id, "reports") as conn:
             return await ledger_runs.insert_report(conn, request, markdown)
 
     async def report(self, run_id: str) -> str | None:
         """The stored report's Markdown, or None when no report is saved for the run."""
         async with self._read() as conn:
             return await ledger_runs.load_markdown(conn, run_id)
+
+    # ------------------------------------------------------------ readers (runs, export, audit)
+
+    async def recent_runs(self, status: str | None = None, limit: int = 20) -> list[RunListing]:
+        """The latest runs first, optionally only those with `status`."""
+        async with self._read() as conn:
+            return await ledger_review.load_recent_runs(conn, status, limit)
+
+    async def run_rows(self, run_id: str) -> RunRows | None:
+        """Every row of one run, read in one snapshot (a running run cannot change mid-read)."""
+        async with self._read() as conn, conn.transaction():
+            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            return await ledger_review.load_run_rows(conn, run_id)
 
     # ------------------------------------------------------------ the local corpus
 
@@ -250,19 +279,6 @@ class Ledger:
 
     async def corpus_folders(self) -> dict[str, str]:
         """Each indexed corpus host and the folder it is served from."""
-    # ------------------------------------------------------------ readers (runs, export, audit)
-
-    async def recent_runs(self, status: str | None = None, limit: int = 20) -> list[RunListing]:
-        """The latest runs first, optionally only those with `status`."""
-        async with self._read() as conn:
-            return await ledger_review.load_recent_runs(conn, status, limit)
-
-    async def run_rows(self, run_id: str) -> RunRows | None:
-        """Every row of one run, read in one snapshot (a running run cannot change mid-read)."""
-        async with self._read() as conn, conn.transaction():
-            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            return await ledger_review.load_run_rows(conn, run_id)
-
         async with self._read() as conn:
             return await ledger_corpus.folders(conn)
 
@@ -275,5 +291,5 @@ class Ledger:
         self, query: str, allowed_hosts: list[str], limit: int
     ) -> list[SearchHit]:
         """Corpus documents on allowed hosts matching any word of `query`, best first."""
-        async with self._read() as conn:
+        async with self._read("corpus_documents") as conn:
             return await ledger_corpus.search_documents(conn, query, allowed_hosts, limit)

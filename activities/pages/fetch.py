@@ -19,6 +19,7 @@ from pathlib import Path
 import httpcore
 import httpx
 
+from activities import spans
 from activities.pages.corpus_transport import CorpusTransport
 from activities.pages.decode import ACCEPT_ENCODING, CappedDecoder, DecodeRefused
 from activities.pages.guard import (
@@ -31,6 +32,7 @@ from activities.pages.guard import (
     check_redirect,
     check_url,
     checked_addresses,
+    refusal_reason,
     system_resolver,
     url_host,
 )
@@ -171,9 +173,36 @@ async def fetch_page(
     after content decoding. Raises FetchRefused for a policy breach (before any request when the
     URL itself breaks it) and FetchFailed otherwise.
     """
+    with spans.http_request("GET", url, purpose="page") as span:
+        try:
+            page = await _fetch_page(
+                client,
+                url,
+                allowed_hosts,
+                _Caps(max_bytes, max_decoded_bytes or max_bytes),
+                timeout_seconds,
+            )
+        except FetchRefused as error:
+            spans.refused(span, refusal_reason(str(error)), str(error))
+            raise
+        except FetchFailed as error:
+            if error.status is not None:
+                spans.http_response(span, error.status, 0)
+            raise
+        final = page.final_url if page.final_url != url else None
+        spans.http_response(span, page.status, len(page.body), final)
+        return page
+
+
+async def _fetch_page(
+    client: httpx.AsyncClient,
+    url: str,
+    allowed_hosts: list[str],
+    caps: _Caps,
+    timeout_seconds: float,
+) -> FetchedPage:
     policy = client_policy(client)
     target = check_url(url, allowed_hosts, policy)
-    caps = _Caps(max_bytes, max_decoded_bytes or max_bytes)
     try:
         async with asyncio.timeout(timeout_seconds):
             return await _follow_redirects(client, url, target, allowed_hosts, policy, caps)

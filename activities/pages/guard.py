@@ -67,6 +67,35 @@ class FetchRefused(Exception):
     """The fetch broke a policy rule (host, scheme, address, redirects, type, size)."""
 
 
+# The kinds of refusal, for metrics and spans (a small fixed set; the message keeps the detail).
+# The first phrase a refusal message contains names its kind; order matters ("redirects to a
+# refused URL: host ... is not in the allowed hosts" is a redirect).
+_REFUSAL_KINDS = (
+    ("redirect", "redirect"),
+    ("not in the allowed hosts", "host_not_allowed"),
+    ("corpus host", "host_not_allowed"),
+    ("does not resolve", "dns"),
+    ("refused address", "address"),
+    ("names an ip address", "address"),
+    ("unix socket", "address"),
+    ("scheme", "scheme"),
+    ("plain http", "scheme"),
+    ("names port", "port"),
+    ("user name or password", "userinfo"),
+    ("not a page type", "content_type"),
+    ("larger than", "size"),
+    ("encoding", "encoding"),
+    ("decod", "encoding"),
+    ("compress", "encoding"),
+)
+
+
+def refusal_reason(message: str) -> str:
+    """The kind of a refusal message: one of _REFUSAL_KINDS's names, else `invalid_url`."""
+    lowered = message.lower()
+    return next((kind for phrase, kind in _REFUSAL_KINDS if phrase in lowered), "invalid_url")
+
+
 @dataclass(frozen=True)
 class FetchPolicy:
     """What the operator configured beyond the brief's allowlist.

@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from activities import spans
 from activities.model.provider_errors import (
     Provider,
     malformed_failure,
@@ -94,16 +95,21 @@ def scoped_query(query: str, allowed_hosts: list[str]) -> str:
 
 
 async def _json(http: httpx.AsyncClient, request: httpx.Request, provider: Provider) -> Any:
-    try:
-        response = await http.send(request, stream=True)
+    # The span shows no query string: it carries the model's query (content, not telemetry).
+    with spans.http_request(
+        request.method, str(request.url), purpose="search", keep_query=False
+    ) as span:
         try:
-            body = await _capped_body(response, provider)
-        finally:
-            await response.aclose()
-    except httpx.TimeoutException:
-        raise network_failure(provider, timed_out=True) from None
-    except httpx.RequestError:
-        raise network_failure(provider, timed_out=False) from None
+            response = await http.send(request, stream=True)
+            try:
+                body = await _capped_body(response, provider)
+            finally:
+                await response.aclose()
+        except httpx.TimeoutException:
+            raise network_failure(provider, timed_out=True) from None
+        except httpx.RequestError:
+            raise network_failure(provider, timed_out=False) from None
+        spans.http_response(span, response.status_code, len(body))
     if not response.is_success:
         detail = body.decode(response.encoding or "utf-8", errors="replace")
         raise status_failure(provider, response.status_code, response.headers, detail)

@@ -20,7 +20,7 @@ from activities.search import index_corpus
 from runtime.converter import DATA_CONVERTER
 from runtime.database import open_pool
 from runtime.settings import PROJECT_ROOT, Settings
-from tests.conftest import installed_binary
+from tests.conftest import GUARDED_PYTHONPATH, installed_binary
 from workflows.research import STATUS_KEY, STOP_REASON_KEY
 
 
@@ -109,7 +109,7 @@ def worker_env(dev_server: WorkflowEnvironment, embedded_pg_url: str) -> dict[st
         TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host,
         DATABASE_URL=embedded_pg_url,
         RESEARCH_TASK_QUEUE=f"research-system-{os.getpid()}-{id(env)}",
-        PYTHONPATH=str(PROJECT_ROOT),
+        PYTHONPATH=GUARDED_PYTHONPATH,  # the child's sockets stay on loopback too
         PYTHONUNBUFFERED="1",
     )
     return env

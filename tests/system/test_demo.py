@@ -12,7 +12,7 @@ import pytest
 
 from runtime.database import start_embedded_postgres
 from runtime.settings import PROJECT_ROOT
-from tests.conftest import free_port
+from tests.conftest import GUARDED_PYTHONPATH, free_port
 
 README_QUERY = """
 SELECT e.evidence_id, e.question_id, e.stance, e.quote, e.passage_id, s.url, s.content_hash
@@ -28,6 +28,7 @@ def test_demo_completes_and_the_ledger_shows_its_evidence(tmp_path: Path) -> Non
     state = tmp_path / "state"
     env = {
         "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
+        "PYTHONPATH": GUARDED_PYTHONPATH,
         "HOME": str(tmp_path),
         "RESEARCH_STATE_DIR": str(state),
         "TEMPORAL_ADDRESS": f"127.0.0.1:{free_port()}",

@@ -1,0 +1,89 @@
+"""Telemetry pieces that need no exporter: what a span may carry, refusal kinds, log lines, and
+the bootstrap's choices by configuration (the exported traces: tests/system/test_telemetry.py)."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+import pytest
+
+from activities.pages.guard import refusal_reason
+from activities.spans import chat_attributes
+from runtime import telemetry
+
+PROMPT = [{"role": "user", "content": "the page says: the secret plan " + "x" * 5_000}]
+
+
+def test_a_chat_span_carries_no_prompt_unless_content_capture_is_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(telemetry.CAPTURE_CONTENT, raising=False)
+    attributes = chat_attributes(
+        "azure", "gpt-x", "https://acct.openai.azure.com/openai/v1/", PROMPT
+    )
+    assert "secret plan" not in json.dumps(attributes)
+    assert attributes["gen_ai.provider.name"] == "azure.ai.openai"
+    assert attributes["gen_ai.system"] == "azure.ai.openai"
+    assert (attributes["server.address"], attributes["server.port"]) == (
+        "acct.openai.azure.com",
+        443,
+    )
+
+    monkeypatch.setenv(telemetry.CAPTURE_CONTENT, "true")
+    captured = chat_attributes("openai", "gpt-x", None, PROMPT)["gen_ai.input.messages"]
+    assert "secret plan" in captured
+    assert len(captured) == telemetry.CONTENT_CAP + 1, "capped, with an ellipsis"
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("host evil.example is not in the allowed hosts", "host_not_allowed"),
+        ("URL https://1.2.3.4/ names an IP address: only host names are fetched", "address"),
+        ("host a.example resolves to a refused address: 10.0.0.1 is private", "address"),
+        ("URL http://a.example/ is plain http: only https is fetched from a.example", "scheme"),
+        ("URL ftp://a.example/ uses scheme 'ftp': only https is fetched", "scheme"),
+        ("URL https://a.example:8443/ names port 8443: only the default port is fetched", "port"),
+        ("URL https://u:p@a.example/ carries a user name or password", "userinfo"),
+        (
+            "https://a.example/x redirects to a refused URL: host b is not in the allowed hosts",
+            "redirect",
+        ),
+        ("fetching https://a.example/ took more than 5 redirects", "redirect"),
+        ("https://a.example/x is image/png, not a page type that can be read", "content_type"),
+        ("https://a.example/x is larger than 5000000 bytes", "size"),
+        (
+            "https://a.example/x: the page uses content encoding 'zstd', which is not accepted",
+            "encoding",
+        ),
+        ("host nowhere.example does not resolve (Name or service not known)", "dns"),
+        ("URL 'not a url' is not a valid URL", "invalid_url"),
+    ],
+)
+def test_every_refusal_has_a_kind_for_metrics(message: str, kind: str) -> None:
+    assert refusal_reason(message) == kind
+
+
+def test_log_lines_off_a_terminal_are_json_with_the_run_and_step() -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(telemetry.JsonFormatter())
+    logger = logging.getLogger("research.test-json")
+    logger.addHandler(handler)
+    logger.propagate = False
+    logger.warning("step %d %s", 3, "read_page", extra={"run_id": "r-1", "step": 3})
+    line = json.loads(stream.getvalue())
+    assert line["message"] == "step 3 read_page"
+    assert (line["level"], line["run_id"], line["step"]) == ("warning", "r-1", 3)
+    assert line["time"].endswith("Z") and line["logger"] == "research.test-json"
+
+
+def test_without_an_exporter_nothing_is_installed() -> None:
+    off = telemetry.Telemetry({})
+    assert (off.enabled, off.plugins, off.runtime) == (False, (), None)
+    assert telemetry.tracing_enabled({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"})
+    assert telemetry.tracing_enabled(
+        {"APPLICATIONINSIGHTS_CONNECTION_STRING": "InstrumentationKey=x"}
+    )

@@ -1,0 +1,143 @@
+"""The workflow's telemetry: the investigation's root span, a span per tool step, step logs and the
+run metrics. All of it is replay-safe and creates no Temporal command, so it never changes a
+decision:
+
+- spans come from the process's tracer provider, which the worker makes Temporal's replay-safe
+  kind (`runtime.telemetry`): span ids are drawn from the workflow's seeded random, a span started
+  while history replays takes the workflow's time, and only a live end exports it. A span here
+  ends when its block returns, fails the workflow or is cancelled, never when the worker merely
+  evicts the workflow or a workflow task fails (its retry will end it);
+- logs are written only when not replaying (`research.workflow` logger);
+- metrics go through `workflow.metric_meter()`, which Temporal keeps replay-safe.
+
+With no exporter configured the tracer provider is OpenTelemetry's no-op and the meter Temporal's
+no-op: the cost is a few calls a step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from opentelemetry import trace
+    from opentelemetry.trace import Span as Span
+    from opentelemetry.trace import SpanKind, StatusCode
+
+TRACER = "research.workflow"
+NO_SPAN: Span = trace.INVALID_SPAN  # before the root span exists
+AGENT = "research-agent"
+_log = logging.getLogger("research.workflow")
+
+
+@contextlib.contextmanager
+def _span(name: str, kind: SpanKind, attributes: dict[str, Any]) -> Iterator[Span]:
+    span = trace.get_tracer(TRACER).start_span(name, kind=kind, attributes=attributes)
+    with trace.use_span(span, end_on_exit=False, record_exception=False):
+        try:
+            yield span
+        except BaseException as error:
+            if isinstance(error, asyncio.CancelledError) or workflow.is_failure_exception(error):
+                span.end()  # not ended while the worker evicts (that counts as replaying)
+            raise
+        span.end()
+
+
+@contextlib.contextmanager
+def investigation(run_id: str, questions: int) -> Iterator[Span]:
+    """The root span of a run (`invoke_agent research-agent`, GenAI agent conventions)."""
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": AGENT,
+        "gen_ai.conversation.id": run_id,
+        "research.run_id": run_id,
+        "research.questions": questions,
+    }
+    with _span(f"invoke_agent {AGENT}", SpanKind.SERVER, attributes) as span:
+        yield span
+
+
+def outcome(span: Span, status: Any, stop_reason: Any, counters: Any, evidence: int) -> None:
+    """The run's outcome on its root span, in the log and in the run counter."""
+    status, stop_reason = str(status), str(stop_reason)
+    span.set_attributes(
+        {
+            "research.status": status,
+            "research.stop_reason": stop_reason,
+            "research.steps": counters.steps,
+            "research.model_calls": counters.model_calls,
+            "research.searches": counters.searches,
+            "research.page_fetches": counters.page_fetches,
+            "research.tokens": counters.tokens,
+            "research.evidence": evidence,
+        }
+    )
+    if status == "failed":
+        span.set_status(StatusCode.ERROR, stop_reason)
+    meter = workflow.metric_meter()
+    meter.create_counter("research_runs", "runs ended, by status and stop reason").add(
+        1, {"status": status, "stop_reason": stop_reason}
+    )
+    _info(
+        "run ended %s (%s) after %d steps",
+        status,
+        stop_reason,
+        counters.steps,
+        run_id=workflow.info().workflow_id,
+        status=status,
+        stop_reason=stop_reason,
+        step=counters.steps,
+    )
+
+
+@contextlib.contextmanager
+def tool_step(name: str, call_id: str, step: int) -> Iterator[Span]:
+    """`execute_tool {name}`: one tool step, its activities and its step record below it."""
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": name or "(none)",
+        "gen_ai.tool.call.id": call_id,
+        "research.step": step,
+    }
+    with _span(f"execute_tool {name or '(none)'}", SpanKind.INTERNAL, attributes) as span:
+        yield span
+
+
+def step_done(span: Span, name: str, step: int, outcome: str, error: str | None) -> None:
+    """A step's outcome (ok, insufficient, refused) on its span, in the log and the metrics."""
+    span.set_attribute("research.outcome", outcome)
+    if outcome == "refused":
+        span.set_status(StatusCode.ERROR, "refused")
+        span.set_attribute("error.type", "refused")
+    workflow.metric_meter().create_counter(
+        "research_tool_calls", "tool steps, by tool and outcome"
+    ).add(1, {"tool": name or "(none)", "outcome": outcome})
+    _info(
+        "step %d %s %s",
+        step,
+        name or "(no tool)",
+        outcome,
+        run_id=workflow.info().workflow_id,
+        step=step,
+        tool=name,
+        outcome=outcome,
+        reason=(error or "")[:300],
+    )
+
+
+def tokens(input_tokens: int, output_tokens: int) -> None:
+    counter = workflow.metric_meter().create_counter(
+        "research_tokens", "provider-reported tokens, by direction"
+    )
+    counter.add(input_tokens, {"direction": "input"})
+    counter.add(output_tokens, {"direction": "output"})
+
+
+def _info(message: str, *args: Any, **fields: Any) -> None:
+    if not workflow.unsafe.is_replaying():
+        _log.info(message, *args, extra=fields)
