@@ -80,3 +80,9 @@ eval: $(STAMP)
 # How lean the loop is: overhead per step, history, prompt tokens, 100 runs at once (figures only).
 bench: $(STAMP)
 	$(BIN)/python -m bench.lean 100
+
+# Crashes and restarts under load: workers SIGKILLed at random and aimed at in-flight activities,
+# Temporal and PostgreSQL restarted once each, every run checked against an undisturbed one.
+# Minutes, not seconds: not part of `make test`. Options: .venv/bin/python -m bench.chaos --help
+chaos: $(STAMP)
+	$(BIN)/python -m bench.chaos

@@ -15,6 +15,7 @@ import httpx
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.heartbeat import heartbeating
 from activities.ledger import Ledger, StoredSource, UnknownRun, ledger_errors
 from activities.markdown import render_markdown
 from activities.pages.extract import extract
@@ -30,6 +31,9 @@ from workflows import contracts
 from workflows.models import SourceRef
 
 ClientFor = Callable[[dict[str, str]], httpx.AsyncClient]  # corpus folders -> a fetch client
+
+# The report Markdown handed back for the Web UI (the ledger keeps it whole).
+MAX_DETAILS_CHARS = 20_000
 
 
 class ResearchActivities:
@@ -84,6 +88,10 @@ class ResearchActivities:
 
     @activity.defn(name=contracts.SEARCH_WEB)
     async def search_web(self, request: contracts.SearchInput) -> contracts.SearchResult:
+        async with heartbeating():  # a web search may take seconds, and so may a busy pool
+            return await self._search_web(request)
+
+    async def _search_web(self, request: contracts.SearchInput) -> contracts.SearchResult:
         async with ledger_errors():
             recorded = await self._ledger.recorded_search(request.run_id, request.step)
             if recorded is not None:  # a retry: the search already ran and was recorded
@@ -99,6 +107,10 @@ class ResearchActivities:
 
     @activity.defn(name=contracts.READ_PAGE)
     async def read_page(self, request: contracts.ReadPageInput) -> contracts.ReadPageResult:
+        async with heartbeating():  # a fetch may take up to its timeout
+            return await self._read_page(request)
+
+    async def _read_page(self, request: contracts.ReadPageInput) -> contracts.ReadPageResult:
         async with ledger_errors():
             stored = await self._ledger.source(request.run_id, request.source_id, request.url)
             if stored is None:
@@ -151,7 +163,7 @@ class ResearchActivities:
                 question=run.question,
             )
             await self._ledger.save_report(request, markdown)
-        return contracts.SaveReportResult(saved=True)
+        return contracts.SaveReportResult(saved=True, markdown=markdown[:MAX_DETAILS_CHARS])
 
     # ------------------------------------------------------------ reading a new page
 

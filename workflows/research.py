@@ -10,10 +10,11 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy, SearchAttributeKey
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, RetryState
+from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import context, contracts, gate
+    from workflows import context, contracts, gate, tracing
     from workflows.cleaning import (
         MAX_CALLS_PER_TURN,
         MAX_ERROR_CHARS,
@@ -35,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
         Limits,
         Progress,
         Report,
+        ResultQuote,
         RunResult,
         RunStatus,
         SeedUrlsInput,
@@ -63,6 +65,28 @@ WRAP_UP_TIMEOUT = timedelta(seconds=30)  # saving the report after a bound tripp
 MAX_GUIDANCE = 10  # operator guidance kept (newest)
 RECENT_STEPS = 50  # step lines the progress query carries, so a poller misses none
 RETRY = RetryPolicy(maximum_attempts=5, initial_interval=timedelta(seconds=1))
+# Runs started since retry by cause: infrastructure faults (a lost worker, a timeout, a database
+# restarting) are retried until the run's deadline (schedule-to-close), not a fixed count; what a
+# retry cannot fix fails at once: errors raised non-retryable (a provider's refusal, a refused
+# ledger write) and programming errors. A provider's Retry-After still sets the next delay.
+RETRY_UNTIL_DEADLINE = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    maximum_interval=timedelta(seconds=10),
+    maximum_attempts=0,
+    non_retryable_error_types=[
+        "TypeError",
+        "AttributeError",
+        "NameError",
+        "AssertionError",
+        "NotImplementedError",
+        "ValidationError",
+    ],
+)
+# start_run and save_report are not capped by the deadline: they get this many timeouts.
+UNCAPPED_ATTEMPTS = 5
+# A regular activity that waits (model, search, page) heartbeats; a lost worker shows in seconds.
+HEARTBEAT = timedelta(seconds=6)
+RETRY_BY_CAUSE = "retry-by-cause-1"
 # The lean loop (runs started since): ledger and local-corpus work as local activities, no timer
 # per turn, search attributes upserted when they change. Runs started before replay as they ran.
 LEAN_LOOP = "lean-loop-1"
@@ -72,6 +96,7 @@ TRANSCRIPT_IN_LEDGER = "transcript-in-ledger-1"
 # Runs started since: a model that is a policy inside the worker (offline, fixed) decides in a
 # local activity; a real model's call stays a regular activity.
 LOCAL_POLICY = "local-policy-1"
+HEARTBEATING = frozenset({contracts.DECIDE, contracts.SEARCH_WEB, contracts.READ_PAGE})
 LEDGER_ACTIVITIES = frozenset(
     {contracts.START_RUN, contracts.RECORD_STEP, contracts.RECORD_EVIDENCE, contracts.SAVE_REPORT}
 )
@@ -84,12 +109,15 @@ class ResearchWorkflow:
         self._state = RunState.begin(brief, workflow.now())
         self._run_id = workflow.info().workflow_id
         self._outcome: Outcome | None = None
+        self._root = tracing.NO_SPAN
+        self._report_markdown = ""  # set when the report is saved
         self._tools = ToolDispatcher(self._state, self._run_id, self._call, workflow.now)
         self._search_attributes = False
         self._started = False
         self._lean = False
         self._ledger_transcript = False
         self._local_policy = False
+        self._by_cause = False
         self._local_model = False
         self._local_search = False
         self._upserted: tuple[str, str] | None = None
@@ -99,23 +127,28 @@ class ResearchWorkflow:
 
     @workflow.run
     async def run(self, brief: Brief) -> RunResult:
-        try:
-            await _cancellable(self._start())
-            self._outcome = await self._investigate()
-        except asyncio.CancelledError:
-            # Cancellation is not a crash: leave a composed report, then end CANCELLED.
-            self._outcome = Outcome(status=RunStatus.CANCELLED, stop_reason=StopReason.CANCELLED)
-            if not self._started:
-                await self._start()
-            await self._wrap_up(self._outcome)
-            raise
-        return await self._wrap_up(self._outcome)
+        # One trace per investigation: this span is its root, every activity runs below it.
+        with tracing.investigation(self._run_id, len(brief.questions)) as self._root:
+            try:
+                await _cancellable(self._start())
+                self._outcome = await self._investigate()
+            except asyncio.CancelledError:
+                # Cancellation is not a crash: leave a composed report, then end CANCELLED.
+                self._outcome = Outcome(
+                    status=RunStatus.CANCELLED, stop_reason=StopReason.CANCELLED
+                )
+                if not self._started:
+                    await self._start()
+                await self._wrap_up(self._outcome)
+                raise
+            return await self._wrap_up(self._outcome)
 
     async def _start(self) -> None:
         brief = self._state.brief
         self._lean = workflow.patched(LEAN_LOOP)
         self._ledger_transcript = self._lean and workflow.patched(TRANSCRIPT_IN_LEDGER)
         self._local_policy = self._ledger_transcript and workflow.patched(LOCAL_POLICY)
+        self._by_cause = self._local_policy and workflow.patched(RETRY_BY_CAUSE)
         started = await self._call(
             contracts.START_RUN_ACTIVITY,
             contracts.StartRunInput(
@@ -163,10 +196,13 @@ class ResearchWorkflow:
         if decision.over_context:
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.CONTEXT_LIMIT)
         self._state.add_usage(decision.usage)
+        tracing.tokens(decision.usage.input_tokens, decision.usage.output_tokens)
         return await self._act(decision)
 
     def _failed(self, error: ActivityError) -> Outcome:
         """An activity gave up: past the deadline that is the deadline; else the run failed."""
+        if self._by_cause:
+            return _failed_by_cause(error, self._state.seconds_left(workflow.now()) <= 0)
         if self._state.seconds_left(workflow.now()) <= 0:
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
         cause = error.cause
@@ -206,7 +242,9 @@ class ResearchWorkflow:
     ) -> Decision | Outcome:
         request = contracts.DecideInput(
             run_id=self._run_id,
-            turn=self._state.take_model_call(),
+            turn=(
+                self._state.next_model_call() if self._by_cause else self._state.take_model_call()
+            ),
             brief=self._state.brief,
             transcript=transcript,
             guidance=list(self._state.guidance),
@@ -221,7 +259,7 @@ class ResearchWorkflow:
                 contracts.DECIDE_ACTIVITY,
                 request,
                 timeout=DECIDE_TIMEOUT,
-                heartbeat=timedelta(seconds=15),
+                heartbeat=HEARTBEAT if self._by_cause else timedelta(seconds=15),
                 grace=DEADLINE_GRACE,
                 summary=f"decide: turn {request.turn}",
             )
@@ -234,12 +272,15 @@ class ResearchWorkflow:
             else:
                 await workflow.wait([call], timeout=self._state.seconds_left(workflow.now()))
         except asyncio.CancelledError:
-            call.cancel()  # the run is being cancelled: do not leave the model call running
+            _abandon(call)  # the run is being cancelled: do not leave the model call running
             raise
         if not call.done():
-            call.cancel()
+            _abandon(call)
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
-        return call.result()
+        decision = call.result()
+        if self._by_cause and not decision.over_context:  # a model answered: count it
+            self._state.count_model_call(request.turn)
+        return decision
 
     def _deadline_timer(self) -> asyncio.Future[None]:
         """The run's deadline as one timer, made again only when an update moved the deadline."""
@@ -248,7 +289,9 @@ class ResearchWorkflow:
             if self._timer is not None:
                 self._timer.cancel()
             seconds = max(self._state.seconds_left(workflow.now()), 0.0)
-            self._timer = asyncio.ensure_future(asyncio.sleep(seconds))
+            # Labelled in the Web UI; a timer's summary is metadata, not part of the command.
+            summary = f"deadline: {limit} s after the start"
+            self._timer = asyncio.ensure_future(workflow.sleep(seconds, summary=summary))
             self._timer_limit = limit
         return self._timer
 
@@ -257,7 +300,9 @@ class ResearchWorkflow:
         if problem:
             call = ToolCall(name="", arguments=clean(decision.text, MAX_TEXT_CHARS))
             self._state.take_step()
-            await self._record(call, self._tools.result(ok=False, error=problem), None)
+            with tracing.tool_step("", "", self._state.counters.steps) as span:
+                result = self._tools.result(ok=False, error=problem)
+                await self._record(call, result, None, span)
             return None
         self._turn_start = self._state.counters.steps + 1
         for index, requested in enumerate(decision.tool_calls):
@@ -266,15 +311,18 @@ class ResearchWorkflow:
                 return await self._stopped(stop)
             self._state.take_step()
             call = bounded_call(requested)
-            handled = await self._tools.dispatch(call)
-            if handled.args is None:  # refused unread: junk may not fill the model's context
-                call = call.model_copy(update={"arguments": call.arguments[:MAX_TEXT_CHARS]})
-            await self._record(call, handled.result, handled.args)
+            with tracing.tool_step(call.name, call.id, self._state.counters.steps) as span:
+                handled = await self._tools.dispatch(call)
+                if handled.args is None:  # refused unread: junk may not fill the model's context
+                    call = call.model_copy(update={"arguments": call.arguments[:MAX_TEXT_CHARS]})
+                await self._record(call, handled.result, handled.args, span)
             if handled.outcome is not None:
                 return handled.outcome
         return None
 
-    async def _record(self, call: ToolCall, result: ToolResult, args: ToolArgs | None) -> None:
+    async def _record(
+        self, call: ToolCall, result: ToolResult, args: ToolArgs | None, span: tracing.Span
+    ) -> None:
         state = self._state
         entry = TranscriptEntry(step=state.counters.steps, call=call, result=result, args=args)
         state.transcript.append(entry)
@@ -295,6 +343,8 @@ class ResearchWorkflow:
             ),
             summary=f"step {state.counters.steps}: {call.name}",
         )
+        outcome = "refused" if not result.ok else "insufficient" if result.insufficient else "ok"
+        tracing.step_done(span, call.name, state.counters.steps, outcome, result.error)
         self._publish()
 
     # ------------------------------------------------------------ ending
@@ -304,7 +354,7 @@ class ResearchWorkflow:
         report = outcome.report or compose(
             state.brief, state.evidence, state.sources, outcome.stop_reason, outcome.detail
         )
-        await self._call(
+        saved = await self._call(
             contracts.SAVE_REPORT_ACTIVITY,
             contracts.SaveReportInput(
                 run_id=self._run_id,
@@ -318,6 +368,10 @@ class ResearchWorkflow:
             capped=False,
             summary=f"save report: {outcome.status}",
         )
+        tracing.outcome(
+            self._root, outcome.status, outcome.stop_reason, state.counters, len(state.evidence)
+        )
+        self._report_markdown = saved.markdown
         self._publish()
         cited = [eid for finding in report.findings for eid in finding.evidence_ids]
         families = gate.source_families(
@@ -334,6 +388,18 @@ class ResearchWorkflow:
             independent_sources=len(families),
             report=report,
             message=outcome.detail,
+            quotes=[
+                ResultQuote(
+                    id=item.id,
+                    question_id=item.question_id,
+                    stance=item.stance,
+                    quote=item.quote,
+                    url=state.sources[item.source_id].url
+                    if item.source_id in state.sources
+                    else "",
+                )
+                for item in state.evidence.values()
+            ],
         )
 
     # ------------------------------------------------------------ plumbing
@@ -351,7 +417,10 @@ class ResearchWorkflow:
     ) -> Out:
         """Run an activity; its timeout never reaches past the run's deadline."""
         name, result_type = activity.name, activity.result
-        total = timeout * (RETRY.maximum_attempts or 1)
+        retry = RETRY_UNTIL_DEADLINE if self._by_cause else RETRY
+        total = timeout * (RETRY.maximum_attempts or UNCAPPED_ATTEMPTS)
+        if self._by_cause and heartbeat is None and name in HEARTBEATING:
+            heartbeat = HEARTBEAT
         if capped:
             left = timedelta(seconds=max(self._state.seconds_left(workflow.now()), 1.0)) + grace
             timeout, total = min(timeout, left), min(total, left)
@@ -362,7 +431,7 @@ class ResearchWorkflow:
                 result_type=result_type,
                 start_to_close_timeout=min(timeout, LOCAL_TIMEOUT),
                 schedule_to_close_timeout=total,
-                retry_policy=RETRY,
+                retry_policy=retry,
                 summary=summary,
             )
             return local
@@ -373,7 +442,7 @@ class ResearchWorkflow:
             start_to_close_timeout=timeout,
             schedule_to_close_timeout=total,
             heartbeat_timeout=heartbeat,
-            retry_policy=RETRY,
+            retry_policy=retry,
             summary=summary,
         )
         return result
@@ -392,13 +461,10 @@ class ResearchWorkflow:
 
     def _publish(self) -> None:
         progress = self.progress()
-        workflow.set_current_details(
-            f"**step {progress.counters.steps}/{progress.limits.max_steps}** "
-            f"searches {progress.counters.searches} | pages {progress.counters.page_fetches} | "
-            f"evidence {progress.evidence_count} | tokens {progress.counters.tokens}\n\n"
-            f"open questions: {', '.join(progress.open_questions) or 'none'}\n\n"
-            f"last: {as_text(progress.last_action)}"  # model input is text, never markup
-        )
+        if self._report_markdown:  # the run ended: the Web UI shows its report, quotes and all
+            workflow.set_current_details(self._report_markdown)
+        else:
+            self._publish_progress(progress)
         if not self._search_attributes:
             return
         values = (progress.status.value, progress.stop_reason.value if progress.stop_reason else "")
@@ -407,6 +473,15 @@ class ResearchWorkflow:
         self._upserted = values
         workflow.upsert_search_attributes(
             [STATUS_KEY.value_set(values[0]), STOP_REASON_KEY.value_set(values[1])]
+        )
+
+    def _publish_progress(self, progress: Progress) -> None:
+        workflow.set_current_details(
+            f"**step {progress.counters.steps}/{progress.limits.max_steps}** "
+            f"searches {progress.counters.searches} | pages {progress.counters.page_fetches} | "
+            f"evidence {progress.evidence_count} | tokens {progress.counters.tokens}\n\n"
+            f"open questions: {', '.join(progress.open_questions) or 'none'}\n\n"
+            f"last: {as_text(progress.last_action)}"  # model input is text, never markup
         )
 
     # ------------------------------------------------------------ steering
@@ -454,6 +529,49 @@ class ResearchWorkflow:
     @extend_limits.validator
     def _validate_extend(self, request: ExtendLimitsInput) -> None:
         self._state.model_copy(deep=True).extend(request)
+
+
+def _abandon(call: asyncio.Future[Any]) -> None:
+    """Cancel a call whose answer is no longer wanted, and take its (cancelled) outcome, so asyncio
+    does not log "Task exception was never retrieved" for it."""
+    call.cancel()
+    call.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+
+def _failed_by_cause(error: ActivityError, past_deadline: bool) -> Outcome:
+    """How a run ends when an activity gave up (retried until the deadline, or refused at once):
+    `provider_error` only on the provider's word; the deadline when the activity merely ran out of
+    time; otherwise `infrastructure_error`, naming the activity and the last fault."""
+    chain: list[BaseException] = []
+    cause: BaseException | None = error.cause
+    while cause is not None and len(chain) < 5:
+        chain.append(cause)
+        cause = cause.__cause__
+    provider = next(
+        (
+            c
+            for c in chain
+            if isinstance(c, ApplicationError)
+            and c.type in (contracts.PROVIDER_ERROR, contracts.PROVIDER_RETRYABLE)
+        ),
+        None,
+    )
+    if provider is not None:
+        return Outcome(
+            status=RunStatus.FAILED, stop_reason=StopReason.PROVIDER_ERROR, detail=provider.message
+        )
+    faults = [c for c in chain if not isinstance(c, ActivityTimeout)]
+    if past_deadline and not faults:  # out of time, no attempt failed: the deadline ended it
+        return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
+    last = faults[-1] if faults else chain[-1] if chain else error
+    fault = last.message if isinstance(last, ApplicationError) else str(last) or type(last).__name__
+    kind = last.type if isinstance(last, ApplicationError) and last.type else type(last).__name__
+    out_of_time = past_deadline or error.retry_state == RetryState.TIMEOUT
+    when = "until the deadline" if out_of_time else "and cannot be retried"
+    detail = f"infrastructure: {error.activity_type} failed {when} ({kind}: {fault})"
+    return Outcome(
+        status=RunStatus.FAILED, stop_reason=StopReason.INFRASTRUCTURE_ERROR, detail=detail
+    )
 
 
 def _as_finish(report: Report) -> FinishArgs:

@@ -82,6 +82,14 @@ class RunState(BaseModel):
         self.counters.model_calls += 1
         return self.counters.model_calls
 
+    def next_model_call(self) -> int:
+        """The next turn's number, not yet counted (`count_model_call` once it answered)."""
+        return self.counters.model_calls + 1
+
+    def count_model_call(self, turn: int) -> None:
+        """Count a turn that completed: counters count model calls that answered."""
+        self.counters.model_calls = max(self.counters.model_calls, turn)
+
     def take_finish_attempt(self) -> int:
         """Spend one finish attempt: how many are left after it."""
         self.counters.finish_attempts += 1

@@ -6,7 +6,6 @@ The client (OpenAI, any OpenAI-compatible server, or Azure OpenAI's `/openai/v1/
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import reprlib
@@ -25,6 +24,8 @@ from openai.types.chat import (
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities import spans
+from activities.heartbeat import heartbeating
 from activities.ledger import ledger_errors
 from activities.model import prompt
 from activities.model.fixed import decide_fixed
@@ -46,7 +47,6 @@ from workflows.tools import bounded_call, tool_schemas
 if TYPE_CHECKING:
     from activities.ledger import Ledger
 
-HEARTBEAT_SECONDS = 5.0
 # The providers that are deterministic policies (LOCAL_PROVIDERS), by name.
 LOCAL_POLICIES: dict[str, Callable[[DecideInput], Decision]] = {
     "offline": decide_offline,
@@ -94,6 +94,11 @@ class ModelActivities:
 
     @activity.defn(name=DECIDE)
     async def decide(self, request: DecideInput) -> Decision:
+        # Heartbeats from the start: waiting for a pooled connection under load is waiting too.
+        async with heartbeating():
+            return await self._decide(request)
+
+    async def _decide(self, request: DecideInput) -> Decision:
         async with ledger_errors():
             recorded = await self._ledger.decision(request.run_id, request.turn)
         if recorded is not None:  # a retry after the answer was stored: never ask (or pay) twice
@@ -105,9 +110,7 @@ class ModelActivities:
             if isinstance(shown, Decision):  # no model is asked: the run ends context_limit
                 return shown
             request = shown
-        async with _heartbeating():
-            policy = LOCAL_POLICIES.get(self._settings.model_provider)
-            decision = policy(request) if policy is not None else await self._chat(request)
+        decision = await self._turn(request)
         async with ledger_errors():
             await self._ledger.record_model_call(
                 request.run_id,
@@ -118,16 +121,30 @@ class ModelActivities:
             )
         return decision.model_copy(update={"context_chars": request.context_chars})
 
-    async def _chat(self, request: DecideInput) -> Decision:
+    async def _turn(self, request: DecideInput) -> Decision:
+        """One model turn inside its `chat {model}` span."""
+        settings = self._settings
+        policy = LOCAL_POLICIES.get(settings.model_provider)
+        model = settings.model_provider if policy is not None else settings.model
+        base_url = str(self._client.openai.base_url) if self._client is not None else None
+        if policy is not None:  # a deterministic policy in the worker: no prompt is sent
+            with spans.chat(settings.model_provider, model, None, None) as span:
+                decision = policy(request)
+                spans.chat_result(span, decision)
+            return decision
+        messages = prompt.messages(request, parallel_tool_calls=settings.parallel_tool_calls)
+        with spans.chat(settings.model_provider, model, base_url, messages) as span:
+            decision = await self._chat(messages, request)
+            spans.chat_result(span, decision)
+        return decision
+
+    async def _chat(self, messages: list[dict[str, Any]], request: DecideInput) -> Decision:
         assert self._client is not None
         settings = self._settings
         async with _provider_errors(self._provider):
             response = await self._client.openai.chat.completions.create(
                 model=settings.model,
-                messages=cast(
-                    "list[ChatCompletionMessageParam]",
-                    prompt.messages(request, parallel_tool_calls=settings.parallel_tool_calls),
-                ),
+                messages=cast("list[ChatCompletionMessageParam]", messages),
                 tools=cast("list[ChatCompletionFunctionToolParam]", tool_schemas()),
                 tool_choice="auto",
                 parallel_tool_calls=settings.parallel_tool_calls,
@@ -295,21 +312,3 @@ def _short(error: openai.APIStatusError) -> str:
     detail = body.get("error", body) if isinstance(body, dict) else {}
     text = detail.get("message") if isinstance(detail, dict) else None
     return str(text or error.message)  # status_failure blanks the keys out, then shortens it
-
-
-@contextlib.asynccontextmanager
-async def _heartbeating() -> AsyncIterator[None]:
-    """Heartbeat while the model thinks, so a dead worker's call is retried promptly."""
-
-    async def beat() -> None:
-        while True:
-            activity.heartbeat()
-            await asyncio.sleep(HEARTBEAT_SECONDS)
-
-    task = asyncio.create_task(beat())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task

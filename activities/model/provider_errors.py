@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from urllib.parse import unquote
 
+from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from workflows.cleaning import clean
@@ -55,11 +56,7 @@ def status_failure(
         return _final(f"{prefix}: the credentials were rejected (check {provider.credentials})")
     text = excerpt(detail, provider.secrets)
     if status in RETRYABLE_STATUS or status >= 500:
-        return ApplicationError(
-            f"{prefix}, will retry: {text}",
-            type=PROVIDER_RETRYABLE,
-            next_retry_delay=retry_delay(headers),
-        )
+        return _transient(f"{prefix}", text, retry_delay(headers))
     if status == 404:
         return _final(f"{prefix}: not found (check {provider.endpoint}): {text}")
     return _final(f"{prefix}: the request was refused: {text}")
@@ -68,7 +65,28 @@ def status_failure(
 def network_failure(provider: Provider, *, timed_out: bool) -> ApplicationError:
     """The provider could not be reached or did not answer in time: worth another try."""
     what = "did not answer in time" if timed_out else "could not be reached"
-    return ApplicationError(f"{provider.label} {what}, will retry", type=PROVIDER_RETRYABLE)
+    return _transient(f"{provider.label} {what}", "", None)
+
+
+# A provider's transient failures get this many attempts of the activity (the workflow's policy
+# retries faults of our own infrastructure until the deadline; a provider down is not one).
+PROVIDER_ATTEMPTS = 5
+
+
+def _transient(what: str, text: str, delay: timedelta | None) -> ApplicationError:
+    """Retryable with the provider's delay, until the activity's PROVIDER_ATTEMPTS-th attempt;
+    then final, naming the provider's last answer."""
+    attempt = activity.info().attempt if activity.in_activity() else 1
+    detail = f": {text}" if text else ""
+    if attempt >= PROVIDER_ATTEMPTS:
+        return ApplicationError(
+            f"{what} on {attempt} attempts, giving up{detail}",
+            type=PROVIDER_RETRYABLE,
+            non_retryable=True,
+        )
+    return ApplicationError(
+        f"{what}, will retry{detail}", type=PROVIDER_RETRYABLE, next_retry_delay=delay
+    )
 
 
 def malformed_failure(provider: Provider, problem: str) -> ApplicationError:

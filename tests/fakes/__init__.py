@@ -16,12 +16,15 @@ class QuietHandler(BaseHTTPRequestHandler):
     """A request handler that logs nothing and answers with `reply`."""
 
     def reply(self, status: int, body: bytes, headers: Mapping[str, str]) -> None:
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client went away (a worker killed mid-call): nothing to answer
 
     def log_message(self, format: str, *args: object) -> None:
         pass  # keep test output quiet

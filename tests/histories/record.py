@@ -27,7 +27,8 @@ HERE = Path(__file__).parent
 # Scenario name -> limits overriding the sample brief's (a completed run, and one stopped early).
 # The *-offline histories were recorded before the lean loop (patch "lean-loop-1") and replay its
 # old branch; the *-lean ones with it, before "transcript-in-ledger-1"; the *-ledger ones with
-# both, before "local-policy-1"; the *-local ones with all three.
+# both, before "local-policy-1"; the *-local ones with all three, before "retry-by-cause-1"; the
+# *-cause ones with all four.
 SCENARIOS: dict[str, dict[str, int]] = {
     "demo-offline": {},
     "step-limit-offline": {"max_steps": 4},
@@ -37,6 +38,8 @@ SCENARIOS: dict[str, dict[str, int]] = {
     "step-limit-ledger": {"max_steps": 4},
     "demo-local": {},
     "step-limit-local": {"max_steps": 4},
+    "demo-cause": {},
+    "step-limit-cause": {"max_steps": 4},
 }
 
 

@@ -195,7 +195,7 @@ async def test_deadline_ends_a_run_whose_model_is_still_thinking() -> None:
 
     assert_stopped(web, result, StopReason.DEADLINE, ["Q1", "Q2"])
     assert result.counters.steps == 1
-    assert result.counters.model_calls == 2
+    assert result.counters.model_calls == 1, "the call the deadline cut never answered"
 
 
 async def test_deadline_ends_a_run_whose_page_read_outlasts_it(client: Client) -> None:

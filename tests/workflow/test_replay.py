@@ -14,7 +14,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHistory
 
 from starter.replay import replay_history
-from workflows.research import LEAN_LOOP, LOCAL_POLICY, TRANSCRIPT_IN_LEDGER
+from workflows.research import LEAN_LOOP, LOCAL_POLICY, RETRY_BY_CAUSE, TRANSCRIPT_IN_LEDGER
 
 HISTORIES = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
 
@@ -35,6 +35,7 @@ BRANCHES = {
     "lean": {LEAN_LOOP},
     "ledger": {LEAN_LOOP, TRANSCRIPT_IN_LEDGER},
     "local": {LEAN_LOOP, TRANSCRIPT_IN_LEDGER, LOCAL_POLICY},
+    "cause": {LEAN_LOOP, TRANSCRIPT_IN_LEDGER, LOCAL_POLICY, RETRY_BY_CAUSE},
 }
 
 

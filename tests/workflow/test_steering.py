@@ -18,6 +18,7 @@ from temporalio.client import (
 )
 from temporalio.exceptions import ApplicationError, CancelledError
 
+from activities.model.provider_errors import Provider, status_failure
 from tests.workflow.harness import (
     PAGE_A,
     PAGE_B,
@@ -50,6 +51,7 @@ from workflows.models import (
 from workflows.research import ResearchWorkflow
 from workflows.results import PageWindow
 
+MODEL = Provider(label="model provider fake", credentials="FAKE_KEY", endpoint="FAKE_URL")
 SEARCH = call("search_web", query="timeout attempts")
 READ_A = call("read_page", url=PAGE_A)
 READ_B = call("read_page", url=PAGE_B)
@@ -215,7 +217,7 @@ async def test_progress_reports_the_counters_of_a_running_run(client: Client) ->
         "page_fetches": 1,
         "tokens": 20,
         "finish_attempts": 0,
-        "model_calls": 3,
+        "model_calls": 2,  # the third call is still thinking: counters count answered calls
     }
     assert (running.evidence_count, running.source_count) == (0, 1)
     assert running.open_questions == ["Q1", "Q2"]
@@ -276,8 +278,8 @@ async def test_a_provider_refusal_ends_the_run_failed_with_a_report(client: Clie
 async def test_a_provider_that_keeps_failing_ends_the_run_failed_with_a_report() -> None:
     web = FakeWeb(pages=PAGES)
 
-    def unavailable(request: Any) -> Decision:
-        raise ApplicationError("HTTP 503 Service Unavailable", type="ProviderUnavailable")
+    def unavailable(request: Any) -> Decision:  # what the real decide raises for an HTTP 503
+        raise status_failure(MODEL, 503, {}, "Service Unavailable")
 
     # Its own server, so the retry back-offs (1 + 2 + 4 + 8 s) are always skipped.
     async with (
@@ -286,9 +288,56 @@ async def test_a_provider_that_keeps_failing_ends_the_run_failed_with_a_report()
     ):
         result = await finished(await start(client, queue, make_brief()))
 
-    assert len(web.decide_calls) == 5, "Temporal's retry policy retried the call"
-    assert result.status == RunStatus.FAILED
+    assert len(web.decide_calls) == 5, "a provider's transient failures get 5 attempts"
+    assert (result.status, result.stop_reason) == (RunStatus.FAILED, StopReason.PROVIDER_ERROR)
+    assert result.message.startswith("model provider fake answered HTTP 503 on 5 attempts")
+    assert result.counters.model_calls == 0, "no call answered"
     assert web.reports[-1].status == RunStatus.FAILED
+
+
+async def test_infrastructure_faults_are_retried_past_five_attempts_and_not_counted() -> None:
+    """A worker lost or a database restarting fails attempts without any provider's say: they are
+    retried (here 7 times) until the deadline, and the run ends as if nothing happened."""
+    web = FakeWeb(pages=PAGES)
+    attempts = 0
+
+    def flaky(request: Any) -> Decision:
+        nonlocal attempts
+        attempts += 1
+        if attempts <= 7:
+            raise ConnectionResetError("the database is restarting")
+        return SEARCH
+
+    async with (
+        own_test_server() as client,
+        research_worker(client, StandIns(web, flaky)) as queue,
+    ):
+        result = await finished(await start(client, queue, make_brief(max_steps=1)))
+
+    assert len(web.decide_calls) == 8
+    assert (result.status, result.stop_reason) == (RunStatus.INCOMPLETE, StopReason.STEP_LIMIT)
+    assert result.counters.model_calls == 1, "the failed attempts asked no model"
+
+
+async def test_infrastructure_down_past_the_deadline_fails_naming_the_fault() -> None:
+    web = FakeWeb(pages=PAGES)
+    down = ApplicationError("the database is restarting", type="OperationalError")
+
+    async with (
+        own_test_server() as client,
+        research_worker(client, StandIns(web, [SEARCH], search_error=down)) as queue,
+    ):
+        result = await finished(await start(client, queue, make_brief(deadline_seconds=40)))
+
+    assert (result.status, result.stop_reason) == (
+        RunStatus.FAILED,
+        StopReason.INFRASTRUCTURE_ERROR,
+    )
+    assert result.message == (
+        "infrastructure: search_web failed until the deadline "
+        "(OperationalError: the database is restarting)"
+    )
+    assert web.reports[-1].stop_reason == StopReason.INFRASTRUCTURE_ERROR
 
 
 async def test_cancelling_during_a_page_read_ends_cancelled_with_a_report() -> None:

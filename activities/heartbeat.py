@@ -1,0 +1,36 @@
+"""Heartbeats while an activity waits (a model, a search provider, a page), so a lost worker is
+noticed within the workflow's few-second heartbeat timeout instead of the activity's whole
+start-to-close timeout. Local activities cannot heartbeat: a lost worker there fails its workflow
+task, which another worker retries."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from temporalio import activity
+
+# Beats every 2 s against the workflow's heartbeat timeout (workflows.research.HEARTBEAT, 6 s); the
+# SDK sends at most one per 80 % of the timeout, so no beat is wasted on the wire.
+HEARTBEAT_SECONDS = 2.0
+
+
+@contextlib.asynccontextmanager
+async def heartbeating() -> AsyncIterator[None]:
+    if not activity.in_activity() or activity.info().is_local:
+        yield
+        return
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

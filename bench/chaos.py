@@ -1,0 +1,514 @@
+"""Chaos: investigations on a real Temporal dev server with several worker processes and a scripted
+model that takes its time, while workers are SIGKILLed (at random, and aimed at the worker running
+an in-flight activity) and Temporal and PostgreSQL are each restarted once; then every run is
+checked against an undisturbed reference. `make chaos` (not part of `make test`):
+
+    .venv/bin/python -m bench.chaos [--runs 60] [--workers 2] [--kills 50] [--latency 1.0]
+
+Everything runs locally (embedded PostgreSQL, `temporal server start-dev` with its database on
+disk so a restart keeps the runs, worker.py processes, an OpenAI-compatible server playing the
+sample brief's model). A run is checked for: the reference's status, stop reason, steps, model
+calls and evidence quotes; counters equal to its ledger rows; no duplicate natural key; and no
+model call asked again after its answer was recorded. The table at the end gives the figures;
+the exit code is 1 when any run differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import random
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError
+
+from activities.search import index_corpus
+from runtime.database import apply_migrations
+from runtime.devstack import open_database, open_ledger
+from runtime.settings import PROJECT_ROOT, Settings
+from runtime.temporal import DevServer, connect, start_dev_server
+from starter.briefs import load_brief
+from starter.local import DEMO_BRIEF
+from tests.conftest import free_port
+from tests.fakes.openai_server import FakeOpenAI, Message, Reply, harborq_script, serve
+from tests.fakes.postgres import restart_postgres
+from workflows.models import Brief, RunResult
+from workflows.research import ResearchWorkflow
+
+TAG = re.compile(r"\[(chaos-\d+)\]")
+POLL = 0.5
+
+
+# ---------------------------------------------------------------- the scripted model
+
+
+class SlowModel:
+    """The sample brief's model, answering after `latency` seconds; it notes when each run's turn
+    was asked, to prove no answered call is asked again."""
+
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+        self.asked: list[tuple[str, int, float]] = []  # (run id, turn, wall-clock time)
+        self._lock = threading.Lock()
+
+    def __call__(self, turn: int, messages: list[Message]) -> Reply:
+        found = TAG.search(str(messages[:2]))
+        with self._lock:
+            self.asked.append((found.group(1) if found else "?", turn, time.time()))
+        time.sleep(self.latency)
+        return harborq_script(turn, messages)
+
+
+# ---------------------------------------------------------------- the fleet
+
+
+@dataclass
+class Fleet:
+    """`size` worker.py processes kept up: a killed one is replaced at once."""
+
+    env: dict[str, str]
+    size: int
+    log: Path
+    processes: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    def start(self) -> None:
+        while len(self.processes) < self.size:
+            self._spawn()
+
+    def _spawn(self) -> None:
+        with self.log.open("ab") as out:
+            process = subprocess.Popen(
+                [sys.executable, str(PROJECT_ROOT / "worker.py")],
+                env=self.env,
+                cwd=PROJECT_ROOT,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        self.processes[process.pid] = process
+
+    def kill(self, pid: int | None = None) -> int | None:
+        """SIGKILL `pid` (one of ours), or a random worker; start its replacement."""
+        self.processes = {p: proc for p, proc in self.processes.items() if proc.poll() is None}
+        if pid is None or pid not in self.processes:
+            if not self.processes:
+                return None
+            pid = random.choice(sorted(self.processes))
+        self.processes.pop(pid).send_signal(signal.SIGKILL)
+        self._spawn()
+        return pid
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            process.terminate()
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+# ---------------------------------------------------------------- one chaos session
+
+
+@dataclass
+class Kill:
+    at: float
+    kind: str  # "aimed" or "random"
+    activity: str = ""
+    recovered_after: float | None = None  # aimed: seconds until the activity ran again or ended
+    watch: asyncio.Task[None] | None = None  # the task measuring it
+
+
+@dataclass
+class Outcome:
+    run_id: str
+    seconds: float
+    result: RunResult | None
+    error: str = ""
+
+
+async def chaos(args: argparse.Namespace) -> int:
+    random.seed(args.seed)
+    began = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="chaos-") as scratch:
+        state = Path(scratch)
+        settings = Settings(
+            state_dir=state,
+            temporal_address=f"127.0.0.1:{free_port()}",
+            ui_port=free_port(),
+            task_queue="chaos",
+        )
+        model = SlowModel(args.latency)
+        async with _stack(settings) as (database_url, server_box), _serving(model) as model_url:
+            client = await connect(replace(settings, temporal_address=server_box[0].address))
+            env = _worker_env(settings, database_url, server_box[0].address, model_url)
+            fleet = Fleet(env, args.workers, state / "workers.log")
+            fleet.start()
+            try:
+                brief = load_brief(DEMO_BRIEF)
+                print("reference run (undisturbed) ...", flush=True)
+                reference = await _run(client, settings, brief, "chaos-0")
+                if reference.result is None:
+                    print(f"the reference run failed: {reference.error}", file=sys.stderr)
+                    return 1
+                print(f"  {reference.result.status} in {reference.seconds:.1f} s", flush=True)
+                outcomes, kills = await _storm(args, client, settings, brief, fleet, server_box)
+                slowest = max(outcomes, key=lambda o: o.seconds)
+                gaps = await _gaps(client, slowest.run_id)
+            finally:
+                fleet.stop()
+            problems = await _verify(database_url, reference, outcomes, model)
+    _table(args, time.monotonic() - began, reference, outcomes, kills, problems)
+    print(f"\nthe slowest run, {slowest.run_id} ({slowest.seconds:.0f} s): waits over 3 s")
+    for line in gaps:
+        print(f"  {line}")
+    return 1 if problems else 0
+
+
+async def _storm(
+    args: argparse.Namespace,
+    client: Client,
+    settings: Settings,
+    brief: Brief,
+    fleet: Fleet,
+    server_box: list[DevServer],
+) -> tuple[list[Outcome], list[Kill]]:
+    kills: list[Kill] = []
+    running: dict[str, WorkflowHandle[Any, Any]] = {}
+    gate = asyncio.Semaphore(args.concurrency)
+    restarted = {"temporal": False, "postgres": False}
+
+    async def one(number: int) -> Outcome:
+        async with gate:
+            run_id = f"chaos-{number}"
+            return await _run(client, settings, brief, run_id, running)
+
+    tasks = [asyncio.create_task(one(n)) for n in range(1, args.runs + 1)]
+    started = time.monotonic()
+    while not all(task.done() for task in tasks) and time.monotonic() - started < args.budget:
+        await asyncio.sleep(random.uniform(args.interval / 2, args.interval * 1.5))
+        if len(kills) >= args.kills:
+            continue
+        if not restarted["temporal"] and len(kills) >= args.kills // 3:
+            restarted["temporal"] = True
+            print("restarting Temporal ...", flush=True)
+            server_box[0] = await _restart_temporal(settings, server_box[0])
+            continue
+        if not restarted["postgres"] and len(kills) >= 2 * args.kills // 3:
+            restarted["postgres"] = True
+            print("restarting PostgreSQL ...", flush=True)
+            await asyncio.to_thread(restart_postgres, settings.state_dir / "pg")
+            continue
+        kill = await _kill(client, fleet, running, aimed=len(kills) % 2 == 0)
+        if kill is not None:
+            kills.append(kill)
+            print(f"kill {len(kills)}: {kill.kind} {kill.activity}", flush=True)
+    outcomes = list(await asyncio.gather(*tasks))
+    await asyncio.gather(*(kill.watch for kill in kills if kill.watch is not None))
+    return outcomes, kills
+
+
+async def _kill(
+    client: Client, fleet: Fleet, running: dict[str, WorkflowHandle[Any, Any]], *, aimed: bool
+) -> Kill | None:
+    """Aimed: SIGKILL the worker running a started activity of an open run (Temporal names it in
+    the pending activity's `last_worker_identity`, pid@host); else a random worker."""
+    if aimed:
+        for run_id in random.sample(sorted(running), len(running)):
+            try:
+                description = await running[run_id].describe()
+            except RPCError:
+                continue
+            for pending in description.raw_description.pending_activities:
+                if pending.state != 2 or "@" not in pending.last_worker_identity:  # 2: STARTED
+                    continue
+                pid = int(pending.last_worker_identity.split("@", 1)[0])
+                if pid not in fleet.processes:
+                    continue
+                fleet.kill(pid)
+                kill = Kill(time.monotonic(), "aimed", pending.activity_type.name)
+                kill.watch = asyncio.create_task(
+                    _recovery(kill, running[run_id], pending.activity_id, pending.attempt)
+                )
+                return kill
+    victim = fleet.kill()
+    return Kill(time.monotonic(), "random") if victim else None
+
+
+async def _recovery(
+    kill: Kill, handle: WorkflowHandle[Any, Any], activity_id: str, attempt: int
+) -> None:
+    """Seconds until the killed activity started again on another worker, or ended."""
+    while time.monotonic() - kill.at < 120:
+        await asyncio.sleep(0.25)
+        try:
+            description = await handle.describe()
+        except RPCError:
+            continue
+        pending = [
+            p
+            for p in description.raw_description.pending_activities
+            if p.activity_id == activity_id
+        ]
+        if not pending or (pending[0].attempt > attempt and pending[0].state == 2):
+            kill.recovered_after = time.monotonic() - kill.at
+            return
+
+
+async def _run(
+    client: Client,
+    settings: Settings,
+    brief: Brief,
+    run_id: str,
+    running: dict[str, WorkflowHandle[Any, Any]] | None = None,
+) -> Outcome:
+    tagged = brief.model_copy(update={"question": f"{brief.question} [{run_id}]"})
+    started = time.monotonic()
+    handle = await client.start_workflow(
+        ResearchWorkflow.run, tagged, id=run_id, task_queue=settings.task_queue
+    )
+    if running is not None:
+        running[run_id] = handle
+    try:
+        while True:  # a result call may fail while Temporal restarts: ask again
+            try:
+                result: RunResult = await handle.result()
+                return Outcome(run_id, time.monotonic() - started, result)
+            except RPCError:
+                await asyncio.sleep(POLL)
+    except Exception as error:
+        return Outcome(run_id, time.monotonic() - started, None, f"{type(error).__name__}: {error}")
+    finally:
+        if running is not None:
+            running.pop(run_id, None)
+
+
+async def _gaps(client: Client, run_id: str) -> list[str]:
+    """Where a run waited: each history event that came more than 3 s after the one before."""
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    lines: list[str] = []
+    previous = None
+    for event in history.events:
+        at = event.event_time.ToDatetime()
+        if previous is not None and (at - previous[0]).total_seconds() > 3:
+            waited = (at - previous[0]).total_seconds()
+            lines.append(f"{waited:5.1f} s  {previous[1]} -> {EventType.Name(event.event_type)}")
+        previous = (at, EventType.Name(event.event_type))
+    return lines
+
+
+# ---------------------------------------------------------------- restarts
+
+
+async def _restart_temporal(settings: Settings, server: DevServer) -> DevServer:
+    server.stop()
+    await asyncio.sleep(1.0)
+    return await start_dev_server(settings)  # the same database file: every run is still there
+
+
+# ---------------------------------------------------------------- checks
+
+
+async def _verify(
+    database_url: str, reference: Outcome, outcomes: list[Outcome], model: SlowModel
+) -> list[str]:
+    problems: list[str] = []
+    expected = _shape(reference.result)
+    with psycopg.connect(database_url) as connection:
+        ref_quotes = _quotes(connection, reference.run_id)
+        for outcome in outcomes:
+            if outcome.result is None:
+                problems.append(f"{outcome.run_id}: no result ({outcome.error})")
+                continue
+            if _shape(outcome.result) != expected:
+                problems.append(f"{outcome.run_id}: {_shape(outcome.result)} != {expected}")
+            if _quotes(connection, outcome.run_id) != ref_quotes:
+                problems.append(f"{outcome.run_id}: its evidence quotes differ")
+            problems += _rows_match(connection, outcome.run_id, outcome.result)
+        problems += _asked_again(connection, model)
+    return problems
+
+
+def _shape(result: RunResult | None) -> tuple[Any, ...]:
+    assert result is not None
+    c = result.counters
+    return (result.status, result.stop_reason, c.steps, c.model_calls, c.searches, c.page_fetches)
+
+
+def _quotes(connection: psycopg.Connection[Any], run_id: str) -> list[tuple[str, str]]:
+    rows = connection.execute(
+        "SELECT question_id, quote FROM research.evidence WHERE run_id = %s ORDER BY evidence_id",
+        (run_id,),
+    ).fetchall()
+    return [(str(q), str(text)) for q, text in rows]
+
+
+def _rows_match(connection: psycopg.Connection[Any], run_id: str, result: RunResult) -> list[str]:
+    counts = connection.execute(
+        """SELECT (SELECT count(*) FROM research.steps WHERE run_id = %(r)s),
+                  (SELECT count(*) FROM research.model_calls WHERE run_id = %(r)s),
+                  (SELECT count(*) FROM research.searches WHERE run_id = %(r)s),
+                  (SELECT count(*) FROM research.evidence WHERE run_id = %(r)s),
+                  (SELECT count(*) FROM research.reports WHERE run_id = %(r)s)""",
+        {"r": run_id},
+    ).fetchone()
+    assert counts is not None
+    c = result.counters
+    wanted = (c.steps, c.model_calls, c.searches, result.evidence_count, 1)
+    return [] if tuple(counts) == wanted else [f"{run_id}: rows {tuple(counts)} != {wanted}"]
+
+
+def _asked_again(connection: psycopg.Connection[Any], model: SlowModel) -> list[str]:
+    """A model call recorded in the ledger must never be asked again afterwards."""
+    recorded = {
+        (str(run), int(turn)): at.timestamp()
+        for run, turn, at in connection.execute(
+            "SELECT run_id, turn, recorded_at FROM research.model_calls"
+        ).fetchall()
+    }
+    again = [
+        f"{run} turn {turn} asked {at - recorded[(run, turn)]:.1f} s after it was recorded"
+        for run, turn, at in model.asked
+        if (run, turn) in recorded and at > recorded[(run, turn)]
+    ]
+    return again
+
+
+# ---------------------------------------------------------------- the stack
+
+
+@contextlib.asynccontextmanager
+async def _stack(settings: Settings) -> AsyncIterator[tuple[str, list[DevServer]]]:
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    async with open_database(settings) as url:
+        await asyncio.to_thread(apply_migrations, url)
+        async with open_ledger(url) as ledger:
+            await index_corpus(ledger, settings.corpus_dir, max_chars=settings.max_snapshot_chars)
+        server = await start_dev_server(settings)
+        box = [server]
+        try:
+            yield url, box
+        finally:
+            box[0].stop()
+
+
+@contextlib.asynccontextmanager
+async def _serving(model: SlowModel) -> AsyncIterator[str]:
+    with serve(FakeOpenAI(model)) as url:
+        yield url
+
+
+def _worker_env(
+    settings: Settings, database_url: str, address: str, model_url: str
+) -> dict[str, str]:
+    keep = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR"}
+    env = {name: value for name, value in os.environ.items() if name in keep}
+    env.update(
+        TEMPORAL_ADDRESS=address,
+        DATABASE_URL=database_url,
+        RESEARCH_TASK_QUEUE=settings.task_queue,
+        RESEARCH_STATE_DIR=str(settings.state_dir),
+        RESEARCH_MODEL_PROVIDER="openai",
+        OPENAI_BASE_URL=model_url,
+        OPENAI_API_KEY="sk-chaos-not-a-real-key",
+        RESEARCH_SEARCH_PROVIDER="corpus",
+        PYTHONPATH=str(PROJECT_ROOT),
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+# ---------------------------------------------------------------- the table
+
+
+def _table(
+    args: argparse.Namespace,
+    elapsed: float,
+    reference: Outcome,
+    outcomes: list[Outcome],
+    kills: list[Kill],
+    problems: list[str],
+) -> None:
+    done = [o for o in outcomes if o.result is not None]
+    aimed = [k for k in kills if k.kind == "aimed"]
+    recovered = [k.recovered_after for k in aimed if k.recovered_after is not None]
+    added = sum(max(o.seconds - reference.seconds, 0.0) for o in done)
+    by_activity: dict[str, int] = {}
+    for kill in aimed:
+        by_activity[kill.activity] = by_activity.get(kill.activity, 0) + 1
+    rows = [
+        ("runs", f"{len(outcomes)} ({len(done)} ended, {args.workers} workers)"),
+        (
+            "kills",
+            f"{len(kills)} ({len(aimed)} aimed: {by_activity}, {len(kills) - len(aimed)} random)",
+        ),
+        ("restarts", "Temporal 1, PostgreSQL 1"),
+        ("elapsed", f"{elapsed:.0f} s"),
+        (
+            "runs as the reference",
+            f"{len(done) - len({p.split(':')[0] for p in problems})} of {len(outcomes)}",
+        ),
+        ("problems", str(len(problems))),
+        ("reference run", f"{reference.seconds:.1f} s"),
+        (
+            "runs under chaos",
+            f"median {statistics.median(o.seconds for o in done):.1f} s, "
+            f"slowest {max(o.seconds for o in done):.1f} s"
+            if done
+            else "-",
+        ),
+        (
+            "time over the reference",
+            f"{added:.0f} s over all runs, {added / max(len(kills), 1):.1f} s per kill "
+            "(kills, both restarts and the load of concurrent runs together)",
+        ),
+        (
+            "recovery per aimed kill",
+            f"median {statistics.median(recovered):.1f} s, max {max(recovered):.1f} s"
+            if recovered
+            else "-",
+        ),
+    ]
+    width = max(len(name) for name, _ in rows)
+    print()
+    print(f"| {'chaos':{width}} | figure |")
+    print(f"|{'-' * (width + 2)}|---|")
+    for name, value in rows:
+        print(f"| {name:{width}} | {value} |")
+    for problem in problems[:30]:
+        print(f"problem: {problem}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.chaos", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--runs", type=int, default=60)
+    parser.add_argument("--concurrency", type=int, default=10, help="runs in flight at once")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--kills", type=int, default=50)
+    parser.add_argument("--interval", type=float, default=3.0, help="mean seconds between kills")
+    parser.add_argument("--latency", type=float, default=1.0, help="model seconds per call")
+    parser.add_argument("--budget", type=float, default=1200.0, help="seconds of chaos at most")
+    parser.add_argument("--seed", type=int, default=7)
+    return asyncio.run(chaos(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

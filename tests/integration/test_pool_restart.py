@@ -1,0 +1,33 @@
+"""A PostgreSQL restart costs the ledger no failed write: the pool checks a connection before
+lending it and replaces the ones the restart cut (each failure would spend an activity attempt)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runtime.database import apply_migrations, open_pool, start_embedded_postgres
+from tests.fakes.postgres import restart_postgres
+
+
+@pytest.mark.timeout(120)
+async def test_the_pool_survives_a_database_restart(tmp_path: Path) -> None:
+    server, url = start_embedded_postgres(tmp_path / "pg")
+    try:
+        apply_migrations(url)
+        pool = await open_pool(url, min_size=3, max_size=3)
+        try:
+            async with pool.connection() as conn:
+                before = await (await conn.execute("SELECT pg_postmaster_start_time()")).fetchone()
+            restart_postgres(tmp_path / "pg")
+            for _ in range(3):  # every pooled connection was cut: each is replaced, none fails
+                async with pool.connection() as conn:
+                    after = await (
+                        await conn.execute("SELECT pg_postmaster_start_time()")
+                    ).fetchone()
+            assert before is not None and after is not None and after[0] > before[0]
+        finally:
+            await pool.close()
+    finally:
+        server.cleanup()
