@@ -29,25 +29,21 @@ ARGUMENT_MODELS: dict[str, type[BaseModel]] = {
     FINISH_RESEARCH: FinishArgs,
 }
 
+# Short: the system prompt holds the rules, and these bytes are resent every turn.
 DESCRIPTIONS: dict[str, str] = {
-    SEARCH_WEB: (
-        "Search for pages on the allowed hosts. Returns URLs, titles and snippets. Snippets are "
-        "for discovery only and can never be evidence: read the page first."
-    ),
+    SEARCH_WEB: "Find pages on the allowed hosts: URLs, titles, snippets (never evidence).",
     READ_PAGE: (
-        "Read a window of passages of a page: give a url (a seed or a search result) or the "
-        "source_id of a page already read. Use offset (character offset, from next_offset) to "
-        "page on, or find to list passages containing a term. Re-reading a stored page costs a "
-        "step but no page fetch."
+        "Read passages of a page by url (a seed or search result) or source_id. offset (from "
+        "next_offset) pages on; find lists passages containing a term. A stored page costs a "
+        "step, no fetch."
     ),
     RECORD_EVIDENCE: (
-        "Record evidence for one question from a page you have read: cite passage_id (the host "
-        "copies the exact text) or give a quote that appears verbatim in the page. stance is "
-        "supports or contradicts."
+        "Record evidence for a question from a page you read: passage_id (the host copies it) "
+        "or a verbatim quote."
     ),
     FINISH_RESEARCH: (
-        "Submit the report: answer, findings (each citing evidence ids such as E001) and "
-        "limitations. The host checks coverage; if it fails you get the gaps and may continue."
+        "Submit answer, findings citing evidence ids (E001) and limitations. If coverage fails "
+        "you get the gaps and may go on."
     ),
 }
 

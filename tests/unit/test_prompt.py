@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 
 from activities.model.offline import estimate_usage
-from activities.model.prompt import OLDER_WINDOW, WHOLE_WINDOWS, messages
+from activities.model.prompt import (
+    OLDER_WINDOW,
+    RECENT_SEARCH,
+    RECENT_STEPS,
+    WHOLE_WINDOWS,
+    messages,
+)
 from workflows.contracts import DecideInput
 from workflows.models import (
     Brief,
@@ -61,13 +67,18 @@ def tool_contents(sent: list[dict[str, object]]) -> list[str]:
     return [str(m["content"]) for m in sent if m["role"] == "tool"]
 
 
-def test_only_the_newest_search_and_windows_are_sent_whole() -> None:
+def test_only_the_newest_search_and_windows_are_sent_whole_while_recent() -> None:
     transcript = [search(1), read(2), search(3), read(4), read(5), read(6)]
 
     sent = tool_contents(messages(request(*transcript)))
 
-    assert "snippet 1" not in sent[0] and '"url": "https://docs.example/1"' in sent[0]
-    assert "snippet 3" in sent[2]
+    assert "snippet 1" not in sent[0] and '"url":"https://docs.example/1"' in sent[0]
+    assert "snippet 3" not in sent[2], f"the newest search, {RECENT_SEARCH}+ steps back, is cut"
+    recent = tool_contents(messages(request(search(1), read(2), search(3))))
+    assert "snippet 3" in recent[2] and "snippet 1" not in recent[0]
+    assert "a great deal more" in recent[1], "the newest window, in the last steps, is whole"
+    later = tool_contents(messages(request(read(1), search(2), search(3), search(4))))
+    assert OLDER_WINDOW in later[0], f"even the newest window is cut {RECENT_STEPS} steps on"
     cut = [text for text in sent if OLDER_WINDOW in text]
     assert len(cut) == 4 - WHOLE_WINDOWS
     assert all("[S2.P1 offset=0] First line of the passage." in t for t in cut[:1])
