@@ -265,6 +265,9 @@ def _logs_and_metrics(resource: Resource, environ: Mapping[str, str]) -> None:
                 connection_string=environ["APPLICATIONINSIGHTS_CONNECTION_STRING"],
                 resource=resource,
                 enable_live_metrics=False,
+                # Off: the distro's CPU counter divides by zero when two readings share a
+                # timestamp (a traceback at a short process's exit, seen in the CLI).
+                enable_performance_counters=False,
                 logger_name=LOGGER,
                 metric_readers=readers,
                 log_record_processors=processors,

@@ -85,7 +85,9 @@ RETRY_UNTIL_DEADLINE = RetryPolicy(
 # start_run and save_report are not capped by the deadline: they get this many timeouts.
 UNCAPPED_ATTEMPTS = 5
 # A regular activity that waits (model, search, page) heartbeats; a lost worker shows in seconds.
-HEARTBEAT = timedelta(seconds=6)
+# Measured: 6 s let 100 runs on one saturated worker time out healthy calls (10 in one bench, each
+# a model call asked again); 8 s, none, and a killed call runs again after 9.5 s (median, chaos).
+HEARTBEAT = timedelta(seconds=8)
 RETRY_BY_CAUSE = "retry-by-cause-1"
 # The lean loop (runs started since): ledger and local-corpus work as local activities, no timer
 # per turn, search attributes upserted when they change. Runs started before replay as they ran.
