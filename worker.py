@@ -26,6 +26,7 @@ from activities.ledger import Ledger
 from activities.model import ModelActivities
 from activities.pages.fetch import build_http_client
 from activities.research import ResearchActivities
+from runtime.database import DatabaseError, pending_migrations
 from runtime.devstack import open_database, open_ledger
 from runtime.providers import (
     check_model_settings,
@@ -80,6 +81,12 @@ async def run_worker(
 async def _activities(settings: Settings) -> AsyncIterator[list[Callable[..., Any]]]:
     async with AsyncExitStack() as resources:
         database_url = await resources.enter_async_context(open_database(settings))
+        missing = await pending_migrations(database_url)
+        if missing:  # the activities would fail on every write: refuse before polling
+            raise DatabaseError(
+                f"the ledger database lacks {len(missing)} of the schema's migrations (first: "
+                f"{missing[0]}): run `research init-db` with the same DATABASE_URL first"
+            )
         ledger: Ledger = await resources.enter_async_context(open_ledger(database_url))
         # The folders `research corpus index` remembered serve pages the corpus search finds; with
         # a web search provider only RESEARCH_CORPUS_DIR is served from disk.
@@ -129,7 +136,7 @@ def main() -> int:
     except SettingsError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except TemporalUnavailable as error:
+    except (TemporalUnavailable, DatabaseError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     except psycopg.Error as error:

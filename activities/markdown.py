@@ -56,7 +56,12 @@ def _paragraphs(text: str) -> str:
 
 def _outcome(report: Report, status: RunStatus, stop_reason: StopReason) -> str:
     line = f"Status: {status.value} | Stop: {stop_reason.value}"
-    if report.composed:
+    if report.composed and status is RunStatus.COMPLETED:  # finish_now, and the gate passed
+        line += (
+            "\n\nThis report was composed by the host from the recorded evidence only, when an "
+            "operator asked the run to finish; it passed the coverage gate."
+        )
+    elif report.composed:
         line += (
             "\n\nThis report was composed by the host from the recorded evidence only: "
             "the investigation did not complete."

@@ -215,6 +215,24 @@ def apply_migrations(url: str) -> list[str]:
     return applied
 
 
+async def pending_migrations(url: str) -> list[str]:
+    """The packaged migrations the database has not applied (all of them on an empty database);
+    read-only, so a worker can refuse a ledger whose schema is missing or behind its code."""
+    async with await psycopg.AsyncConnection.connect(
+        url, autocommit=True, **await _sign_in(url)
+    ) as conn:
+        row = await (
+            await conn.execute("SELECT to_regclass('research.schema_migrations') IS NOT NULL")
+        ).fetchone()
+        applied: set[str] = set()
+        if row is not None and row[0]:
+            rows = await (
+                await conn.execute("SELECT version FROM research.schema_migrations")
+            ).fetchall()
+            applied = {str(version) for (version,) in rows}
+    return [m.version for m in migrations() if m.version not in applied]
+
+
 def _is_applied(conn: psycopg.Connection[Any], version: str) -> bool:
     row = conn.execute(
         "SELECT 1 FROM research.schema_migrations WHERE version = %s", (version,)

@@ -157,9 +157,18 @@ def _show_new_step(progress: Progress | None, last_step: int) -> int:
 async def _closed_summary(
     handle: WorkflowHandle[Any, Any], failure: WorkflowFailureError
 ) -> Summary:
-    """A run that ended without a result (cancelled, failed, terminated): its last progress."""
-    progress = await query_progress(handle)
-    if progress is not None:
-        return progress_summary(progress, handle.id)
+    """A run that ended without a result (cancelled, failed, terminated): its last progress, with
+    the status Temporal closed it with and the cause (the workflow's own progress still says
+    `running` when it failed or was terminated before recording an outcome)."""
     status = "cancelled" if isinstance(failure.cause, CancelledError) else "failed"
-    return closed_summary(handle.id, status, str(failure.cause))
+    cause = str(failure.cause or failure)
+    progress = await query_progress(handle)
+    if progress is None:
+        return closed_summary(handle.id, status, cause)
+    summary = progress_summary(progress, handle.id)
+    if progress.status is not RunStatus.RUNNING:
+        return summary
+    # It never recorded an outcome: say how it closed, and why.
+    lines = [*summary.lines, f"Reason: {cause}"]
+    lines[1] = f"Status: {status} | Stop: -"
+    return Summary(lines, status, {**summary.data, "status": status, "message": cause})

@@ -63,6 +63,7 @@ DECIDE_TIMEOUT = timedelta(seconds=120)
 DEADLINE_GRACE = timedelta(seconds=5)  # decide's own timeout fires after the deadline timer
 WRAP_UP_TIMEOUT = timedelta(seconds=30)  # saving the report after a bound tripped
 MAX_GUIDANCE = 10  # operator guidance kept (newest)
+MAX_REASON_CHARS = 500  # an operator's finish_now reason, as the report shows it
 RECENT_STEPS = 50  # step lines the progress query carries, so a poller misses none
 RETRY = RetryPolicy(maximum_attempts=5, initial_interval=timedelta(seconds=1))
 # Runs started since retry by cause: infrastructure faults (a lost worker, a timeout, a database
@@ -225,7 +226,7 @@ class ResearchWorkflow:
         if stop is not StopReason.OPERATOR_FINISH:
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=stop)
         state = self._state
-        report = compose(state.brief, state.evidence, state.sources, stop)
+        report = compose(state.brief, state.evidence, state.sources, stop, state.finish_reason)
         verdict = gate.check(_as_finish(report), state.evidence, state.sources, state.brief)
         status = RunStatus.COMPLETED if verdict.passed else RunStatus.INCOMPLETE
         return Outcome(status=status, stop_reason=stop, report=report)
@@ -523,6 +524,8 @@ class ResearchWorkflow:
     @workflow.signal
     def finish_now(self, request: FinishNowInput) -> None:
         self._state.finish_requested = True
+        # Operator text, shown in the report as text (escaped there), capped.
+        self._state.finish_reason = clean(request.reason, MAX_REASON_CHARS)
 
     @workflow.update
     def extend_limits(self, request: ExtendLimitsInput) -> Limits:

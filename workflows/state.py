@@ -47,6 +47,7 @@ class RunState(BaseModel):
     transcript: list[TranscriptEntry] = Field(default_factory=list)
     guidance: list[str] = Field(default_factory=list)
     finish_requested: bool = False
+    finish_reason: str = ""  # the operator's words with finish_now, for the report's limitations
 
     @classmethod
     def begin(cls, brief: Brief, now: datetime) -> RunState:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from starter.progress import step_line
-from workflows.models import Progress, StepNote
+from typing import Any, cast
+
+from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import ApplicationError
+
+from starter.progress import follow, step_line
+from workflows.models import Progress, RunResult, RunStatus, StepNote
 
 REFUSED = (
     "read_page: https://docs.harborq.example/guides/dead-letter-queues.html could not be read: "
@@ -24,3 +29,24 @@ def test_only_an_overlong_action_is_cut() -> None:
 
     assert line.startswith("step 2/20  read S1 https://docs.harborq.example/aaa")
     assert line.endswith("...") and len(line) < 300
+
+
+class _FailedRun:
+    """A handle whose run closed FAILED before recording an outcome; its query still answers."""
+
+    id = "research-failed"
+
+    async def result(self) -> RunResult:
+        cause = ApplicationError("the brief broke a rule", type="ValidationError")
+        raise WorkflowFailureError(cause=cause)
+
+    async def query(self, *args: object, **kwargs: object) -> Progress:
+        return Progress(run_id=self.id, status=RunStatus.RUNNING)
+
+
+async def test_a_failed_run_is_shown_failed_with_its_cause_not_running() -> None:
+    summary = await follow(cast("WorkflowHandle[Any, RunResult]", _FailedRun()))
+
+    assert summary.lines[1] == "Status: failed | Stop: -"
+    assert summary.lines[-1] == "Reason: ValidationError: the brief broke a rule"
+    assert (summary.status, summary.data["status"]) == ("failed", "failed")

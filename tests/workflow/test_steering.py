@@ -18,6 +18,7 @@ from temporalio.client import (
 )
 from temporalio.exceptions import ApplicationError, CancelledError
 
+from activities.markdown import render_markdown
 from activities.model.provider_errors import Provider, status_failure
 from tests.workflow.harness import (
     PAGE_A,
@@ -90,7 +91,8 @@ async def test_finish_now_completes_when_the_composed_report_passes(client: Clie
     ]
 
     async with held_run(client, web, script, make_brief(), turn=6) as (handle, held):
-        await handle.signal(ResearchWorkflow.finish_now, FinishNowInput(reason="enough"))
+        reason = "enough for the design review"
+        await handle.signal(ResearchWorkflow.finish_now, FinishNowInput(reason=reason))
         held.released.set()
         result = await finished(handle)
 
@@ -101,7 +103,11 @@ async def test_finish_now_completes_when_the_composed_report_passes(client: Clie
     assert (saved.status, saved.stop_reason) == (RunStatus.COMPLETED, StopReason.OPERATOR_FINISH)
     assert saved.report.composed
     assert [finding.evidence_ids for finding in saved.report.findings] == [["E001"], ["E002"]]
-    assert "an operator asked it to finish" in saved.report.limitations
+    assert "an operator asked it to finish: enough for the design review." in (
+        saved.report.limitations
+    ), "the operator's reason reaches the report (and the ledger with it)"
+    markdown = render_markdown(saved.report, [], [], saved.status, saved.stop_reason)
+    assert "it passed the coverage gate" in markdown and "did not complete" not in markdown
 
 
 async def test_finish_now_is_incomplete_when_the_composed_report_fails(client: Client) -> None:
