@@ -110,7 +110,7 @@ def http_request(method: str, url: str, *, purpose: str, keep_query: bool = True
     attributes: dict[str, Any] = {"http.request.method": method, "research.purpose": purpose}
     try:
         parts = urlsplit(url)
-        attributes["url.full"] = url if keep_query else parts._replace(query="").geturl()
+        attributes["url.full"] = _shown_url(url, keep_query=keep_query)
         attributes["server.address"] = parts.hostname or ""
         attributes["server.port"] = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:  # not a URL at all (the guard refuses it): shown as sent, capped
@@ -123,7 +123,7 @@ def http_response(span: Span, status: int, body_bytes: int, final_url: str | Non
     span.set_attribute("http.response.status_code", status)
     span.set_attribute("http.response.body.size", body_bytes)
     if final_url:
-        span.set_attribute("research.final_url", final_url)
+        span.set_attribute("research.final_url", _shown_url(final_url, keep_query=False))
     if status >= 400:
         span.set_status(StatusCode.ERROR, f"HTTP {status}")
 
@@ -139,6 +139,21 @@ def refused(span: Span, reason: str, message: str) -> None:
             "research_fetch_refusals", "fetches the guard refused, by reason"
         )
         counter.add(1, {"reason": reason})
+
+
+def _shown_url(url: str, *, keep_query: bool) -> str:
+    """A URL for a span: never its user name or password, and no query string unless asked (a
+    presigned page URL carries a token there, a search URL the model's query)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        netloc = f"[{host}]" if ":" in host else host
+        if parts.port:
+            netloc += f":{parts.port}"
+        query = parts.query if keep_query else ""
+        return parts._replace(netloc=netloc, query=query, fragment="").geturl()
+    except ValueError:
+        return url[:200]
 
 
 @contextlib.contextmanager

@@ -74,13 +74,17 @@ RETRY_UNTIL_DEADLINE = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_interval=timedelta(seconds=10),
     maximum_attempts=0,
-    non_retryable_error_types=[
+    non_retryable_error_types=[  # bugs: the same input fails the same way again
         "TypeError",
         "AttributeError",
         "NameError",
         "AssertionError",
         "NotImplementedError",
         "ValidationError",
+        "KeyError",
+        "IndexError",
+        "ValueError",
+        "ZeroDivisionError",
     ],
 )
 # start_run and save_report are not capped by the deadline: they get this many timeouts.
@@ -561,17 +565,22 @@ def _failed_by_cause(error: ActivityError, past_deadline: bool) -> Outcome:
         ),
         None,
     )
-    if provider is not None:
+    # Temporal also stops early (retry state TIMEOUT) when the next back-off would land past the
+    # deadline: that is running out of time too.
+    out_of_time = past_deadline or error.retry_state == RetryState.TIMEOUT
+    if provider is not None and not (out_of_time and not provider.non_retryable):
         return Outcome(
             status=RunStatus.FAILED, stop_reason=StopReason.PROVIDER_ERROR, detail=provider.message
         )
     faults = [c for c in chain if not isinstance(c, ActivityTimeout)]
-    if past_deadline and not faults:  # out of time, no attempt failed: the deadline ended it
-        return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
+    if out_of_time and (
+        provider is not None or not faults
+    ):  # nothing failed for good: time ran out
+        detail = provider.message if provider is not None else ""
+        return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE, detail=detail)
     last = faults[-1] if faults else chain[-1] if chain else error
     fault = last.message if isinstance(last, ApplicationError) else str(last) or type(last).__name__
     kind = last.type if isinstance(last, ApplicationError) and last.type else type(last).__name__
-    out_of_time = past_deadline or error.retry_state == RetryState.TIMEOUT
     when = "until the deadline" if out_of_time else "and cannot be retried"
     detail = f"infrastructure: {error.activity_type} failed {when} ({kind}: {fault})"
     return Outcome(

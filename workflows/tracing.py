@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from opentelemetry.trace import SpanKind, StatusCode
 
 TRACER = "research.workflow"
+TOOL_NAMES = frozenset({"search_web", "read_page", "record_evidence", "finish_research"})
 NO_SPAN: Span = trace.INVALID_SPAN  # before the root span exists
 AGENT = "research-agent"
 _log = logging.getLogger("research.workflow")
@@ -98,14 +99,21 @@ def outcome(span: Span, status: Any, stop_reason: Any, counters: Any, evidence: 
 @contextlib.contextmanager
 def tool_step(name: str, call_id: str, step: int) -> Iterator[Span]:
     """`execute_tool {name}`: one tool step, its activities and its step record below it."""
+    label = tool_label(name)
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": name or "(none)",
-        "gen_ai.tool.call.id": call_id,
+        "gen_ai.tool.name": label,
+        "gen_ai.tool.call.id": call_id[:100],
         "research.step": step,
     }
-    with _span(f"execute_tool {name or '(none)'}", SpanKind.INTERNAL, attributes) as span:
+    with _span(f"execute_tool {label}", SpanKind.INTERNAL, attributes) as span:
         yield span
+
+
+def tool_label(name: str) -> str:
+    """A tool name fit for a metric label or a span name: a known tool, else `unknown` (the name is
+    the model's text: it may be anything, and every distinct value would be a new series)."""
+    return name if name in TOOL_NAMES else "unknown" if name else "(none)"
 
 
 def step_done(span: Span, name: str, step: int, outcome: str, error: str | None) -> None:
@@ -116,15 +124,15 @@ def step_done(span: Span, name: str, step: int, outcome: str, error: str | None)
         span.set_attribute("error.type", "refused")
     workflow.metric_meter().create_counter(
         "research_tool_calls", "tool steps, by tool and outcome"
-    ).add(1, {"tool": name or "(none)", "outcome": outcome})
+    ).add(1, {"tool": tool_label(name), "outcome": outcome})
     _info(
         "step %d %s %s",
         step,
-        name or "(no tool)",
+        tool_label(name),
         outcome,
         run_id=workflow.info().workflow_id,
         step=step,
-        tool=name,
+        tool=tool_label(name),
         outcome=outcome,
         reason=(error or "")[:300],
     )
@@ -134,8 +142,8 @@ def tokens(input_tokens: int, output_tokens: int) -> None:
     counter = workflow.metric_meter().create_counter(
         "research_tokens", "provider-reported tokens, by direction"
     )
-    counter.add(input_tokens, {"direction": "input"})
-    counter.add(output_tokens, {"direction": "output"})
+    counter.add(max(input_tokens, 0), {"direction": "input"})  # a counter refuses negatives
+    counter.add(max(output_tokens, 0), {"direction": "output"})
 
 
 def _info(message: str, *args: Any, **fields: Any) -> None:

@@ -76,6 +76,10 @@ async def ledger_errors() -> AsyncIterator[None]:
     except (psycopg.errors.IntegrityError, psycopg.errors.DataError) as error:
         message = f"the ledger refused a write: {error.diag.message_primary or error}"
         raise ApplicationError(message, type="LedgerRefused", non_retryable=True) from error
+    except (psycopg.ProgrammingError, psycopg.NotSupportedError) as error:
+        # A schema behind the code (UndefinedTable, UndefinedColumn, ...): no retry can fix it.
+        message = f"the ledger cannot serve this code: {error.diag.message_primary or error}"
+        raise ApplicationError(message, type="LedgerSchema", non_retryable=True) from error
     except UnicodeError as error:  # text PostgreSQL cannot encode: the same write fails again
         message = f"the ledger refused a write: {type(error).__name__}"
         raise ApplicationError(message, type="LedgerRefused", non_retryable=True) from error

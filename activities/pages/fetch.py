@@ -173,7 +173,7 @@ async def fetch_page(
     after content decoding. Raises FetchRefused for a policy breach (before any request when the
     URL itself breaks it) and FetchFailed otherwise.
     """
-    with spans.http_request("GET", url, purpose="page") as span:
+    with spans.http_request("GET", url, purpose="page", keep_query=False) as span:
         try:
             page = await _fetch_page(
                 client,

@@ -165,7 +165,8 @@ def _checked(url: httpx.URL, allowed_hosts: list[str], policy: FetchPolicy) -> h
     if url.scheme not in DEFAULT_PORTS:
         raise FetchRefused(f"URL {url} uses scheme {url.scheme!r}: only https is fetched")
     if url.userinfo:
-        raise FetchRefused(f"URL {url} carries a user name or password")
+        shown = url.copy_with(username=None, password=None)  # the credentials are not repeated
+        raise FetchRefused(f"URL {shown} carries a user name or password")
     host = url_host(url)
     local = host in policy.local_hosts or host in policy.corpus_hosts
     if url.scheme == "http" and not local:
