@@ -131,5 +131,31 @@ def spawn_worker(worker_env: dict[str, str]) -> Iterator[type[WorkerProcess]]:
             worker.process.stdout.close()
 
 
+def real_provider_env(
+    worker_env: dict[str, str],
+    *,
+    model_url: str,
+    search_url: str,
+    docs_host: str,
+    keys: tuple[str, str],
+    no_corpus: Path,
+) -> dict[str, str]:
+    """A worker on the real providers' code paths, every provider a local server: the `openai`
+    client against `model_url`, Serper-shaped search at `search_url`, pages from `docs_host`
+    (a RESEARCH_LOCAL_HOSTS host on loopback) and no corpus. `keys`: the OpenAI and Serper keys."""
+    no_corpus.mkdir(exist_ok=True)
+    return {
+        **worker_env,
+        "RESEARCH_MODEL_PROVIDER": "openai",
+        "OPENAI_BASE_URL": model_url,
+        "OPENAI_API_KEY": keys[0],
+        "RESEARCH_SEARCH_PROVIDER": "serper",
+        "SERPER_URL": f"{search_url}/search",
+        "SERPER_API_KEY": keys[1],
+        "RESEARCH_LOCAL_HOSTS": f"{docs_host}=127.0.0.1",
+        "RESEARCH_CORPUS_DIR": str(no_corpus),
+    }
+
+
 def project_path(*parts: str) -> Path:
     return PROJECT_ROOT.joinpath(*parts)

@@ -17,7 +17,7 @@ from runtime.settings import PROJECT_ROOT
 from tests.fakes import search_servers
 from tests.fakes.openai_server import FakeOpenAI, harborq_script_at, serve
 from tests.fakes.page_server import PageServer
-from tests.system.conftest import WorkerProcess
+from tests.system.conftest import WorkerProcess, real_provider_env
 from workflows.models import Brief, RunResult, RunStatus, StopReason
 from workflows.research import ResearchWorkflow
 
@@ -43,7 +43,6 @@ async def test_an_investigation_with_real_provider_code_completes_through_the_ga
         (PROJECT_ROOT / "examples" / "briefs" / "harborq-failures.json").read_text()
     )
     run_id = f"e2e-{uuid.uuid4().hex[:8]}"
-    (tmp_path / "no-corpus").mkdir()
     with PageServer(root=PROJECT_ROOT / "examples" / "corpus") as pages:
         base = f"http://{DOCS}:{pages.port}"
         search = search_servers.FakeSearch(
@@ -56,17 +55,14 @@ async def test_an_investigation_with_real_provider_code_completes_through_the_ga
         )
         fake = FakeOpenAI(harborq_script_at(base))
         with serve(fake) as model_url, search_servers.serve(search) as search_url:
-            env = {
-                **worker_env,
-                "RESEARCH_MODEL_PROVIDER": "openai",
-                "OPENAI_BASE_URL": model_url,
-                "OPENAI_API_KEY": OPENAI_KEY,
-                "RESEARCH_SEARCH_PROVIDER": "serper",
-                "SERPER_URL": f"{search_url}/search",
-                "SERPER_API_KEY": SERPER_KEY,
-                "RESEARCH_LOCAL_HOSTS": f"{DOCS}=127.0.0.1",
-                "RESEARCH_CORPUS_DIR": str(tmp_path / "no-corpus"),
-            }
+            env = real_provider_env(
+                worker_env,
+                model_url=model_url,
+                search_url=search_url,
+                docs_host=DOCS,
+                keys=(OPENAI_KEY, SERPER_KEY),
+                no_corpus=tmp_path / "no-corpus",
+            )
             worker = spawn_worker(env)
             worker.wait_ready()
             result: RunResult = await dev_client.execute_workflow(

@@ -25,7 +25,7 @@ from tests.fakes import search_servers
 from tests.fakes.openai_server import FakeOpenAI, harborq_script_at, serve
 from tests.fakes.page_server import PageServer
 from tests.fakes.telemetry_servers import IngestionServer, OtlpReceiver, Span
-from tests.system.conftest import WorkerProcess
+from tests.system.conftest import WorkerProcess, real_provider_env
 from workflows.cleaning import as_text
 from workflows.models import RunResult, RunStatus
 
@@ -46,7 +46,6 @@ async def test_each_investigation_is_one_trace_in_otlp_and_application_insights(
 ) -> None:
     brief_json = (PROJECT_ROOT / "examples" / "briefs" / "harborq-failures.json").read_text()
     from_cli, from_client = (f"otel-{name}-{uuid.uuid4().hex[:6]}" for name in ("cli", "client"))
-    (tmp_path / "no-corpus").mkdir()
     with (
         PageServer(root=PROJECT_ROOT / "examples" / "corpus") as pages,
         OtlpReceiver() as otlp,
@@ -65,16 +64,15 @@ async def test_each_investigation_is_one_trace_in_otlp_and_application_insights(
             search_servers.serve(search) as search_url,
         ):
             env = {
-                **worker_env,
-                "RESEARCH_MODEL_PROVIDER": "openai",
+                **real_provider_env(
+                    worker_env,
+                    model_url=model_url,
+                    search_url=search_url,
+                    docs_host=DOCS,
+                    keys=(OPENAI_KEY, SERPER_KEY),
+                    no_corpus=tmp_path / "no-corpus",
+                ),
                 "RESEARCH_MODEL": "gpt-scripted",
-                "OPENAI_BASE_URL": model_url,
-                "OPENAI_API_KEY": OPENAI_KEY,
-                "RESEARCH_SEARCH_PROVIDER": "serper",
-                "SERPER_URL": f"{search_url}/search",
-                "SERPER_API_KEY": SERPER_KEY,
-                "RESEARCH_LOCAL_HOSTS": f"{DOCS}=127.0.0.1",
-                "RESEARCH_CORPUS_DIR": str(tmp_path / "no-corpus"),
                 "RESEARCH_WORKFLOW_CACHE": "0",  # every workflow task replays its history
                 "RESEARCH_ENVIRONMENT": "test",
                 "OTEL_EXPORTER_OTLP_ENDPOINT": otlp.url,
