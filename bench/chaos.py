@@ -49,7 +49,7 @@ from starter.briefs import load_brief
 from starter.local import DEMO_BRIEF
 from tests.conftest import free_port
 from tests.fakes.openai_server import FakeOpenAI, Message, Reply, harborq_script, serve
-from tests.fakes.postgres import restart_postgres
+from tests.fakes.postgres import restart_postgres, stop_postgres
 from workflows.models import Brief, RunResult, RunStatus, StopReason
 from workflows.research import ResearchWorkflow
 
@@ -417,6 +417,7 @@ async def _stack(settings: Settings) -> AsyncIterator[tuple[str, list[DevServer]
             yield url, box
         finally:
             box[0].stop()
+    stop_postgres(settings.state_dir / "pg")  # after a restart pgserver no longer knows it
 
 
 @contextlib.asynccontextmanager

