@@ -11,6 +11,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from activities.ledger.base import Connection, fetch_all, fetch_one
+from activities.ledger.runs import decision_from, usage_from
 from workflows.models import (
     Brief,
     Counters,
@@ -67,19 +68,10 @@ class ModelCallRow(BaseModel):
 
     def decision(self) -> Decision:
         """The model turn as `decide` returned it."""
-        return Decision(
-            tool_calls=self.tool_calls, text=self.text, model=self.model, usage=self.usage()
-        )
+        return decision_from(self.model_dump())
 
     def usage(self) -> Usage:
-        return Usage(
-            input_tokens=self.input_tokens,
-            output_tokens=self.output_tokens,
-            reasoning_tokens=self.reasoning_tokens,
-            cached_input_tokens=self.cached_input_tokens,
-            estimated=self.estimated,
-            note=self.usage_note,
-        )
+        return usage_from(self.model_dump())
 
 
 class StepRow(BaseModel):

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from psycopg.types.json import Jsonb
 
 from activities.ledger.base import (
     Connection,
     LedgerConflict,
-    Row,
     RunIdTaken,
     UnknownRun,
     execute,
@@ -176,16 +177,23 @@ async def insert_model_call(
 
 
 async def load_decisions(conn: Connection, run_id: str) -> list[Decision]:
-    return [_decision(row) for row in await fetch_all(conn, _SELECT_MODEL_CALLS, (run_id,))]
+    return [decision_from(row) for row in await fetch_all(conn, _SELECT_MODEL_CALLS, (run_id,))]
 
 
 async def load_decision(conn: Connection, run_id: str, turn: int) -> Decision | None:
     row = await fetch_one(conn, _SELECT_MODEL_CALL, (run_id, turn))
-    return _decision(row) if row else None
+    return decision_from(row) if row else None
 
 
-def _decision(row: Row) -> Decision:
-    usage = Usage(
+def decision_from(row: Mapping[str, Any]) -> Decision:
+    """A `model_calls` row (or the same fields read elsewhere) as the Decision `decide` returned."""
+    calls = [ToolCall.model_validate(call) for call in row["tool_calls"]]
+    return Decision(tool_calls=calls, text=row["text"], model=row["model"], usage=usage_from(row))
+
+
+def usage_from(row: Mapping[str, Any]) -> Usage:
+    """The usage columns of a `model_calls` row."""
+    return Usage(
         input_tokens=row["input_tokens"],
         output_tokens=row["output_tokens"],
         reasoning_tokens=row["reasoning_tokens"],
@@ -193,8 +201,6 @@ def _decision(row: Row) -> Decision:
         note=row["usage_note"],
         cached_input_tokens=row["cached_input_tokens"],
     )
-    calls = [ToolCall.model_validate(call) for call in row["tool_calls"]]
-    return Decision(tool_calls=calls, text=row["text"], model=row["model"], usage=usage)
 
 
 async def insert_step(conn: Connection, record: StepRecord) -> bool:

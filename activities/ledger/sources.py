@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from activities.ledger.base import Connection, Row, execute, fetch_all, fetch_one
 from activities.pages.extract import Extracted, content_hash
@@ -149,18 +151,23 @@ async def load_sources(conn: Connection, run_id: str) -> list[SourceRef]:
 
 
 def _stored_source(row: Row) -> StoredSource:
-    ref = SourceRef(
+    ref = source_ref_from(row, row["passage_count"])
+    return StoredSource(ref=ref, total_chars=row["total_chars"], truncated=row["truncated"])
+
+
+def source_ref_from(row: Mapping[str, Any], passage_count: int) -> SourceRef:
+    """A `sources` row (or the same fields read elsewhere) as the workflow knows the source."""
+    return SourceRef(
         id=row["source_id"],
         url=row["url"],
         final_url=row["final_url"],
         host=row["host"],
         title=row["title"],
         content_hash=row["content_hash"] or "",
-        passage_count=row["passage_count"],
+        passage_count=passage_count,
         ok=row["status"] == "ok",
         error=row["error"],
     )
-    return StoredSource(ref=ref, total_chars=row["total_chars"], truncated=row["truncated"])
 
 
 async def load_window(

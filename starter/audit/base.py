@@ -11,6 +11,7 @@ from typing import Any
 
 from activities.ledger import RunRows
 from activities.ledger.review import EvidenceRow, PassageRow, SourceRow, StepRow
+from activities.ledger.sources import source_ref_from
 from starter.history import HistoryFacts
 from workflows.hosts import host_allowed
 from workflows.models import Evidence, Limits, SourceRef, StopReason
@@ -97,17 +98,7 @@ class AuditData:
 
 
 def source_ref(row: SourceRow, passage_count: int) -> SourceRef:
-    return SourceRef(
-        id=row.source_id,
-        url=row.url,
-        final_url=row.final_url,
-        host=row.host,
-        title=row.title,
-        content_hash=row.content_hash or "",
-        passage_count=passage_count,
-        ok=row.status == "ok",
-        error=row.error,
-    )
+    return source_ref_from(row.model_dump(), passage_count)
 
 
 def _matches(pattern: re.Pattern[str], step: StepRow, wanted: str) -> bool:

@@ -11,15 +11,19 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from runtime.devstack import embedded_stack
+from temporalio.client import WorkflowHistory
+
+from runtime.devstack import EmbeddedStack, embedded_stack
 from runtime.settings import Settings
 from starter.briefs import load_brief
 from starter.local import DEMO_BRIEF, background_worker
 from tests.conftest import free_port
-from workflows.models import Brief
+from workflows.models import Brief, RunResult
 from workflows.research import ResearchWorkflow
 
 HERE = Path(__file__).parent
@@ -45,7 +49,19 @@ SCENARIOS: dict[str, dict[str, int]] = {
 
 async def record(name: str) -> None:
     target = HERE / f"{name}.json"
-    with tempfile.TemporaryDirectory(prefix="hist-") as state:
+    async with sample_run(f"{name}-recorded", SCENARIOS[name]) as (_, result, history):
+        pass
+    target.write_text(history.to_json())
+    print(f"{result.status} / {result.stop_reason}: {len(history.events)} events -> {target}")
+
+
+@asynccontextmanager
+async def sample_run(
+    run_id: str, limits: dict[str, int]
+) -> AsyncIterator[tuple[EmbeddedStack, RunResult, WorkflowHistory]]:
+    """The sample brief with `limits`, run by the offline policy on an embedded stack of its own
+    (temporary state folder and ports); the stack stays up inside the block (its ledger too)."""
+    with tempfile.TemporaryDirectory(prefix="recorded-") as state:
         settings = replace(
             Settings.from_env({}),
             state_dir=Path(state),
@@ -55,14 +71,12 @@ async def record(name: str) -> None:
         async with embedded_stack(settings) as stack, background_worker(stack):
             handle = await stack.client.start_workflow(
                 ResearchWorkflow.run,
-                _brief(SCENARIOS[name]),
-                id=f"{name}-recorded",
+                _brief(limits),
+                id=run_id,
                 task_queue=stack.settings.task_queue,
             )
-            result = await handle.result()
-            history = await handle.fetch_history()
-    target.write_text(history.to_json())
-    print(f"{result.status} / {result.stop_reason}: {len(history.events)} events -> {target}")
+            result: RunResult = await handle.result()
+            yield stack, result, await handle.fetch_history()
 
 
 def _brief(limits: dict[str, int]) -> Brief:
