@@ -14,6 +14,7 @@ headers and never reach a span.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, StatusCode
 from temporalio import activity
+from temporalio.common import MetricCounter
 
 from runtime.telemetry import capture_content, content
 
@@ -135,10 +137,16 @@ def refused(span: Span, reason: str, message: str) -> None:
     run_id = activity.info().workflow_id or "" if activity.in_activity() else ""
     _log.warning("fetch refused: %s", message, extra={"run_id": run_id, "reason": reason})
     if activity.in_activity():
-        counter = activity.metric_meter().create_counter(
-            "research_fetch_refusals", "fetches the guard refused, by reason"
-        )
-        counter.add(1, {"reason": reason})
+        _refusals().add(1, {"reason": reason})
+
+
+@functools.cache
+def _refusals() -> MetricCounter:
+    """Created once per process (see workflows.tracing._counter: a counter made per call can be
+    exported under another's name)."""
+    return activity.metric_meter().create_counter(
+        "research_fetch_refusals", "fetches the guard refused, by reason"
+    )
 
 
 def _shown_url(url: str, *, keep_query: bool) -> str:

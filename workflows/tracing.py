@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from temporalio import workflow
+from temporalio.common import MetricCounter
 
 with workflow.unsafe.imports_passed_through():
     from opentelemetry import trace
@@ -80,8 +81,7 @@ def outcome(span: Span, status: Any, stop_reason: Any, counters: Any, evidence: 
     )
     if status == "failed":
         span.set_status(StatusCode.ERROR, stop_reason)
-    meter = workflow.metric_meter()
-    meter.create_counter("research_runs", "runs ended, by status and stop reason").add(
+    _counter("research_runs", "runs ended, by status and stop reason").add(
         1, {"status": status, "stop_reason": stop_reason}
     )
     _info(
@@ -122,9 +122,9 @@ def step_done(span: Span, name: str, step: int, outcome: str, error: str | None)
     if outcome == "refused":
         span.set_status(StatusCode.ERROR, "refused")
         span.set_attribute("error.type", "refused")
-    workflow.metric_meter().create_counter(
-        "research_tool_calls", "tool steps, by tool and outcome"
-    ).add(1, {"tool": tool_label(name), "outcome": outcome})
+    _counter("research_tool_calls", "tool steps, by tool and outcome").add(
+        1, {"tool": tool_label(name), "outcome": outcome}
+    )
     _info(
         "step %d %s %s",
         step,
@@ -139,11 +139,25 @@ def step_done(span: Span, name: str, step: int, outcome: str, error: str | None)
 
 
 def tokens(input_tokens: int, output_tokens: int) -> None:
-    counter = workflow.metric_meter().create_counter(
-        "research_tokens", "provider-reported tokens, by direction"
-    )
+    counter = _counter("research_tokens", "provider-reported tokens, by direction")
     counter.add(max(input_tokens, 0), {"direction": "input"})  # a counter refuses negatives
     counter.add(max(output_tokens, 0), {"direction": "output"})
+
+
+# Each counter is created once per worker process (this module is passed through the sandbox, so
+# the dict is shared by every run): Temporal's MetricsExporter keys instruments by the id() of the
+# buffered metric, and a counter created per step and dropped let a later one reuse that id and be
+# exported under another counter's name (seen: research_runs missing about one time in seven).
+# The workflow meter's attributes (namespace, task queue, workflow type) are the same for every run
+# a worker serves; replay safety is checked at each `add`.
+_COUNTERS: dict[str, MetricCounter] = {}
+
+
+def _counter(name: str, description: str) -> MetricCounter:
+    counter = _COUNTERS.get(name)
+    if counter is None:
+        counter = _COUNTERS[name] = workflow.metric_meter().create_counter(name, description)
+    return counter
 
 
 def _info(message: str, *args: Any, **fields: Any) -> None:
