@@ -20,9 +20,7 @@ from temporalio.converter import (
 )
 from temporalio.exceptions import ApplicationError
 
-from workflows.validation import describe_validation
-
-INVALID_INPUT = "InvalidInput"
+from workflows.validation import INVALID_INPUT, describe_validation
 
 
 class _RefusingJSONConverter(PydanticJSONPlainPayloadConverter):

@@ -90,6 +90,9 @@ def progress_summary(progress: Progress, run_id: str) -> Summary:
         seconds_left=progress.seconds_left,
         last_action=progress.last_action,
     )
+    if progress.message:  # it could not start: say why
+        summary.lines.append(f"Reason: {progress.message}")
+        summary.data["message"] = progress.message
     return summary
 
 

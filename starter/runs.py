@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import uuid
 from typing import Any
 
@@ -30,13 +31,16 @@ from starter.progress import (
     query_progress,
     result_summary,
 )
+from workflows.hosts import has_credentials, without_credentials
 from workflows.models import (
     Brief,
     ExtendLimitsInput,
     FinishNowInput,
     GuidanceInput,
+    RefusedSeed,
     RunResult,
     RunStatus,
+    SeedsAdded,
     SeedUrlsInput,
 )
 from workflows.research import ResearchWorkflow
@@ -144,11 +148,34 @@ async def signal(settings: Settings, args: argparse.Namespace) -> int:
     if args.signal == "guidance":
         await handle.signal(ResearchWorkflow.add_guidance, GuidanceInput(text=" ".join(args.text)))
     elif args.signal == "seed":
-        await handle.signal(ResearchWorkflow.add_seed_urls, SeedUrlsInput(urls=args.urls))
+        return await add_seeds(handle, args.urls)
     else:
         await handle.signal(ResearchWorkflow.finish_now, FinishNowInput(reason=args.reason))
     print(f"Sent {args.signal} to run {args.id}")
     return 0
+
+
+async def add_seeds(handle: WorkflowHandle[Any, RunResult], urls: list[str]) -> int:
+    """Seed URLs through the `add_seeds` update: the run says which it took and why it refused
+    each other one (exit 1 when any was refused). A URL with credentials is never sent."""
+    added = SeedsAdded()
+    sent = []
+    for url in urls:
+        if has_credentials(url):
+            shown = without_credentials(url)
+            added.refused.append(RefusedSeed(url=shown, reason="carries a user name or password"))
+        else:
+            sent.append(url)
+    if sent:
+        answer = await handle.execute_update(ResearchWorkflow.add_seeds, SeedUrlsInput(urls=sent))
+        added = answer.model_copy(update={"refused": [*added.refused, *answer.refused]})
+    for url in added.accepted:
+        print(f"Added seed URL {url} to run {handle.id}")
+    for url in added.known:
+        print(f"Seed URL {url} was already a seed of run {handle.id}")
+    for refused in added.refused:
+        print(f"Refused seed URL {refused.url}: it {refused.reason}", file=sys.stderr)
+    return 1 if added.refused else 0
 
 
 async def extend(settings: Settings, args: argparse.Namespace) -> int:

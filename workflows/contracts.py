@@ -67,6 +67,7 @@ class DecideInput(BaseModel):
     brief: Brief
     transcript: list[TranscriptEntry] = Field(default_factory=list)
     guidance: list[str] = Field(default_factory=list)
+    seeds: list[str] = Field(default_factory=list)  # seed URLs the operator added while it ran
     budget: Budget = Field(default_factory=Budget)
     context_chars: int = 0  # size of the compacted transcript, for the ledger
     # Set (the last step recorded): `transcript` is empty and decide reads the steps up to it from

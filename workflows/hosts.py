@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 import idna
 
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
+MAX_URL_CHARS = 2_048  # a URL a model or an operator sends; longer ones are refused
 
 
 def normalise_host(host: str, *, allow_wildcard: bool = False) -> str:
@@ -57,6 +58,61 @@ def host_matches(host: str, allowed_hosts: list[str]) -> bool:
 def host_allowed(url: str, allowed_hosts: list[str]) -> bool:
     host = url_host(url)
     return host is not None and host_matches(host, allowed_hosts)
+
+
+def looks_like_address(host: str) -> bool:
+    """IP literals, and names a resolver would read as IPv4 (`2130706433`, `0x7f.1`, `127.1`)."""
+    bare = host.strip("[]").rstrip(".")
+    try:
+        ipaddress.ip_address(bare.partition("%")[0])
+        return True
+    except ValueError:
+        pass
+    last = bare.rsplit(".", 1)[-1].lower()
+    return ":" in bare or last.isdigit() or (last.startswith("0x") and len(last) > 2)
+
+
+def seed_problem(url: str, allowed_hosts: list[str]) -> str | None:
+    """Why an operator's seed URL cannot be read, as a clause after the URL (`is not an http(s)
+    URL`), or None when it may be: the checks the fetcher makes that need no network."""
+    if len(url) > MAX_URL_CHARS:
+        return f"is longer than {MAX_URL_CHARS:,} characters"
+    try:
+        parts = urlsplit(url.strip())
+        hostname, _ = parts.hostname, parts.port
+    except ValueError:
+        return "is not a URL (check its host and port)"
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return "is not an http(s) URL"
+    if has_credentials(url):
+        return "carries a user name or password"
+    if not hostname:
+        return "has no host"
+    if looks_like_address(hostname):
+        return "names an IP address, not a host name"
+    host = url_host(url)
+    if host is None:
+        return "has no valid host name"
+    if not host_matches(host, allowed_hosts):
+        return f"is on {host}, not an allowed host ({', '.join(allowed_hosts)})"
+    return None
+
+
+def has_credentials(url: str) -> bool:
+    """True when the URL carries a user name or password (`https://user:secret@host/`)."""
+    authority = re.split(r"[/?#\\]", url.strip().partition("://")[2], maxsplit=1)[0]
+    return "@" in authority
+
+
+def without_credentials(url: str) -> str:
+    """The URL as it may be shown: any user name or password removed."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
 
 
 def local_host_entry(entry: str) -> tuple[str, str | None]:

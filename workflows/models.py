@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from workflows.hosts import host_allowed, normalise_host
+from workflows.hosts import MAX_URL_CHARS, host_allowed, normalise_host
 from workflows.results import ToolData
 
 TASK_QUEUE = "research"
@@ -250,7 +250,6 @@ class Decision(BaseModel):
 
 # ---------------------------------------------------------------- tool arguments
 
-MAX_URL_CHARS = 2_048
 MAX_ID_CHARS = 40  # question, source, passage and evidence ids
 
 
@@ -405,6 +404,7 @@ class Progress(BaseModel):
     last_action: str = ""
     recent_steps: list[StepNote] = Field(default_factory=list)  # the last ones, oldest first
     seconds_left: int = 0
+    message: str = ""  # why a run that could not start failed (its brief was invalid)
 
 
 class ResultQuote(BaseModel):
@@ -440,6 +440,20 @@ class GuidanceInput(BaseModel):
 
 class SeedUrlsInput(BaseModel):
     urls: list[str] = Field(min_length=1)
+
+
+class RefusedSeed(BaseModel):
+    url: str  # as sent, without any user name or password
+    reason: str  # a clause after the URL: "is on evil.example, not an allowed host (...)"
+
+
+class SeedsAdded(BaseModel):
+    """What the `add_seeds` update did with each URL: `accepted` ones the model may now read
+    (`known` were seeds already), `refused` ones with the reason."""
+
+    accepted: list[str] = Field(default_factory=list)
+    known: list[str] = Field(default_factory=list)
+    refused: list[RefusedSeed] = Field(default_factory=list)
 
 
 class FinishNowInput(BaseModel):

@@ -25,7 +25,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.composer import compose
     from workflows.contracts import In, Out
     from workflows.dispatch import Outcome, ToolDispatcher, describe_step
-    from workflows.hosts import host_allowed
     from workflows.models import (
         Brief,
         Decision,
@@ -39,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
         ResultQuote,
         RunResult,
         RunStatus,
+        SeedsAdded,
         SeedUrlsInput,
         StepNote,
         StopReason,
@@ -50,6 +50,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.results import GateFailed
     from workflows.state import RunState
     from workflows.tools import bounded_call
+    from workflows.validation import INVALID_INPUT, invalid_brief
 
 T = TypeVar("T")
 
@@ -103,6 +104,10 @@ TRANSCRIPT_IN_LEDGER = "transcript-in-ledger-1"
 # Runs started since: a model that is a policy inside the worker (offline, fixed) decides in a
 # local activity; a real model's call stays a regular activity.
 LOCAL_POLICY = "local-policy-1"
+# Runs started since: an operator's seed URLs are checked as the fetcher checks URLs (no IP
+# literals, no credentials, an allowed host), capped, shown to the model and counted against the
+# context. The `add_seeds` update reports each refusal; the signal only logs them.
+SEED_CHECKS = "seed-checks-1"
 HEARTBEATING = frozenset({contracts.DECIDE, contracts.SEARCH_WEB, contracts.READ_PAGE})
 LEDGER_ACTIVITIES = frozenset(
     {contracts.START_RUN, contracts.RECORD_STEP, contracts.RECORD_EVIDENCE, contracts.SAVE_REPORT}
@@ -111,9 +116,21 @@ LEDGER_ACTIVITIES = frozenset(
 
 @workflow.defn(name="ResearchWorkflow", failure_exception_types=[ValidationError])
 class ResearchWorkflow:
+    # Input that is not a valid brief (or no input) decodes as plain JSON (pydantic tries Brief
+    # first), so the run fails with the brief's own problem and still answers queries: had
+    # decoding raised, the SDK would make no workflow object, and every later query (the CLI's,
+    # the Web UI's) would fail with "Expected workflow input. This is a Python SDK bug." in the
+    # worker log.
     @workflow.init
-    def __init__(self, brief: Brief) -> None:
-        self._state = RunState.begin(brief, workflow.now())
+    def __init__(self, brief: Brief | Any = None) -> None:
+        self._invalid = "" if isinstance(brief, Brief) else invalid_brief(brief)
+        # A stand-in the handlers can work on until `run` fails (never shown: queries say why).
+        valid = (
+            brief
+            if isinstance(brief, Brief)
+            else Brief(question="-", allowed_hosts=["invalid.invalid"])
+        )
+        self._state = RunState.begin(valid, workflow.now())
         self._run_id = workflow.info().workflow_id
         self._outcome: Outcome | None = None
         self._root = tracing.NO_SPAN
@@ -131,11 +148,14 @@ class ResearchWorkflow:
         self._turn_start = 0  # the first step of the latest turn (its results are shown whole)
         self._timer: asyncio.Future[None] | None = None
         self._timer_limit = 0
+        self._seed_checks: bool | None = None  # SEED_CHECKS, asked when first needed
 
     @workflow.run
-    async def run(self, brief: Brief) -> RunResult:
+    async def run(self, brief: Brief | Any = None) -> RunResult:
+        if self._invalid:
+            raise ApplicationError(self._invalid, type=INVALID_INPUT, non_retryable=True)
         # One trace per investigation: this span is its root, every activity runs below it.
-        with tracing.investigation(self._run_id, len(brief.questions)) as self._root:
+        with tracing.investigation(self._run_id, len(self._state.brief.questions)) as self._root:
             try:
                 await _cancellable(self._start())
                 self._outcome = await self._investigate()
@@ -237,7 +257,14 @@ class ResearchWorkflow:
 
     def _context_budget(self) -> int:
         fixed = len(self._state.brief.model_dump_json()) + sum(map(len, self._state.guidance))
+        if self._checks_seeds():
+            fixed += sum(len(url) + 2 for url in self._state.added_seeds())
         return self._state.limits.max_context_chars - fixed
+
+    def _checks_seeds(self) -> bool:
+        if self._seed_checks is None:  # never from a query: a patch marker is a command
+            self._seed_checks = workflow.patched(SEED_CHECKS)
+        return self._seed_checks
 
     async def _decide(
         self,
@@ -255,6 +282,7 @@ class ResearchWorkflow:
             brief=self._state.brief,
             transcript=transcript,
             guidance=list(self._state.guidance),
+            seeds=self._state.added_seeds() if self._checks_seeds() else [],
             budget=self._state.budget(workflow.now()),
             context_chars=chars,
             watermark=watermark,
@@ -495,6 +523,8 @@ class ResearchWorkflow:
 
     @workflow.query
     def progress(self) -> Progress:
+        if self._invalid:
+            return Progress(run_id=self._run_id, status=RunStatus.FAILED, message=self._invalid)
         state, outcome = self._state, self._outcome
         notes = [
             StepNote(step=entry.step, action=describe_step(entry.call, entry.result, entry.args))
@@ -521,9 +551,14 @@ class ResearchWorkflow:
 
     @workflow.signal
     def add_seed_urls(self, seeds: SeedUrlsInput) -> None:
-        for url in seeds.urls:
-            if host_allowed(url, self._state.brief.allowed_hosts) and url not in self._state.seeds:
-                self._state.seeds.append(url)
+        added = self._state.add_seeds(seeds.urls, checked=self._checks_seeds())
+        for refused in added.refused:  # a signal cannot answer: `add_seeds` (the update) does
+            workflow.logger.warning("seed URL %s refused: it %s", refused.url, refused.reason)
+
+    @workflow.update
+    def add_seeds(self, seeds: SeedUrlsInput) -> SeedsAdded:
+        """Seed URLs the model may read from now on; the answer names each refused one and why."""
+        return self._state.add_seeds(seeds.urls, checked=self._checks_seeds())
 
     @workflow.signal
     def finish_now(self, request: FinishNowInput) -> None:

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from pydantic import BaseModel, Field
 
 from workflows.cleaning import echo
-from workflows.hosts import host_allowed
+from workflows.hosts import host_allowed, seed_problem, without_credentials
 from workflows.models import (
     LIMIT_CEILINGS,
     Brief,
@@ -18,7 +18,9 @@ from workflows.models import (
     Limits,
     ReadPageArgs,
     RecordEvidenceArgs,
+    RefusedSeed,
     SearchHit,
+    SeedsAdded,
     SourceRef,
     StopReason,
     TranscriptEntry,
@@ -26,6 +28,8 @@ from workflows.models import (
 )
 from workflows.substance import distinctive_words
 from workflows.tools import InvalidCall
+
+MAX_SEEDS = 20  # seed URLs a run keeps (the brief's and the operator's): each is in every prompt
 
 
 class ReadTarget(BaseModel):
@@ -52,6 +56,34 @@ class RunState(BaseModel):
     @classmethod
     def begin(cls, brief: Brief, now: datetime) -> RunState:
         return cls(brief=brief, limits=brief.limits, started_at=now, seeds=list(brief.seed_urls))
+
+    def added_seeds(self) -> list[str]:
+        """The seed URLs the operator added while the run ran (the brief lists its own)."""
+        return [url for url in self.seeds if url not in self.brief.seed_urls]
+
+    def add_seeds(self, urls: list[str], *, checked: bool = True) -> SeedsAdded:
+        """Take the operator's seed URLs that may be read, saying why each other one is refused.
+        `checked=False`: only the host check, as runs started before these checks had it."""
+        added = SeedsAdded()
+        allowed = self.brief.allowed_hosts
+        for sent in urls:
+            url = sent.strip() if checked else sent
+            if url in self.seeds:
+                added.known.append(url)
+                continue
+            if checked:
+                problem = seed_problem(url, allowed)
+                if problem is None and len(self.seeds) >= MAX_SEEDS:
+                    problem = f"is one too many: a run keeps at most {MAX_SEEDS} seed URLs"
+            else:
+                problem = None if host_allowed(url, allowed) else "is not on an allowed host"
+            if problem is None:
+                self.seeds.append(url)
+                added.accepted.append(url)
+            else:
+                shown = echo(without_credentials(url), 200)
+                added.refused.append(RefusedSeed(url=shown, reason=problem))
+        return added
 
     # ------------------------------------------------------------ bounds
 

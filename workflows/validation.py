@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
+
+from workflows.models import Brief
+
+INVALID_INPUT = "InvalidInput"  # the error type of input that fails validation
 
 
 def describe_validation(error: ValidationError) -> str:
     """The first problem as one sentence: a validator's own words, or `field X: <message>`."""
     return " ".join(_describe(error.errors(include_url=False)[0]).split())
+
+
+def invalid_brief(brief: Any) -> str:
+    """The one sentence that says why `brief` is not a valid Brief."""
+    try:
+        Brief.model_validate(brief)
+    except ValidationError as error:
+        return describe_validation(error)
+    return "the brief could not be read"
 
 
 def _describe(detail: ErrorDetails) -> str:

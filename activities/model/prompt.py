@@ -75,6 +75,9 @@ def messages(request: DecideInput, *, parallel_tool_calls: bool = False) -> list
     for number, entry in enumerate(transcript, start=1):
         # Only the newest result's budget is current: older ones are sent without theirs.
         result += _turn(entry, budget=number == len(transcript))
+    if request.seeds:  # after the transcript: the cached prefix stays as it was
+        urls = ", ".join(request.seeds)
+        result.append({"role": "user", "content": f"Seed URLs added by the operator: {urls}"})
     for text in request.guidance:
         result.append({"role": "user", "content": f"Guidance from the operator: {text}"})
     return result

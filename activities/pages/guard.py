@@ -23,7 +23,7 @@ from typing import Any
 import httpcore
 import httpx
 
-from workflows.hosts import host_matches, local_host_entry, normalise_host
+from workflows.hosts import host_matches, local_host_entry, looks_like_address, normalise_host
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -186,24 +186,12 @@ def url_host(url: httpx.URL) -> str:
     raw = url.raw_host.decode("ascii", errors="replace")
     if not raw:
         raise FetchRefused(f"URL {url} has no host")
-    if _looks_like_address(raw):
+    if looks_like_address(raw):
         raise FetchRefused(f"URL {url} names an IP address: only host names are fetched")
     try:
         return normalise_host(raw)
     except ValueError:
         raise FetchRefused(f"URL {url} has no valid host name") from None
-
-
-def _looks_like_address(host: str) -> bool:
-    """IP literals, and names a resolver would read as IPv4 (`2130706433`, `0x7f.1`, `127.1`)."""
-    bare = host.strip("[]").rstrip(".")
-    try:
-        ipaddress.ip_address(bare.partition("%")[0])
-        return True
-    except ValueError:
-        pass
-    last = bare.rsplit(".", 1)[-1].lower()
-    return ":" in bare or last.isdigit() or (last.startswith("0x") and len(last) > 2)
 
 
 # ---------------------------------------------------------------- stage 2: the addresses

@@ -55,12 +55,18 @@ class AuditData:
 
     @cached_property
     def seeds(self) -> set[str]:
-        """The brief's seed URLs and the signalled ones the workflow accepted (allowed hosts)."""
+        """The brief's seed URLs, the signalled ones on allowed hosts (the workflow may have
+        refused some: a superset) and those the `add_seeds` updates accepted."""
         seeds = set(self.rows.run.brief.seed_urls)
         for name, payload in self.history.signals if self.history else []:
             if name == "add_seed_urls" and isinstance(payload, dict):
                 urls = payload.get("urls") or []
-                seeds.update(url for url in urls if host_allowed(str(url), self.brief_hosts))
+                seeds.update(
+                    str(url).strip() for url in urls if host_allowed(str(url), self.brief_hosts)
+                )
+        for update in self.history.updates if self.history else []:
+            if update.name == "add_seeds" and isinstance(update.result, dict):
+                seeds.update(str(url) for url in update.result.get("accepted") or [])
         return seeds
 
     @property

@@ -27,7 +27,7 @@ from workflows.models import (
     TranscriptEntry,
 )
 from workflows.results import PageWindow, SearchData, SearchResultItem, WindowPassage
-from workflows.state import ReadTarget, RunState
+from workflows.state import MAX_SEEDS, ReadTarget, RunState
 from workflows.tools import InvalidCall, parse_call
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -428,3 +428,50 @@ def test_nul_and_lone_surrogates_in_arguments_are_cleaned() -> None:
     parsed = parse_call(tool_call("search_web", '{"query": "a\\u0000b\\ud800c"}'))
 
     assert parsed == SearchArgs(query="a\ufffdb\ufffdc")
+
+
+# ------------------------------------------------------------ operator seeds
+
+
+def test_operator_seeds_are_capped_with_the_brief_s_own_counted() -> None:
+    state = make_state()
+    urls = [f"https://a.example/{n}" for n in range(MAX_SEEDS + 1)]
+
+    added = state.add_seeds(urls)
+
+    assert added.accepted == urls[: MAX_SEEDS - 1], "the brief's seed counts too"
+    assert [r.reason for r in added.refused] == [
+        f"is one too many: a run keeps at most {MAX_SEEDS} seed URLs"
+    ] * 2
+    assert state.added_seeds() == added.accepted
+    assert state.seeds[0] == SEED
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("https://b.example:99999/x", "is not a URL (check its host and port)"),
+        ("https://[::1]/x", "names an IP address, not a host name"),
+        ("https://2130706433/x", "names an IP address, not a host name"),
+        ("mailto:ops@a.example", "is not an http(s) URL"),
+        ("https://a.example/" + "x" * 2_100, "is longer than 2,048 characters"),
+        ("https://c.example/x", "is on c.example, not an allowed host (a.example, b.example)"),
+    ],
+)
+def test_each_refused_operator_seed_says_why(url: str, reason: str) -> None:
+    state = make_state()
+
+    added = state.add_seeds([url])
+
+    assert (added.accepted, [r.reason for r in added.refused]) == ([], [reason])
+    assert state.seeds == [SEED]
+
+
+def test_seeds_of_runs_started_before_the_checks_pass_the_host_check_only() -> None:
+    state = make_state()
+
+    added = state.add_seeds(["https://2130706433/x", "https://c.example/x"], checked=False)
+
+    assert added.accepted == [], "2130706433 is not an allowed host either"
+    added = state.add_seeds(["https://a.example/" + "x" * 2_100], checked=False)
+    assert len(added.accepted) == 1, "the old rule had no length check"

@@ -10,6 +10,9 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
 from tests.workflow.harness import FakeWeb, StandIns, research_worker
+from workflows.models import RunStatus
+from workflows.research import ResearchWorkflow
+from workflows.validation import INVALID_INPUT
 
 BAD_BRIEFS = [
     (
@@ -46,3 +49,34 @@ async def test_invalid_brief_fails_the_workflow_with_one_sentence(
     assert sentence in cause.message
     assert "\n" not in cause.message
     assert not web.decide_calls and not web.steps, "no activity ran for a refused brief"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["not a brief"],
+        [None],
+        [],  # `temporal workflow start` without --input
+        [{"question": "x", "allowed_hosts": []}],
+    ],
+)
+async def test_a_run_that_could_not_start_still_answers_its_progress_query(
+    client: Client, args: list[object]
+) -> None:
+    """Had decoding raised, the SDK would make no workflow object and answer every later query
+    with "Expected workflow input. This is a Python SDK bug." (the CLI's status, the Web UI's)."""
+    async with research_worker(client, StandIns(FakeWeb(), [])) as queue:
+        handle = await client.start_workflow(
+            "ResearchWorkflow", args=args, id=f"bad-{uuid.uuid4().hex[:8]}", task_queue=queue
+        )
+        with pytest.raises(WorkflowFailureError) as failure:
+            await handle.result()
+        progress = await handle.query(ResearchWorkflow.progress)
+
+    cause = failure.value.cause
+    assert isinstance(cause, ApplicationError) and cause.type == INVALID_INPUT
+    assert (progress.status, progress.message) == (RunStatus.FAILED, cause.message)
+    assert cause.message in (
+        "the brief must be a JSON object with question and allowed_hosts",
+        "allowed_hosts is empty: name at least one host the run may read",
+    )

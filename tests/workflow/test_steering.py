@@ -19,7 +19,9 @@ from temporalio.client import (
 from temporalio.exceptions import ApplicationError, CancelledError
 
 from activities.markdown import render_markdown
+from activities.model.prompt import messages
 from activities.model.provider_errors import Provider, status_failure
+from starter.runs import add_seeds
 from tests.workflow.harness import (
     PAGE_A,
     PAGE_B,
@@ -203,6 +205,53 @@ async def test_add_seed_urls_makes_an_allowed_url_readable(client: Client) -> No
         "https://evil.example/x is not on an allowed host (a.example, b.example)"
     )
     assert web.fetches == [PAGE_A], "an off-list seed never reaches the fetcher"
+
+
+async def test_add_seeds_names_each_refused_url_and_shows_the_model_the_accepted_ones(
+    client: Client, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The update (and `research signal RUN seed`, which sends it) says which URLs were taken and
+    why each other one was refused; a taken one is readable and in every later prompt."""
+    extra = "https://a.example/extra"
+    web = FakeWeb(pages={**PAGES, extra: ["The extra page says the timeout is 30 seconds."]})
+    read_extra = call("read_page", url=extra)
+    script = [read_extra, read_extra, READ_A]
+    sent = [
+        extra,
+        " https://a.example/extra ",  # the same URL, as pasted: known, not added twice
+        "https://evil.example/x",
+        "http://127.0.0.1/admin",
+        "https://operator:hunter2@a.example/private",
+        "a.example/no-scheme",
+    ]
+
+    async with held_run(client, web, script, make_brief(max_steps=3), turn=2) as (handle, held):
+        refused_exit = await add_seeds(handle, sent)
+        again = await handle.execute_update(ResearchWorkflow.add_seeds, SeedUrlsInput(urls=[extra]))
+        held.released.set()
+        await finished(handle)
+
+    printed = capsys.readouterr()
+    assert refused_exit == 1
+    assert printed.out.splitlines() == [
+        f"Added seed URL {extra} to run {handle.id}",
+        f"Seed URL {extra} was already a seed of run {handle.id}",
+    ]
+    assert printed.err.splitlines() == [
+        "Refused seed URL https://a.example/private: it carries a user name or password",
+        "Refused seed URL https://evil.example/x: it is on evil.example, not an allowed host "
+        "(a.example, b.example)",
+        "Refused seed URL http://127.0.0.1/admin: it names an IP address, not a host name",
+        "Refused seed URL a.example/no-scheme: it is not an http(s) URL",
+    ]
+    assert "hunter2" not in printed.out + printed.err
+    assert (again.accepted, again.known, again.refused) == ([], [extra], [])
+    results = [entry.result for entry in web.decide_calls[-1].transcript]
+    assert results[0].error == f"{extra} is neither a seed URL nor a search result: search first"
+    assert results[1].ok, "the seed taken while turn 2 was held is readable by its decision"
+    assert [request.seeds for request in web.decide_calls] == [[], [], [extra]]
+    prompt = messages(web.decide_calls[-1])
+    assert prompt[-1] == {"role": "user", "content": f"Seed URLs added by the operator: {extra}"}
 
 
 async def test_progress_reports_the_counters_of_a_running_run(client: Client) -> None:
