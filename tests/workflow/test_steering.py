@@ -4,6 +4,7 @@ provider that refuses ends the run failed with a report."""
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -283,7 +284,9 @@ async def test_progress_reports_the_counters_of_a_running_run(client: Client) ->
     assert (ended.counters.steps, ended.evidence_count, ended.open_questions) == (3, 1, ["Q2"])
 
 
-async def test_cancelling_a_running_run_saves_a_cancelled_report() -> None:
+async def test_cancelling_a_running_run_saves_a_cancelled_report(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     web = FakeWeb(pages=PAGES)
     script = [SEARCH, READ_A, record("Q1", "S1", passage_id="S1.P2"), SEARCH]
 
@@ -308,6 +311,8 @@ async def test_cancelling_a_running_run_saves_a_cancelled_report() -> None:
     assert [finding.evidence_ids for finding in saved.report.findings] == [["E001"]]
     assert "the run was cancelled" in saved.report.limitations
     assert saved.counters.steps == 3
+    gc.collect()  # an abandoned task's exception is logged when the task is collected
+    assert "never retrieved" not in caplog.text
 
 
 async def test_a_provider_refusal_ends_the_run_failed_with_a_report(client: Client) -> None:
@@ -395,7 +400,9 @@ async def test_infrastructure_down_past_the_deadline_fails_naming_the_fault() ->
     assert web.reports[-1].stop_reason == StopReason.INFRASTRUCTURE_ERROR
 
 
-async def test_cancelling_during_a_page_read_ends_cancelled_with_a_report() -> None:
+async def test_cancelling_during_a_page_read_ends_cancelled_with_a_report(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """The SDK reports an activity cancelled by a workflow cancellation as an ActivityError; the
     run must still end CANCELLED (not failed) with its composed report."""
     web = FakeWeb(pages=PAGES)
@@ -419,6 +426,8 @@ async def test_cancelling_during_a_page_read_ends_cancelled_with_a_report() -> N
     saved = web.reports[-1]
     assert (saved.status, saved.stop_reason) == (RunStatus.CANCELLED, StopReason.CANCELLED)
     assert saved.report.composed and saved.report.open_questions == ["Q1", "Q2"]
+    gc.collect()  # an abandoned task's exception is logged when the task is collected
+    assert "never retrieved" not in caplog.text
 
 
 async def test_a_search_provider_refusal_ends_the_run_failed_as_a_provider_error(
