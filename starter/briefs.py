@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from starter.errors import EXIT_USAGE, CliError
+from workflows.hosts import seed_problem, without_credentials
 from workflows.models import LIMIT_CEILINGS, Brief
 from workflows.validation import describe_validation
 
@@ -21,7 +22,12 @@ def load_brief(path: str | Path) -> Brief:
     """The validated brief, or CliError(exit 2): `brief NAME: <what is wrong>`."""
     name = str(path)
     try:
-        return Brief.model_validate(_read_json(Path(path)))
+        brief = Brief.model_validate(_read_json(Path(path)))
+        for url in brief.seed_urls:  # the checks an operator's seed URLs get (`add_seeds`)
+            problem = seed_problem(url, brief.allowed_hosts)
+            if problem is not None:
+                raise _BriefProblem(f"seed URL {without_credentials(url)} {problem}")
+        return brief
     except _BriefProblem as problem:
         raise CliError(f"brief {name}: {problem}", EXIT_USAGE) from None
     except ValidationError as error:

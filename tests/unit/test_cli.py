@@ -75,6 +75,17 @@ def assert_brief_rejected(code: int, lines: list[str], path: Path | str, expecte
             {"seed_urls": ["https://evil.example/page"]},
             "seed URL 'https://evil.example/page' is not on an allowed host",
         ),
+        (
+            {
+                "allowed_hosts": ["docs.harborq.example", "10.0.0.7"],
+                "seed_urls": ["https://10.0.0.7/"],
+            },
+            "seed URL https://10.0.0.7/ names an IP address, not a host name",
+        ),
+        (
+            {"seed_urls": ["https://ops:hunter2@docs.harborq.example/x"]},
+            "seed URL https://docs.harborq.example/x carries a user name or password",
+        ),
         ({"limits": {"max_steps": 0}}, "limit max_steps must be at least 1, got 0"),
         ({"limits": {"max_searches": -3}}, "limit max_searches must be at least 1, got -3"),
         ({"limits": {"max_steps": 1_000_000}}, "limit max_steps is 1000000, above its ceiling"),
