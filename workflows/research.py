@@ -108,6 +108,10 @@ LOCAL_POLICY = "local-policy-1"
 # literals, no credentials, an allowed host), capped, shown to the model and counted against the
 # context. The `add_seeds` update reports each refusal; the signal only logs them.
 SEED_CHECKS = "seed-checks-1"
+# Runs started since: a local activity that fails for good ends the run by cause, with its report,
+# as a regular activity does. (The SDK raises a local activity's failure itself, not wrapped in an
+# ActivityError, so before this it failed the whole workflow without a report.)
+LOCAL_FAILURES = "local-failures-1"
 HEARTBEATING = frozenset({contracts.DECIDE, contracts.SEARCH_WEB, contracts.READ_PAGE})
 LEDGER_ACTIVITIES = frozenset(
     {contracts.START_RUN, contracts.RECORD_STEP, contracts.RECORD_EVIDENCE, contracts.SAVE_REPORT}
@@ -460,15 +464,21 @@ class ResearchWorkflow:
             left = timedelta(seconds=max(self._state.seconds_left(workflow.now()), 1.0)) + grace
             timeout, total = min(timeout, left), min(total, left)
         if self._lean and self._is_local(name):
-            local: Out = await workflow.execute_local_activity(
-                name,
-                request,
-                result_type=result_type,
-                start_to_close_timeout=min(timeout, LOCAL_TIMEOUT),
-                schedule_to_close_timeout=total,
-                retry_policy=retry,
-                summary=summary,
-            )
+            try:
+                local: Out = await workflow.execute_local_activity(
+                    name,
+                    request,
+                    result_type=result_type,
+                    start_to_close_timeout=min(timeout, LOCAL_TIMEOUT),
+                    schedule_to_close_timeout=total,
+                    retry_policy=retry,
+                    summary=summary,
+                )
+            except (ApplicationError, ActivityTimeout) as failure:
+                in_loop = self._started and self._outcome is None  # not start_run, not the save
+                if not (in_loop and self._by_cause and workflow.patched(LOCAL_FAILURES)):
+                    raise
+                raise _local_failure(name, failure) from failure
             return local
         result: Out = await workflow.execute_activity(
             name,
@@ -580,6 +590,22 @@ def _abandon(call: asyncio.Future[Any]) -> None:
     does not log "Task exception was never retrieved" for it."""
     call.cancel()
     call.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+
+def _local_failure(name: str, failure: ApplicationError | ActivityTimeout) -> ActivityError:
+    """A local activity's failure as the ActivityError a regular activity's failure arrives as."""
+    retry_state: RetryState | None = RetryState.TIMEOUT
+    if isinstance(failure, ApplicationError):
+        retry_state = RetryState.NON_RETRYABLE_FAILURE if failure.non_retryable else None
+    return ActivityError(
+        f"local activity {name} failed",
+        scheduled_event_id=0,
+        started_event_id=0,
+        identity="",
+        activity_type=name,
+        activity_id="",
+        retry_state=retry_state,
+    )
 
 
 def _failed_by_cause(error: ActivityError, past_deadline: bool) -> Outcome:

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from temporalio import activity
-from temporalio.client import Client, WorkflowHandle
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import MarkerRecordedEventAttributes
+from temporalio.client import Client, WorkflowHandle, WorkflowHistory
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
@@ -340,3 +342,20 @@ def finish(*cited: list[str], limitations: str = "") -> Decision:
     """A finish_research call with one finding per list of evidence ids."""
     findings = [{"text": FINDING_TEXT, "evidence_ids": ids} for ids in cited]
     return call("finish_research", answer="answer", findings=findings, limitations=limitations)
+
+
+def markers_of(history: WorkflowHistory) -> list[MarkerRecordedEventAttributes]:
+    return [
+        event.marker_recorded_event_attributes
+        for event in history.events
+        if event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+    ]
+
+
+def patches_of(history: WorkflowHistory) -> set[str]:
+    """The patch ids a history's workflow code took (its `core_patch` markers)."""
+    return {
+        json.loads(marker.details["patch-data"].payloads[0].data)["id"]
+        for marker in markers_of(history)
+        if marker.marker_name == "core_patch"
+    }

@@ -6,14 +6,13 @@ They replay through `research replay`'s own function, so CI and an operator run 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHistory
 
 from starter.replay import replay_history
+from tests.workflow.harness import markers_of, patches_of
 from workflows.research import LEAN_LOOP, LOCAL_POLICY, RETRY_BY_CAUSE, TRANSCRIPT_IN_LEDGER
 
 HISTORIES = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
@@ -41,17 +40,9 @@ BRANCHES = {
 
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda path: path.stem)
 def test_each_history_shows_the_branch_it_replays(path: Path) -> None:
-    events = WorkflowHistory.from_json("replayed", path.read_text()).events
-    markers = [
-        event.marker_recorded_event_attributes
-        for event in events
-        if event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
-    ]
-    patches = {
-        json.loads(marker.details["patch-data"].payloads[0].data)["id"]
-        for marker in markers
-        if marker.marker_name == "core_patch"
-    }
+    history = WorkflowHistory.from_json("replayed", path.read_text())
+    markers = markers_of(history)
+    patches = patches_of(history)
     assert patches == BRANCHES[path.stem.rsplit("-", 1)[1]]
     local = any(marker.marker_name == "core_local_activity" for marker in markers)
     assert local is bool(patches), "the lean loop runs ledger work as local activities"

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+from temporalio import activity
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
@@ -34,6 +35,7 @@ from tests.workflow.harness import (
     call,
     make_brief,
     own_test_server,
+    patches_of,
     record,
     refusing,
     research_worker,
@@ -52,7 +54,7 @@ from workflows.models import (
     SeedUrlsInput,
     StopReason,
 )
-from workflows.research import ResearchWorkflow
+from workflows.research import LOCAL_FAILURES, ResearchWorkflow
 from workflows.results import PageWindow
 
 MODEL = Provider(label="model provider fake", credentials="FAKE_KEY", endpoint="FAKE_URL")
@@ -398,6 +400,44 @@ async def test_infrastructure_down_past_the_deadline_fails_naming_the_fault() ->
         "(OperationalError: the database is restarting)"
     )
     assert web.reports[-1].stop_reason == StopReason.INFRASTRUCTURE_ERROR
+
+
+class LedgerDown(StandIns):
+    """A ledger whose step writes fail: `record_step` runs as a local activity."""
+
+    def __init__(self, web: FakeWeb, script: list[Decision], error: ApplicationError) -> None:
+        super().__init__(web, script)
+        self.error = error
+
+    @activity.defn(name=contracts.RECORD_STEP)
+    async def record_step(self, request: contracts.StepRecord) -> contracts.RecordStepResult:
+        raise self.error
+
+
+async def test_a_local_activity_refused_for_good_ends_the_run_by_cause_with_a_report() -> None:
+    """The SDK raises a local activity's failure itself, not as an ActivityError: the run must
+    still end `failed | infrastructure_error` with its report, not fail the workflow."""
+    web = FakeWeb(pages=PAGES)
+    error = ApplicationError(
+        "the ledger refused a write: x", type="LedgerRefused", non_retryable=True
+    )
+
+    async with (
+        own_test_server() as client,
+        research_worker(client, LedgerDown(web, [SEARCH], error)) as queue,
+    ):
+        handle = await start(client, queue, make_brief(deadline_seconds=40))
+        result = await finished(handle)
+        history = await handle.fetch_history()
+
+    assert (result.status, result.stop_reason, result.message) == (
+        RunStatus.FAILED,
+        StopReason.INFRASTRUCTURE_ERROR,
+        "infrastructure: record_step failed and cannot be retried "
+        "(LedgerRefused: the ledger refused a write: x)",
+    )
+    assert web.reports[-1].stop_reason == StopReason.INFRASTRUCTURE_ERROR
+    assert LOCAL_FAILURES in patches_of(history)
 
 
 async def test_cancelling_during_a_page_read_ends_cancelled_with_a_report(
