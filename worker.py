@@ -27,7 +27,7 @@ from activities.model import ModelActivities
 from activities.pages.fetch import build_http_client
 from activities.research import ResearchActivities
 from runtime.database import DatabaseError, pending_migrations
-from runtime.devstack import open_database, open_ledger
+from runtime.devstack import open_ledger, open_worker_database
 from runtime.providers import (
     check_model_settings,
     check_search_settings,
@@ -84,8 +84,8 @@ async def run_worker(
 @asynccontextmanager
 async def _activities(settings: Settings) -> AsyncIterator[list[Callable[..., Any]]]:
     async with AsyncExitStack() as resources:
-        database_url = await resources.enter_async_context(open_database(settings))
-        missing = await pending_migrations(database_url)
+        database_url = await resources.enter_async_context(open_worker_database(settings))
+        missing = await _pending_migrations(database_url)
         if missing:  # the activities would fail on every write: refuse before polling
             raise DatabaseError(
                 f"the ledger database lacks {len(missing)} of the schema's migrations (first: "
@@ -115,6 +115,16 @@ async def _activities(settings: Settings) -> AsyncIterator[list[Callable[..., An
         )
         resources.push_async_callback(research.aclose)
         yield [*model.definitions(), *research.definitions()]
+
+
+async def _pending_migrations(database_url: str) -> list[str]:
+    try:
+        return await pending_migrations(database_url)
+    except psycopg.errors.InsufficientPrivilege as error:
+        raise DatabaseError(
+            "the worker's database role may not read the ledger (a role created after the last "
+            "`research init-db`?): run `research init-db` again to grant it its privileges"
+        ) from error
 
 
 async def _serve() -> None:

@@ -16,7 +16,14 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.heartbeat import heartbeating
-from activities.ledger import Ledger, StoredSource, UnknownRun, ledger_errors
+from activities.ledger import (
+    ForkPoint,
+    Ledger,
+    StoredSource,
+    UnknownRun,
+    activity_execution,
+    ledger_errors,
+)
 from activities.markdown import render_markdown
 from activities.pages.extract import extract
 from activities.pages.fetch import (
@@ -77,13 +84,22 @@ class ResearchActivities:
     async def start_run(self, request: contracts.StartRunInput) -> contracts.StartRunResult:
         async with ledger_errors():
             created = await self._ledger.start_run(
-                request.run_id, request.brief, request.started_at, request.execution_id
+                request.run_id,
+                request.brief,
+                request.started_at,
+                request.execution_id,
+                request.first_execution_id,
             )
         return contracts.StartRunResult(
             created=created,
             search_attributes=self._settings.search_attributes,
             local_search=self._search.name == "corpus",
-            local_model=self._settings.model_provider in LOCAL_PROVIDERS,
+            # A rerun's `decide` (the `replay` provider) stays a regular activity on any worker,
+            # so its refusal (no decision recorded for a turn) ends the run `provider_error` with
+            # the reason on every workflow version: before patch local-failures-1 a local
+            # activity's refusal failed the whole workflow.
+            local_model=self._settings.model_provider in LOCAL_PROVIDERS
+            and request.brief.rerun_of is None,
         )
 
     @activity.defn(name=contracts.SEARCH_WEB)
@@ -93,7 +109,12 @@ class ResearchActivities:
 
     async def _search_web(self, request: contracts.SearchInput) -> contracts.SearchResult:
         async with ledger_errors():
-            recorded = await self._ledger.recorded_search(request.run_id, request.step)
+            execution = await activity_execution(
+                self._ledger, request.run_id, _before(request.step, request.turn)
+            )
+            recorded = await self._ledger.recorded_search(
+                request.run_id, request.step, execution=execution
+            )
             if recorded is not None:  # a retry: the search already ran and was recorded
                 return contracts.SearchResult(provider=recorded[0], hits=recorded[1])
             hits = await self._search.search(
@@ -101,7 +122,12 @@ class ResearchActivities:
             )
             hits = keep_allowed(hits, request.allowed_hosts, request.max_results)
             stored = await self._ledger.record_search(
-                request.run_id, request.step, request.query, self._search.name, hits
+                request.run_id,
+                request.step,
+                request.query,
+                self._search.name,
+                hits,
+                execution=execution,
             )
         return contracts.SearchResult(provider=self._search.name, hits=stored)
 
@@ -112,9 +138,14 @@ class ResearchActivities:
 
     async def _read_page(self, request: contracts.ReadPageInput) -> contracts.ReadPageResult:
         async with ledger_errors():
-            stored = await self._ledger.source(request.run_id, request.source_id, request.url)
+            execution = await activity_execution(
+                self._ledger, request.run_id, _before(request.step, request.turn)
+            )
+            stored = await self._ledger.source(
+                request.run_id, request.source_id, request.url, execution=execution
+            )
             if stored is None:
-                stored = await self._fetch(request)
+                stored = await self._fetch(request, execution)
             if not stored.ref.ok:
                 return contracts.ReadPageResult(source=stored.ref)
             passages, next_offset = await self._ledger.window(
@@ -124,6 +155,7 @@ class ResearchActivities:
                 request.find,
                 request.window_passages,
                 request.window_chars,
+                execution=execution,
             )
         return contracts.ReadPageResult(
             source=stored.ref,
@@ -138,12 +170,18 @@ class ResearchActivities:
         self, request: contracts.RecordEvidenceInput
     ) -> contracts.RecordEvidenceResult:
         async with ledger_errors():
-            return await self._ledger.record_evidence(request)
+            execution = await activity_execution(
+                self._ledger, request.run_id, _before(request.step, request.turn)
+            )
+            return await self._ledger.record_evidence(request, execution=execution)
 
     @activity.defn(name=contracts.RECORD_STEP)
     async def record_step(self, request: contracts.StepRecord) -> contracts.RecordStepResult:
         async with ledger_errors():
-            inserted = await self._ledger.record_step(request)
+            # The step's work (its search, page, quote) is done: a reset here keeps it.
+            done = ForkPoint(turns=request.turn, steps=request.step - 1, work=request.step)
+            execution = await activity_execution(self._ledger, request.run_id, done)
+            inserted = await self._ledger.record_step(request, execution=execution)
         return contracts.RecordStepResult(inserted=inserted)
 
     @activity.defn(name=contracts.SAVE_REPORT)
@@ -152,8 +190,11 @@ class ResearchActivities:
             run = await self._ledger.run(request.run_id)
             if run is None:
                 raise UnknownRun(request.run_id)
-            evidence = await self._ledger.evidence_rows(request.run_id)
-            sources = await self._ledger.sources(request.run_id)
+            counters = request.counters
+            ended = ForkPoint(counters.model_calls, counters.steps, counters.steps)
+            execution = await activity_execution(self._ledger, request.run_id, ended)
+            evidence = await self._ledger.evidence_rows(request.run_id, execution=execution)
+            sources = await self._ledger.sources(request.run_id, execution=execution)
             markdown = render_markdown(
                 request.report,
                 evidence,
@@ -162,12 +203,12 @@ class ResearchActivities:
                 request.stop_reason,
                 question=run.question,
             )
-            await self._ledger.save_report(request, markdown)
+            await self._ledger.save_report(request, markdown, execution=execution)
         return contracts.SaveReportResult(saved=True, markdown=markdown[:MAX_DETAILS_CHARS])
 
     # ------------------------------------------------------------ reading a new page
 
-    async def _fetch(self, request: contracts.ReadPageInput) -> StoredSource:
+    async def _fetch(self, request: contracts.ReadPageInput, execution: str | None) -> StoredSource:
         """Download, extract and store a page (or its failure); the source as stored."""
         if not request.fetch:
             raise ApplicationError(
@@ -176,8 +217,8 @@ class ResearchActivities:
                 type="UnknownSource",
                 non_retryable=True,
             )
-        ref = await self._download(request)
-        stored = await self._ledger.source(request.run_id, ref.id, request.url)
+        ref = await self._download(request, execution)
+        stored = await self._ledger.source(request.run_id, ref.id, request.url, execution=execution)
         return stored if stored is not None else StoredSource(ref=ref)
 
     async def _client(self) -> httpx.AsyncClient:
@@ -189,9 +230,10 @@ class ResearchActivities:
                 self._http, self._folders = self._client_for(folders), folders
         return self._http
 
-    async def _download(self, request: contracts.ReadPageInput) -> SourceRef:
+    async def _download(self, request: contracts.ReadPageInput, execution: str | None) -> SourceRef:
         settings = self._settings
         run_id, source_id, url = request.run_id, request.source_id, request.url
+        step = request.step
         try:
             page = await fetch_page(
                 await self._client(),
@@ -206,13 +248,27 @@ class ResearchActivities:
             )
         except FetchRefused as refused:
             return await self._ledger.store_failed_source(
-                run_id, source_id, url, "refused", _sentence(refused)
+                run_id,
+                source_id,
+                url,
+                "refused",
+                _sentence(refused),
+                execution=execution,
+                step=step,
             )
         except (FetchFailed, ValueError) as failed:
             return await self._ledger.store_failed_source(
-                run_id, source_id, url, "failed", _sentence(failed)
+                run_id, source_id, url, "failed", _sentence(failed), execution=execution, step=step
             )
-        return await self._ledger.store_source(run_id, source_id, page, extracted)
+        return await self._ledger.store_source(
+            run_id, source_id, page, extracted, execution=execution, step=step
+        )
+
+
+def _before(step: int, turn: int) -> ForkPoint:
+    """Where a reset forks when a tool's activity is the new execution's first: the steps before
+    this one are done; the turn that asked is answered (0: unknown, the parent's record says)."""
+    return ForkPoint(turns=turn or None, steps=max(step - 1, 0), work=max(step - 1, 0))
 
 
 def _content_type(page: FetchedPage) -> str:

@@ -22,6 +22,15 @@ import psycopg
 from azure.core.exceptions import AzureError
 from psycopg_pool import AsyncConnectionPool
 
+from runtime.privileges import (
+    REWRITE_HISTORY,
+    LedgerRoles,
+    RoleSetup,
+    create_missing_roles,
+    role_exists,
+    secure_ledger,
+    url_as,
+)
 from runtime.settings import Settings, secrets_withheld
 
 if TYPE_CHECKING:
@@ -131,6 +140,30 @@ def database_url(settings: Settings) -> tuple[str, PostgresServer | None]:
     return url, server
 
 
+def worker_database_url(settings: Settings) -> tuple[str, PostgresServer | None]:
+    """The URL the worker's ledger signs in with: RESEARCH_WORKER_DATABASE_URL, else DATABASE_URL,
+    else the embedded server as the worker role (which `research init-db` or `dev` created)."""
+    url = settings.worker_database_url
+    if url:
+        return (EntraUrl(url, entra_token_source()) if settings.database_entra else url), None
+    url, server = database_url(settings)
+    if server is None:
+        return url, None
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            exists = role_exists(conn, settings.worker_role)
+    except BaseException:
+        server.cleanup()
+        raise
+    if not exists:
+        server.cleanup()
+        raise DatabaseError(
+            f"the embedded PostgreSQL has no role {settings.worker_role} for the worker yet: run "
+            "`research init-db` (or `research dev`) first"
+        )
+    return url_as(url, settings.worker_role), server
+
+
 async def open_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> Pool:
     """An opened pool of autocommit connections; each ledger write opens its own transaction.
 
@@ -191,8 +224,10 @@ def migrations() -> list[Migration]:
     return sorted(found, key=lambda migration: migration.version)
 
 
-def apply_migrations(url: str) -> list[str]:
+def apply_migrations(url: str, roles: LedgerRoles | None = None) -> list[str]:
     """Apply every migration not yet recorded, each in its own transaction; return those applied.
+    Then grant the worker's and reader's roles (those that exist) their privileges and make the
+    run history append-only, on every table whichever migration created it.
 
     Each transaction first takes a transaction-scoped advisory lock, so two processes migrating at
     once take turns and the second finds the work done.
@@ -206,13 +241,25 @@ def apply_migrations(url: str) -> list[str]:
                 conn.execute(_BOOKKEEPING)
                 if _is_applied(conn, migration.version):
                     continue
+                # A migration may backfill history rows that the append-only triggers guard.
+                conn.execute("SELECT set_config(%s, 'on', true)", (REWRITE_HISTORY,))
                 conn.execute(migration.sql.encode("utf-8"))
                 conn.execute(
                     "INSERT INTO research.schema_migrations (version) VALUES (%s)",
                     (migration.version,),
                 )
                 applied.append(migration.version)
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            secure_ledger(conn, roles or LedgerRoles())
     return applied
+
+
+def create_roles(url: str, roles: LedgerRoles) -> RoleSetup:
+    """Create the worker's and reader's roles where this login may; the setup says which could
+    not be created (an administrator's SQL for them is in `RoleSetup.lines`)."""
+    with psycopg.connect(url, autocommit=True, **_password(url)) as conn:
+        return create_missing_roles(conn, roles)
 
 
 async def pending_migrations(url: str) -> list[str]:

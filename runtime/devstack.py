@@ -1,7 +1,10 @@
 """The embedded dev stack: PostgreSQL, migrations, the demo corpus and a Temporal dev server.
 
 Decisions:
-- DATABASE_URL set: that database is used (migrated and indexed), no embedded PostgreSQL starts.
+- DATABASE_URL set: that database is used (migrated and indexed), no embedded PostgreSQL starts;
+  the worker signs in with RESEARCH_WORKER_DATABASE_URL when set, else with DATABASE_URL.
+- DATABASE_URL unset: the embedded PostgreSQL; its worker and reader roles are created and the
+  worker signs in as its role, so the least-privilege grants are exercised on every dev run.
 - TEMPORAL_ADDRESS on this machine (localhost, 127.0.0.1, ::1; the default): a dev server is started
   on its port, or an already running Temporal server on that port is reused. TEMPORAL_ADDRESS
   elsewhere, or TEMPORAL_API_KEY set: that server is used as it is and no dev server starts.
@@ -20,7 +23,14 @@ from temporalio.client import Client
 
 from activities.ledger import Ledger
 from activities.search import index_corpus
-from runtime.database import apply_migrations, database_url, open_pool
+from runtime.database import (
+    apply_migrations,
+    create_roles,
+    database_url,
+    open_pool,
+    worker_database_url,
+)
+from runtime.privileges import LedgerRoles, url_as
 from runtime.settings import Settings
 from runtime.temporal import DevServer, connect, is_local_address, start_dev_server
 
@@ -58,6 +68,17 @@ async def open_database(settings: Settings) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
+async def open_worker_database(settings: Settings) -> AsyncIterator[str]:
+    """The URL the worker's ledger signs in with (see `runtime.database.worker_database_url`)."""
+    url, server = await asyncio.to_thread(worker_database_url, settings)
+    try:
+        yield url
+    finally:
+        if server is not None:
+            await asyncio.to_thread(server.cleanup)
+
+
+@asynccontextmanager
 async def open_ledger(url: str) -> AsyncIterator[Ledger]:
     pool = await open_pool(url)
     try:
@@ -71,7 +92,11 @@ async def embedded_stack(settings: Settings) -> AsyncIterator[EmbeddedStack]:
     async with AsyncExitStack() as resources:
         settings.state_dir.mkdir(parents=True, exist_ok=True)
         url = await resources.enter_async_context(open_database(settings))
-        migrations = await asyncio.to_thread(apply_migrations, url)
+        roles = LedgerRoles.of(settings)
+        embedded = settings.database_url is None
+        if embedded:  # superuser of its own server: it may create the roles
+            await asyncio.to_thread(create_roles, url, roles)
+        migrations = await asyncio.to_thread(apply_migrations, url, roles)
         ledger = await resources.enter_async_context(open_ledger(url))
         documents = await index_corpus(
             ledger,
@@ -83,7 +108,10 @@ async def embedded_stack(settings: Settings) -> AsyncIterator[EmbeddedStack]:
         if server is not None:
             resources.callback(server.stop)
         address = server.address if server else settings.temporal_address
-        resolved = dataclasses.replace(settings, database_url=url, temporal_address=address)
+        worker_url = url_as(url, roles.worker) if embedded else settings.worker_database_url
+        resolved = dataclasses.replace(
+            settings, database_url=url, worker_database_url=worker_url, temporal_address=address
+        )
         yield EmbeddedStack(
             settings=resolved,
             client=await connect(resolved),

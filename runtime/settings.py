@@ -73,6 +73,11 @@ class Settings:
     state_dir: Path = PROJECT_ROOT / ".research"
     database_url: str | None = None  # None: the embedded PostgreSQL under state_dir
     database_entra: bool = False  # sign in to DATABASE_URL with a Microsoft Entra token
+    # The worker's own sign-in (a role that may only insert, read and finish runs); None: the
+    # worker uses DATABASE_URL, or on the embedded server signs in as worker_role.
+    worker_database_url: str | None = field(default=None, repr=False)
+    worker_role: str = "research_worker"  # created and granted by `research init-db`
+    reader_role: str = "research_reader"
     temporal_address: str = "localhost:7233"
     temporal_namespace: str = "default"
     temporal_api_key: str | None = field(default=None, repr=False)
@@ -110,6 +115,9 @@ class Settings:
             state_dir=state_dir.resolve(),
             database_url=env.get("DATABASE_URL") or None,
             database_entra=_database_entra(env),
+            worker_database_url=env.get("RESEARCH_WORKER_DATABASE_URL") or None,
+            worker_role=_role(env, "RESEARCH_WORKER_ROLE", "research_worker"),
+            reader_role=_role(env, "RESEARCH_READER_ROLE", "research_reader"),
             temporal_address=env.get("TEMPORAL_ADDRESS") or "localhost:7233",
             temporal_namespace=env.get("TEMPORAL_NAMESPACE") or "default",
             temporal_api_key=env.get("TEMPORAL_API_KEY") or None,
@@ -138,6 +146,7 @@ SECRET_VARIABLES = frozenset(
         "TEMPORAL_API_KEY",
         "APPLICATIONINSIGHTS_CONNECTION_STRING",
         "DATABASE_URL",
+        "RESEARCH_WORKER_DATABASE_URL",
     }
 )
 _SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|CONNECTION_STRING", re.I)
@@ -168,21 +177,37 @@ def secrets_withheld() -> Iterator[None]:
 
 def _database_entra(env: dict[str, str]) -> bool:
     """RESEARCH_DATABASE_ENTRA=1: the password is a Microsoft Entra access token (Azure Database
-    for PostgreSQL), fetched for each new connection; DATABASE_URL names the user, no password."""
+    for PostgreSQL), fetched for each new connection; DATABASE_URL (and a worker's
+    RESEARCH_WORKER_DATABASE_URL) names the user, no password."""
     if not _bool(env, "RESEARCH_DATABASE_ENTRA", False):
         return False
-    url = env.get("DATABASE_URL") or ""
-    if not url:
+    urls = {name: env.get(name) or "" for name in ("DATABASE_URL", "RESEARCH_WORKER_DATABASE_URL")}
+    if not any(urls.values()):
         raise SettingsError(
             "RESEARCH_DATABASE_ENTRA=1 needs DATABASE_URL, without a password: "
             "postgresql://IDENTITY@SERVER.postgres.database.azure.com/DATABASE?sslmode=require"
         )
-    if _has_password(url):
-        raise SettingsError(
-            "DATABASE_URL holds a password and RESEARCH_DATABASE_ENTRA=1 asks for a Microsoft "
-            "Entra token instead: remove the password from DATABASE_URL or unset the setting"
-        )
+    for name, url in urls.items():
+        if url and _has_password(url):
+            raise SettingsError(
+                f"{name} holds a password and RESEARCH_DATABASE_ENTRA=1 asks for a Microsoft "
+                f"Entra token instead: remove the password from {name} or unset the setting"
+            )
     return True
+
+
+_ROLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
+def _role(env: dict[str, str], name: str, default: str) -> str:
+    """A PostgreSQL role name that needs no quoting (it is printed in SQL for an administrator)."""
+    raw = env.get(name, "").strip() or default
+    if not _ROLE.match(raw):
+        raise SettingsError(
+            f"{name} must be a role name of lower-case letters, digits and _ (at most 63, not "
+            f"starting with a digit), got {raw!r}"
+        )
+    return raw
 
 
 def _has_password(url: str) -> bool:

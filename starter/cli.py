@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = _add(commands, "demo", "run the sample brief on the embedded stack, offline")
     demo.add_argument("--brief", help="another brief file (default: the HarborQ sample)")
     _add(commands, "dev", "embedded Temporal + PostgreSQL + worker until Ctrl-C")
-    _add(commands, "init-db", "apply the ledger's SQL migrations")
+    _add(commands, "init-db", "apply the ledger's migrations, create and grant its roles")
     worker = _add(commands, "worker", "run worker processes on the task queue until SIGTERM")
     worker.add_argument(
         "--processes", type=int, default=1, metavar="N", help="worker processes (default 1)"
@@ -101,7 +101,7 @@ def _add_corpus(commands: Commands) -> None:
 
 
 def _add_review(commands: Commands) -> None:
-    """Commands that look at runs: runs, status, report, export, audit, replay."""
+    """Commands that look at runs: runs, status, report, export, audit, replay, rerun."""
     runs = _add(commands, "runs", "recent runs from the ledger")
     runs.add_argument("--status", choices=[status.value for status in RunStatus])
     runs.add_argument("--limit", type=int, default=20, metavar="N", help="at most N (default 20)")
@@ -121,6 +121,12 @@ def _add_review(commands: Commands) -> None:
     audit.add_argument("--json", action="store_true", help="the results as JSON")
     replay = _add(commands, "replay", "replay a run's history against the current code")
     replay.add_argument("target", metavar="ID|HISTORY.json")
+    rerun = _add(commands, "rerun", "run a run again on its recorded decisions, then compare")
+    rerun.add_argument("id", metavar="ID")
+    rerun.add_argument(
+        "--id", dest="rerun_id", metavar="RERUN_ID", help="the rerun's id (default: ID-rerun-…)"
+    )
+    rerun.add_argument("--json", action="store_true", help="both runs and the differences")
 
 
 def _add_eval(commands: Commands) -> None:
@@ -158,7 +164,18 @@ def _add_extend(commands: Commands) -> None:
 
 
 def _command(args: argparse.Namespace) -> Command:
-    from starter import check, evaluation, export, local, replay, review, runs, search, workers
+    from starter import (
+        check,
+        evaluation,
+        export,
+        local,
+        replay,
+        rerun,
+        review,
+        runs,
+        search,
+        workers,
+    )
     from starter.audit.command import audit
 
     table: dict[str, Command] = {
@@ -173,6 +190,7 @@ def _command(args: argparse.Namespace) -> Command:
         "export": export.export,
         "audit": audit,
         "replay": replay.replay,
+        "rerun": rerun.rerun,
         "signal": runs.signal,
         "extend": runs.extend,
         "cancel": runs.cancel,

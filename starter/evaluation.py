@@ -161,6 +161,7 @@ async def _run_all(
             arm.settings,
             search_provider="corpus",
             database_url=stack.database_url,
+            worker_database_url=stack.settings.worker_database_url,  # its role, on its server
             temporal_address=stack.temporal_address,
             state_dir=stack.settings.state_dir,
             corpus_dir=stack.settings.corpus_dir,

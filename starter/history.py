@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 from temporalio.api.common.v1 import Payload, Payloads
-from temporalio.api.enums.v1 import EventType
+from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowHistory
 from temporalio.service import RPCError, RPCStatusCode
@@ -166,6 +166,10 @@ def _read_event(
             accepted[done.accepted_event_id].result = _first(done.outcome.success)
     elif kind in _CLOSED:
         _read_close(event, kind, facts)
+    elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED:
+        failed = event.workflow_task_failed_event_attributes
+        if failed.cause == WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW:
+            facts.execution_id = failed.new_run_id  # a reset: this history is the new execution
 
 
 def _read_start(event: HistoryEvent, facts: HistoryFacts) -> None:

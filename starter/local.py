@@ -11,9 +11,12 @@ from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import psycopg
+
 from activities.search import corpus_hosts, index_corpus
-from runtime.database import apply_migrations
+from runtime.database import apply_migrations, create_roles
 from runtime.devstack import EmbeddedStack, embedded_stack, open_database, open_ledger
+from runtime.privileges import LedgerRoles
 from runtime.settings import PROJECT_ROOT, Settings
 from starter.briefs import load_brief
 from starter.errors import EXIT_USAGE, CliError
@@ -90,6 +93,8 @@ def _print_addresses(stack: EmbeddedStack) -> None:
     print(f"Temporal:     {stack.temporal_address}{note}")
     print(f"Web UI:       {ui}")
     print(f"DATABASE_URL: {_without_password(stack.database_url)}")
+    worker_url = stack.settings.worker_database_url
+    print(f"Worker role:  {_user(worker_url) if worker_url else 'the user of DATABASE_URL'}")
     print(f"Task queue:   {stack.settings.task_queue}")
     print(f"Corpus:       {stack.corpus_documents} documents from {stack.settings.corpus_dir}")
     print()
@@ -108,17 +113,26 @@ def _example_commands(stack: EmbeddedStack) -> list[str]:
         *commands,
         f"research start {brief} --wait",
         "research status <run id>    research report <run id>",
-        f"DATABASE_URL='{_without_password(stack.database_url)}' python worker.py"
-        "   (one more worker)",
+        f"{_worker_variable(stack)} python worker.py   (one more worker)",
         f"temporal workflow start --address {address} --type ResearchWorkflow "
         f'--task-queue {queue} --input "$(cat {brief})"',
     ]
 
 
 async def init_db(settings: Settings, args: argparse.Namespace) -> int:
+    roles = LedgerRoles.of(settings)
     async with open_database(settings) as url:
-        applied = await asyncio.to_thread(apply_migrations, url)
+        try:
+            setup = await asyncio.to_thread(create_roles, url, roles)
+            applied = await asyncio.to_thread(apply_migrations, url, roles)
+        except psycopg.errors.InsufficientPrivilege as error:
+            detail = str(error).strip().splitlines()[0]
+            raise CliError(
+                f"DATABASE_URL's login may not change the ledger's schema ({detail}): run "
+                "`research init-db` as the ledger's owner, not as the worker's role"
+            ) from error
     print(f"applied: {', '.join(applied)}" if applied else "database is up to date")
+    print("\n".join(setup.lines()))
     return 0
 
 
@@ -154,6 +168,17 @@ async def corpus_index(settings: Settings, args: argparse.Namespace) -> int:
         )
     print(f"indexed {count} documents; search and read_page find them there from now on")
     return 0
+
+
+def _worker_variable(stack: EmbeddedStack) -> str:
+    worker_url = stack.settings.worker_database_url
+    if worker_url:
+        return f"RESEARCH_WORKER_DATABASE_URL='{_without_password(worker_url)}'"
+    return f"DATABASE_URL='{_without_password(stack.database_url)}'"
+
+
+def _user(url: str) -> str:
+    return urlsplit(url).username or "(the URL's default user)"
 
 
 def _without_password(url: str) -> str:

@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 import asyncio
+import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import CancelledError, TemporalError
 
 from starter.errors import CliError
-from workflows.models import Counters, Progress, RunResult, RunStatus, StepNote, StopReason
+from starter.live import Display, PlainDisplay
+from starter.live import step_line as step_line  # where the step lines were first defined
+from workflows.models import Counters, Progress, RunResult, RunStatus, StopReason
 from workflows.research import ResearchWorkflow
 
 POLL_SECONDS = 0.5
-# A step line shows a refused step's whole reason (`describe_step` keeps 200 characters of it);
-# only a very long URL of a read is cut.
-ACTION_CHARS = 240
 QUERY_TIMEOUT = timedelta(seconds=5)
+# Temporal lists a worker's poller for minutes after its last poll; a live worker polls again at
+# least every minute (a long poll), so an older poll is a worker that went away.
+POLLER_FRESH = timedelta(seconds=75)
+WORKER_CHECK_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -104,15 +113,6 @@ def closed_summary(run_id: str, status: str, reason: str = "") -> Summary:
     return Summary(lines, status, data)
 
 
-def step_line(progress: Progress, note: StepNote) -> str:
-    """`step 3/20  read S2 docs.harborq.example/... (6 passages)`"""
-    steps = f"step {note.step}/{progress.limits.max_steps}"
-    action = note.action or "-"
-    if len(action) > ACTION_CHARS:
-        action = action[: ACTION_CHARS - 3] + "..."
-    return f"{steps}  {action}"
-
-
 async def query_progress(handle: WorkflowHandle[Any, Any]) -> Progress | None:
     """The run's progress, or None while it cannot answer (not started, no worker, ...)."""
     try:
@@ -121,40 +121,86 @@ async def query_progress(handle: WorkflowHandle[Any, Any]) -> Progress | None:
         return None
 
 
+class WorkerWatch:
+    """Says once when no worker polls the run's task queue: such a run waits, silently, until
+    one starts. Asked only while the run's progress query goes unanswered."""
+
+    def __init__(
+        self, client: Client, task_queue: str, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._client = client
+        self._task_queue = task_queue
+        self._clock = clock
+        self._next_check = 0.0
+        self.warned = False
+
+    async def check(self, display: Display) -> None:
+        if self.warned or self._clock() < self._next_check:
+            return
+        self._next_check = self._clock() + WORKER_CHECK_SECONDS
+        if not await self._polled():
+            self.warned = True
+            queue = self._task_queue
+            display.warn(
+                f"no worker is polling task queue {queue}, so the run waits until one starts "
+                f"(`research worker`, or `python worker.py` with RESEARCH_TASK_QUEUE={queue})"
+            )
+
+    async def _polled(self) -> bool:
+        """Whether a worker polled the queue for workflow tasks lately (True when Temporal
+        cannot tell: no warning is better than a wrong one)."""
+        request = DescribeTaskQueueRequest(
+            namespace=self._client.namespace,
+            task_queue=TaskQueue(name=self._task_queue),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        )
+        try:
+            response = await self._client.workflow_service.describe_task_queue(
+                request, timeout=QUERY_TIMEOUT
+            )
+        except (TemporalError, RuntimeError, TimeoutError):
+            return True
+        now = datetime.now(UTC)
+        return any(
+            now - poller.last_access_time.ToDatetime(tzinfo=UTC) < POLLER_FRESH
+            for poller in response.pollers
+        )
+
+
 async def follow(
-    handle: WorkflowHandle[Any, RunResult], *, worker: asyncio.Task[None] | None = None
+    handle: WorkflowHandle[Any, RunResult],
+    *,
+    worker: asyncio.Task[None] | None = None,
+    display: Display | None = None,
+    workers: WorkerWatch | None = None,
 ) -> Summary:
-    """Print a line per new step until the run ends; return its summary lines."""
+    """Show the run until it ends on `display` (default: a line per step on stdout), warning
+    through `workers` when no worker takes it; return its summary lines."""
+    display = display or PlainDisplay(sys.stdout)
     result = asyncio.ensure_future(handle.result())
     watched: set[asyncio.Future[Any]] = {result} | ({worker} if worker else set())
-    last_step = -1
+    answered = False  # until a worker answers a query, look for one polling the queue
     try:
         while not result.done():
+            if workers is not None and not answered:
+                await workers.check(display)
             done, _ = await asyncio.wait(
                 watched, timeout=POLL_SECONDS, return_when=asyncio.FIRST_COMPLETED
             )
             if worker is not None and worker in done and not result.done():
                 worker.result()  # raises the worker's own error
                 raise CliError("the in-process worker stopped before the run ended")
-            # The last step is shown too when our own worker can answer a query on a closed run.
-            if not result.done() or worker is not None:
-                last_step = _show_new_step(await query_progress(handle), last_step)
+            if not result.done():
+                progress = await query_progress(handle)
+                answered = progress is not None
+                display.update(progress)
+        display.update(await query_progress(handle))  # the steps since the last poll, the last too
         return result_summary(result.result())
     except WorkflowFailureError as failure:
         return await _closed_summary(handle, failure)
     finally:
+        display.close()
         result.cancel()
-
-
-def _show_new_step(progress: Progress | None, last_step: int) -> int:
-    """Print every step taken since the last poll (the query carries the recent ones)."""
-    if progress is None:
-        return last_step
-    for note in progress.recent_steps:
-        if note.step > last_step:
-            print(step_line(progress, note), flush=True)
-            last_step = note.step
-    return last_step
 
 
 async def _closed_summary(

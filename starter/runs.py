@@ -23,8 +23,10 @@ from runtime.settings import Settings
 from runtime.temporal import connect
 from starter.briefs import load_brief
 from starter.errors import EXIT_USAGE, CliError
+from starter.live import display_for
 from starter.progress import (
     Summary,
+    WorkerWatch,
     closed_summary,
     follow,
     progress_summary,
@@ -99,7 +101,11 @@ async def start(settings: Settings, args: argparse.Namespace) -> int:
             f"Follow it: research status {handle.id}  |  Web UI: {web_ui_link(settings, handle.id)}"
         )
         return 0
-    summary = await follow(handle)
+    summary = await follow(
+        handle,
+        display=display_for(sys.stdout, handle.id),  # a live panel on a terminal, else lines
+        workers=WorkerWatch(client, settings.task_queue),
+    )
     return await finish_output(settings, summary, handle.id)
 
 

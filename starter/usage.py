@@ -19,7 +19,9 @@ USAGE: dict[str, tuple[str, list[str]]] = {
     ),
     "init-db": (
         "Apply the ledger's SQL migrations to DATABASE_URL (or the embedded PostgreSQL); each "
-        "migration is applied once.",
+        "migration is applied once. Run it as the ledger's owner: it then creates the worker's "
+        "and reader's roles where it may (or prints the SQL for an administrator) and grants "
+        "them their privileges.",
         [
             "research init-db",
             "DATABASE_URL=postgresql://user@db.example:5432/research research init-db",
@@ -93,6 +95,15 @@ USAGE: dict[str, tuple[str, list[str]]] = {
             f"temporal workflow show --workflow-id {RUN} --output json > h.json && "
             "research replay h.json",
         ],
+    ),
+    "rerun": (
+        "Run an ended run again without asking a model: the new run's decide hands back the "
+        "decisions recorded for ID turn by turn (on a worker configured for any provider), while "
+        "search, reading, evidence, the gate and the report run as the current code and corpus "
+        "make them. Then prints both runs side by side (status, stop reason, counters, steps, "
+        "evidence, report) and the differences. Exit 0: identical; 1: they differ; 2: nothing "
+        "to rerun (no such run, still running, no recorded decisions).",
+        [f"research rerun {RUN}", f"research rerun {RUN} --json | jq '.differences'"],
     ),
     "signal": (
         "Steer a running run: guidance for the model, more seed URLs it may read, or finish now "

@@ -48,6 +48,9 @@ class StartRunInput(BaseModel):
     brief: Brief
     started_at: str  # ISO 8601, from workflow.now()
     execution_id: str = ""  # Temporal run id: a reused workflow id must not share rows
+    # Temporal's first run id of the workflow, kept across resets: a reset to the start is told
+    # from a new workflow reusing the id by it.
+    first_execution_id: str = ""
 
 
 class StartRunResult(BaseModel):
@@ -80,6 +83,7 @@ class DecideInput(BaseModel):
 class SearchInput(BaseModel):
     run_id: str
     step: int
+    turn: int = 0  # the model turn that asked (0: unknown); with `step`, where a reset forks
     query: str
     allowed_hosts: list[str]
     max_results: int = 8
@@ -96,6 +100,7 @@ class ReadPageInput(BaseModel):
     run_id: str
     step: int
     source_id: str  # assigned by the workflow ("S3") before the fetch
+    turn: int = 0  # the model turn that asked (0: unknown); with `step`, where a reset forks
     url: str
     allowed_hosts: list[str]
     fetch: bool
@@ -124,6 +129,8 @@ class RecordEvidenceInput(BaseModel):
     quote: str | None = None
     # The question's distinctive words: the quote must touch one (`workflows.substance`).
     terms: list[str] = Field(default_factory=list)
+    step: int = 0  # the step recording it and its model turn (0: unknown): where a reset forks
+    turn: int = 0
 
 
 class RecordEvidenceResult(BaseModel):

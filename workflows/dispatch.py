@@ -102,6 +102,7 @@ class ToolDispatcher:
             contracts.SearchInput(
                 run_id=self._run_id,
                 step=state.counters.steps,
+                turn=state.counters.model_calls,
                 query=args.query,
                 allowed_hosts=state.brief.allowed_hosts,
             ),
@@ -124,6 +125,7 @@ class ToolDispatcher:
             contracts.ReadPageInput(
                 run_id=self._run_id,
                 step=state.counters.steps,
+                turn=state.counters.model_calls,
                 source_id=target.source_id,
                 url=target.url,
                 allowed_hosts=state.brief.allowed_hosts,
@@ -149,6 +151,8 @@ class ToolDispatcher:
                 run_id=self._run_id,
                 evidence_id=evidence_id,
                 terms=self._state.question_terms(args.question_id),
+                step=self._state.counters.steps,
+                turn=self._state.counters.model_calls,
                 **args.model_dump(),
             ),
             summary=f"record: {evidence_id} for {args.question_id}",

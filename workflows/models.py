@@ -16,6 +16,7 @@ TASK_QUEUE = "research"
 Stance = Literal["supports", "contradicts"]
 
 QUESTION_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
+RUN_ID_CHARS = 1_000  # Temporal's default limit on a workflow id
 
 
 class RunStatus(StrEnum):
@@ -117,6 +118,12 @@ class Brief(BaseModel):
     allowed_hosts: list[str]
     seed_urls: list[str] = Field(default_factory=list)
     limits: Limits = Field(default_factory=Limits)
+    # `research rerun`: the run whose recorded model decisions this run's `decide` hands back
+    # (the `replay` provider: no model is asked, whatever the worker's provider). Left out of the
+    # JSON when unset, so every other brief (and its context budget) is what it always was.
+    rerun_of: Annotated[str, Field(max_length=RUN_ID_CHARS)] | None = Field(
+        default=None, exclude_if=lambda value: value is None
+    )
 
     @field_validator("question")
     @classmethod

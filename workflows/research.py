@@ -187,6 +187,7 @@ class ResearchWorkflow:
                 brief=brief,
                 started_at=self._state.started_at.isoformat(),
                 execution_id=workflow.info().run_id,
+                first_execution_id=workflow.info().first_execution_run_id,
             ),
             summary=f"start: {brief.question[:80]}",
             capped=False,

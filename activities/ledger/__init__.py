@@ -1,7 +1,9 @@
 """The PostgreSQL ledger (schema `research`): every run's calls, steps, sources, evidence, report.
 
 Every write is one transaction keyed by natural keys (`INSERT ... ON CONFLICT DO NOTHING`), so a
-retried activity that writes the same rows again adds nothing. The SQL lives in the `ledger_*`
+retried activity that writes the same rows again adds nothing. Each Temporal execution of a run
+keeps its own rows (a reset forks the run, see `executions`): run-scoped methods take the
+`execution` to read and write under, by default the run's current one. The SQL lives in the
 modules next to this one; `Ledger` owns connections and transactions.
 """
 
@@ -14,11 +16,13 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool
+from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities import spans
 from activities.ledger import corpus as ledger_corpus
 from activities.ledger import evidence as ledger_evidence
+from activities.ledger import executions as ledger_executions
 from activities.ledger import review as ledger_review
 from activities.ledger import runs as ledger_runs
 from activities.ledger import sources as ledger_sources
@@ -27,9 +31,12 @@ from activities.ledger.base import (
     LedgerConflict,
     LedgerError,
     RunIdTaken,
+    StoredAt,
     UnknownRun,
+    execution_of,
 )
 from activities.ledger.base import run_must_exist as _run_must_exist
+from activities.ledger.executions import ExecutionRow, ForkPoint
 from activities.ledger.review import RunListing, RunRows
 from activities.ledger.runs import RunRecord
 from activities.ledger.sources import StoredSource
@@ -52,6 +59,8 @@ from workflows.models import (
 )
 
 __all__ = [
+    "ExecutionRow",
+    "ForkPoint",
     "Ledger",
     "LedgerConflict",
     "LedgerError",
@@ -61,8 +70,13 @@ __all__ = [
     "RunRows",
     "StoredSource",
     "UnknownRun",
+    "activity_execution",
     "ledger_errors",
 ]
+
+
+# Executions a Ledger remembers as known (each saves a query per activity of its run).
+KNOWN_EXECUTIONS = 10_000
 
 
 @asynccontextmanager
@@ -85,11 +99,23 @@ async def ledger_errors() -> AsyncIterator[None]:
         raise ApplicationError(message, type="LedgerRefused", non_retryable=True) from error
 
 
+async def activity_execution(ledger: Ledger, run_id: str, point: ForkPoint) -> str | None:
+    """The execution an activity reads and writes under: the workflow run that scheduled it, so
+    each execution of a reset run keeps its own rows. One the ledger has not seen (the first
+    activity after a reset) forks the run at `point` first. None outside a workflow."""
+    execution = activity.info().workflow_run_id if activity.in_activity() else None
+    if not execution:
+        return None
+    await ledger.enter(run_id, execution, point)
+    return execution
+
+
 class Ledger:
     """The ledger's reads and writes over an async connection pool (created by the caller)."""
 
     def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
         self._pool = pool
+        self._known: dict[tuple[str, str], None] = {}  # (run, execution) seen, oldest first
         # Where the spans say the ledger is (host and database name only, never a password).
         where = conninfo_to_dict(pool.conninfo) if isinstance(pool.conninfo, str) else {}
         self._server = str(where.get("host") or "localhost")
@@ -118,96 +144,176 @@ class Ledger:
     # ------------------------------------------------------------ runs, model calls, steps
 
     async def start_run(
-        self, run_id: str, brief: Brief, started_at: str, execution_id: str = ""
+        self,
+        run_id: str,
+        brief: Brief,
+        started_at: str,
+        execution_id: str = "",
+        first_execution_id: str = "",
     ) -> bool:
-        """Record a new run (`started_at` ISO 8601); False when this execution already did.
-        Raises RunIdTaken when another Temporal execution owns `run_id`."""
+        """Record a new run (`started_at` ISO 8601); False when this execution already did, or is
+        a reset of the run to its start. Raises RunIdTaken when another workflow execution owns
+        `run_id` (its `first_execution_id` is not the run's first execution)."""
         with self._span("INSERT", "runs"):
             async with self._pool.connection() as conn, conn.transaction():
-                return await ledger_runs.insert_run(conn, run_id, brief, started_at, execution_id)
+                return await ledger_runs.insert_run(
+                    conn, run_id, brief, started_at, execution_id, first_execution_id
+                )
+
+    async def enter(self, run_id: str, execution_id: str, point: ForkPoint) -> bool:
+        """Make sure the ledger knows this execution of the run: one it has not seen (a reset)
+        forks from the current execution at `point`. True when this call forked the run."""
+        key = (run_id, execution_id)
+        if key in self._known:  # executions are never removed: known once, known for good
+            return False
+        with self._span("SELECT", "executions"):
+            async with (
+                self._pool.connection() as conn,
+                _run_must_exist(run_id),
+                conn.transaction(),
+            ):
+                forked = await ledger_executions.enter(conn, run_id, execution_id, point)
+        self._known[key] = None
+        while len(self._known) > KNOWN_EXECUTIONS:
+            del self._known[next(iter(self._known))]
+        return forked
+
+    async def executions(self, run_id: str) -> list[ExecutionRow]:
+        """The run's executions, the first one first (a reset adds one; one of them is current)."""
+        async with self._read("executions") as conn:
+            return await ledger_executions.load_executions(conn, run_id)
 
     async def run(self, run_id: str) -> RunRecord | None:
         async with self._read() as conn:
             return await ledger_runs.load_run(conn, run_id)
 
     async def record_model_call(
-        self, run_id: str, turn: int, decision: Decision, provider: str, context_chars: int
+        self,
+        run_id: str,
+        turn: int,
+        decision: Decision,
+        provider: str,
+        context_chars: int,
+        *,
+        execution: str | None = None,
     ) -> bool:
         async with self._write(run_id, "model_calls") as conn:
+            scope = await execution_of(conn, run_id, execution)
             return await ledger_runs.insert_model_call(
-                conn, run_id, turn, decision, provider, context_chars
+                conn, run_id, scope, turn, decision, provider, context_chars
             )
 
-    async def decision(self, run_id: str, turn: int) -> Decision | None:
+    async def decision(
+        self, run_id: str, turn: int, *, execution: str | None = None
+    ) -> Decision | None:
         """The recorded model turn, if this turn was answered already (a retried `decide`)."""
         async with self._read("model_calls") as conn:
-            return await ledger_runs.load_decision(conn, run_id, turn)
+            scope = await execution_of(conn, run_id, execution)
+            return await ledger_runs.load_decision(conn, run_id, scope, turn)
 
-    async def decisions(self, run_id: str) -> list[Decision]:
+    async def decisions(self, run_id: str, *, execution: str | None = None) -> list[Decision]:
         """The recorded model turns of a run, in order (what a replay provider hands back)."""
         async with self._read() as conn:
-            return await ledger_runs.load_decisions(conn, run_id)
+            scope = await execution_of(conn, run_id, execution)
+            return await ledger_runs.load_decisions(conn, run_id, scope)
 
-    async def record_step(self, record: StepRecord) -> bool:
+    async def record_step(self, record: StepRecord, *, execution: str | None = None) -> bool:
         async with self._write(record.run_id, "steps") as conn:
-            return await ledger_runs.insert_step(conn, record)
+            scope = await execution_of(conn, record.run_id, execution)
+            return await ledger_runs.insert_step(conn, record, scope)
 
-    async def transcript(self, run_id: str, upto: int) -> list[TranscriptEntry]:
+    async def transcript(
+        self, run_id: str, upto: int, *, execution: str | None = None
+    ) -> list[TranscriptEntry]:
         """The steps recorded up to `upto` (a watermark: a retried turn reads the same ones)."""
         async with self._read("steps") as conn:
-            return await ledger_runs.load_entries(conn, run_id, upto)
+            scope = await execution_of(conn, run_id, execution)
+            return await ledger_runs.load_entries(conn, run_id, scope, upto)
 
     # ------------------------------------------------------------ searches
 
     async def record_search(
-        self, run_id: str, step: int, query: str, provider: str, hits: list[SearchHit]
+        self,
+        run_id: str,
+        step: int,
+        query: str,
+        provider: str,
+        hits: list[SearchHit],
+        *,
+        execution: str | None = None,
     ) -> list[SearchHit]:
         """Record a search and its results once; return the results as stored."""
         async with self._write(run_id, "searches") as conn:
-            if await ledger_runs.insert_search(conn, run_id, step, query, provider, hits):
+            scope = await execution_of(conn, run_id, execution)
+            if await ledger_runs.insert_search(conn, run_id, scope, step, query, provider, hits):
                 return hits
-        recorded = await self.recorded_search(run_id, step)
+        recorded = await self.recorded_search(run_id, step, execution=scope)
         return hits if recorded is None else recorded[1]
 
-    async def recorded_search(self, run_id: str, step: int) -> tuple[str, list[SearchHit]] | None:
+    async def recorded_search(
+        self, run_id: str, step: int, *, execution: str | None = None
+    ) -> tuple[str, list[SearchHit]] | None:
         """The provider and results recorded for this step, or None when it has not run."""
         async with self._read() as conn:
-            return await ledger_runs.load_search(conn, run_id, step)
+            scope = await execution_of(conn, run_id, execution)
+            return await ledger_runs.load_search(conn, run_id, scope, step)
 
     # ------------------------------------------------------------ sources and windows
 
     async def store_source(
-        self, run_id: str, source_id: str, fetched: FetchedPage, extracted: Extracted
+        self,
+        run_id: str,
+        source_id: str,
+        fetched: FetchedPage,
+        extracted: Extracted,
+        *,
+        execution: str | None = None,
+        step: int | None = None,
     ) -> SourceRef:
-        """Store the snapshot and its passages in one transaction; return what is stored."""
+        """Store the snapshot and its passages in one transaction; return what is stored.
+        `step`: the step that read it (a reset copies the sources stored before its point)."""
         async with self._write(run_id, "sources") as conn:
-            await ledger_sources.insert_source(conn, run_id, source_id, fetched, extracted)
-        return await self._stored_ref(run_id, source_id, fetched.url)
+            at = StoredAt(run_id, await execution_of(conn, run_id, execution), step)
+            await ledger_sources.insert_source(conn, at, source_id, fetched, extracted)
+        return await self._stored_ref(at, source_id, fetched.url)
 
     async def store_failed_source(
-        self, run_id: str, source_id: str, url: str, status: str, error: str
+        self,
+        run_id: str,
+        source_id: str,
+        url: str,
+        status: str,
+        error: str,
+        *,
+        execution: str | None = None,
+        step: int | None = None,
     ) -> SourceRef:
         """Record a refused (`status="refused"`) or failed fetch, so a retry does not fetch."""
         async with self._write(run_id, "sources") as conn:
-            await ledger_sources.insert_failed_source(conn, run_id, source_id, url, status, error)
-        return await self._stored_ref(run_id, source_id, url)
+            at = StoredAt(run_id, await execution_of(conn, run_id, execution), step)
+            await ledger_sources.insert_failed_source(conn, at, source_id, url, status, error)
+        return await self._stored_ref(at, source_id, url)
 
-    async def _stored_ref(self, run_id: str, source_id: str, url: str) -> SourceRef:
-        stored = await self.source(run_id, source_id, url)
+    async def _stored_ref(self, at: StoredAt, source_id: str, url: str) -> SourceRef:
+        stored = await self.source(at.run_id, source_id, url, execution=at.execution_id)
         if stored is None:  # committed a moment ago: only a concurrent delete gets here
-            raise LedgerConflict(f"source {source_id} of run {run_id} vanished after it was stored")
+            raise LedgerConflict(
+                f"source {source_id} of run {at.run_id} vanished after it was stored"
+            )
         return stored.ref
 
     async def source(
-        self, run_id: str, source_id: str, url: str | None = None
+        self, run_id: str, source_id: str, url: str | None = None, *, execution: str | None = None
     ) -> StoredSource | None:
         """The source stored under `source_id`, else the one stored for `url`, else None."""
         async with self._read("sources") as conn:
-            return await ledger_sources.load_source(conn, run_id, source_id, url)
+            scope = await execution_of(conn, run_id, execution)
+            return await ledger_sources.load_source(conn, run_id, scope, source_id, url)
 
-    async def sources(self, run_id: str) -> list[SourceRef]:
+    async def sources(self, run_id: str, *, execution: str | None = None) -> list[SourceRef]:
         async with self._read() as conn:
-            return await ledger_sources.load_sources(conn, run_id)
+            scope = await execution_of(conn, run_id, execution)
+            return await ledger_sources.load_sources(conn, run_id, scope)
 
     async def window(
         self,
@@ -217,25 +323,32 @@ class Ledger:
         find: str | None = None,
         size: int = 6,
         chars: int = 3_000,
+        *,
+        execution: str | None = None,
     ) -> tuple[list[Passage], int | None]:
         """Up to `size` passages and about `chars` of text from the one containing `offset` (with
         `find`, only those that contain it, case-insensitively), and the offset the next window
         starts at (None: end)."""
         async with self._read("passages") as conn:
+            scope = await execution_of(conn, run_id, execution)
             return await ledger_sources.load_window(
-                conn, run_id, source_id, offset, find, size, chars
+                conn, run_id, scope, source_id, offset, find, size, chars
             )
 
     # ------------------------------------------------------------ evidence
 
-    async def record_evidence(self, request: RecordEvidenceInput) -> RecordEvidenceResult:
+    async def record_evidence(
+        self, request: RecordEvidenceInput, *, execution: str | None = None
+    ) -> RecordEvidenceResult:
         """Record evidence whose quote is proven from the stored snapshot, or say why not."""
         async with self._write(request.run_id, "evidence") as conn:
-            return await ledger_evidence.insert_evidence(conn, request)
+            scope = await execution_of(conn, request.run_id, execution)
+            return await ledger_evidence.insert_evidence(conn, request, scope)
 
-    async def evidence_rows(self, run_id: str) -> list[Evidence]:
+    async def evidence_rows(self, run_id: str, *, execution: str | None = None) -> list[Evidence]:
         async with self._read() as conn:
-            return await ledger_evidence.load_evidence(conn, run_id)
+            scope = await execution_of(conn, run_id, execution)
+            return await ledger_evidence.load_evidence(conn, run_id, scope)
 
     async def cited_evidence(self, run_id: str) -> list[ledger_evidence.CitedEvidence]:
         """The evidence the run's report cites, each once, with its page's URL and content hash."""
@@ -244,15 +357,19 @@ class Ledger:
 
     # ------------------------------------------------------------ reports
 
-    async def save_report(self, request: SaveReportInput, markdown: str) -> bool:
+    async def save_report(
+        self, request: SaveReportInput, markdown: str, *, execution: str | None = None
+    ) -> bool:
         """Store the report and finish the run row in one transaction; False when already saved."""
         async with self._write(request.run_id, "reports") as conn:
-            return await ledger_runs.insert_report(conn, request, markdown)
+            scope = await execution_of(conn, request.run_id, execution)
+            return await ledger_runs.insert_report(conn, request, markdown, scope)
 
-    async def report(self, run_id: str) -> str | None:
+    async def report(self, run_id: str, *, execution: str | None = None) -> str | None:
         """The stored report's Markdown, or None when no report is saved for the run."""
         async with self._read() as conn:
-            return await ledger_runs.load_markdown(conn, run_id)
+            scope = await execution_of(conn, run_id, execution)
+            return await ledger_runs.load_markdown(conn, run_id, scope)
 
     # ------------------------------------------------------------ readers (runs, export, audit)
 

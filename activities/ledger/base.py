@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, LiteralString
 
 import psycopg
@@ -12,6 +13,15 @@ from psycopg.rows import dict_row
 Connection = psycopg.AsyncConnection[Any]
 Row = dict[str, Any]
 Params = Sequence[Any] | Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class StoredAt:
+    """Where a row is written: the run, its execution, and the step whose work it is."""
+
+    run_id: str
+    execution_id: str
+    step: int | None = None
 
 
 class LedgerError(Exception):
@@ -60,12 +70,25 @@ async def execute(conn: Connection, query: LiteralString, params: Params) -> int
         return cursor.rowcount
 
 
+_SELECT_CURRENT = "SELECT execution_id FROM research.runs WHERE run_id = %s"
+
+
+async def execution_of(conn: Connection, run_id: str, execution: str | None) -> str:
+    """The execution to read or write under: `execution` when given, else the run's current one
+    (`runs.execution_id`, what status, report and audit follow; "" for a run never started)."""
+    if execution is not None:
+        return execution
+    row = await fetch_one(conn, _SELECT_CURRENT, (run_id,))
+    return "" if row is None else str(row["execution_id"])
+
+
 @asynccontextmanager
 async def run_must_exist(run_id: str) -> AsyncIterator[None]:
-    """Turn a violation of a `<table>_run_fk` constraint into UnknownRun."""
+    """Turn a violation of a `<table>_run_fk` (or `<table>_execution_fk`) constraint into
+    UnknownRun."""
     try:
         yield
     except psycopg.errors.ForeignKeyViolation as error:
-        if (error.diag.constraint_name or "").endswith("_run_fk"):
+        if (error.diag.constraint_name or "").endswith(("_run_fk", "_execution_fk")):
             raise UnknownRun(run_id) from error
         raise

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from activities.ledger.base import Connection, Row, execute, fetch_all, fetch_one
+from activities.ledger import chain
+from activities.ledger.base import Connection, Row, StoredAt, execute, fetch_all, fetch_one
 from activities.ledger.sources import passage_id
 from activities.pages.extract import find_quote
 from workflows.contracts import RecordEvidenceInput, RecordEvidenceResult
@@ -15,23 +16,24 @@ _SELECT_EVIDENCE = """
 SELECT evidence_id, question_id, source_id, claim, stance, quote, passage_id,
        start_offset, end_offset
 FROM research.evidence
-WHERE run_id = %s AND evidence_id = %s
+WHERE run_id = %s AND execution_id = %s AND evidence_id = %s
 """
 
 _SELECT_RUN_EVIDENCE = """
 SELECT evidence_id, question_id, source_id, claim, stance, quote, passage_id,
        start_offset, end_offset
 FROM research.evidence
-WHERE run_id = %s
+WHERE run_id = %s AND execution_id = %s
 ORDER BY length(evidence_id), evidence_id
 """
 
 _SELECT_SNAPSHOT = """
 SELECT status, error, snapshot,
        (SELECT count(*) FROM research.passages p
-        WHERE p.run_id = s.run_id AND p.source_id = s.source_id) AS passage_count
+        WHERE p.run_id = s.run_id AND p.execution_id = s.execution_id
+          AND p.source_id = s.source_id) AS passage_count
 FROM research.sources s
-WHERE run_id = %s AND source_id = %s
+WHERE run_id = %s AND execution_id = %s AND source_id = %s
 """
 
 # Text of its passage before a quote that counts as the quote's context (with the section
@@ -42,7 +44,8 @@ QUOTE_LEAD_CHARS = 1_000
 _CONTEXT = """
 section || ' ' || coalesce((
     SELECT before.text FROM research.passages before
-    WHERE before.run_id = p.run_id AND before.source_id = p.source_id
+    WHERE before.run_id = p.run_id AND before.execution_id = p.execution_id
+      AND before.source_id = p.source_id
       AND before.passage_no = p.passage_no - 1), '') AS context
 """
 
@@ -51,7 +54,7 @@ _SELECT_PASSAGE = (
     + _CONTEXT
     + """
 FROM research.passages p
-WHERE run_id = %s AND source_id = %s AND passage_id = %s
+WHERE run_id = %s AND execution_id = %s AND source_id = %s AND passage_id = %s
 """
 )
 
@@ -61,7 +64,7 @@ _SELECT_PASSAGE_AT = (
     + _CONTEXT
     + """
 FROM research.passages p
-WHERE run_id = %s AND source_id = %s AND end_offset > %s
+WHERE run_id = %s AND execution_id = %s AND source_id = %s AND end_offset > %s
 ORDER BY passage_no
 LIMIT 1
 """
@@ -69,12 +72,23 @@ LIMIT 1
 
 _INSERT_EVIDENCE = """
 INSERT INTO research.evidence (
-    run_id, evidence_id, question_id, source_id, claim, stance, quote, passage_id,
-    start_offset, end_offset
+    run_id, execution_id, step, evidence_id, question_id, source_id, claim, stance, quote,
+    passage_id, start_offset, end_offset, chain
 ) VALUES (
-    %(run_id)s, %(evidence_id)s, %(question_id)s, %(source_id)s, %(claim)s, %(stance)s,
-    %(quote)s, %(passage_id)s, %(start)s, %(end)s
+    %(run_id)s, %(execution_id)s, %(step)s, %(evidence_id)s, %(question_id)s, %(source_id)s,
+    %(claim)s, %(stance)s, %(quote)s, %(passage_id)s, %(start_offset)s, %(end_offset)s,
+    %(chain)s
 ) ON CONFLICT DO NOTHING
+"""
+
+
+# The chain of the evidence before this one, in evidence-number order (per run and execution).
+_SELECT_EVIDENCE_CHAIN = """
+SELECT chain FROM research.evidence
+WHERE run_id = %s AND execution_id = %s
+  AND (length(evidence_id), evidence_id) < (length(%s), %s)
+ORDER BY length(evidence_id) DESC, evidence_id DESC
+LIMIT 1
 """
 
 
@@ -82,24 +96,32 @@ class EvidenceRefused(Exception):
     """The quote or passage cannot be proven from the stored snapshot; the message says why."""
 
 
-async def insert_evidence(conn: Connection, request: RecordEvidenceInput) -> RecordEvidenceResult:
+async def insert_evidence(
+    conn: Connection, request: RecordEvidenceInput, execution_id: str
+) -> RecordEvidenceResult:
     """Record one piece of evidence (call inside a transaction); a recorded ID returns its row."""
-    stored = await fetch_one(conn, _SELECT_EVIDENCE, (request.run_id, request.evidence_id))
+    key = (request.run_id, execution_id, request.evidence_id)
+    stored = await fetch_one(conn, _SELECT_EVIDENCE, key)
     if stored is not None:
         return RecordEvidenceResult(evidence=_evidence(stored))
     try:
-        evidence, context = await _proven(conn, request)
+        evidence, context = await _proven(conn, request, execution_id)
         problem = evidence_problem(evidence.quote, context, evidence.claim, request.terms)
         if problem is not None:
             raise EvidenceRefused(problem)
     except EvidenceRefused as refused:
         return RecordEvidenceResult(error=str(refused))
-    await execute(conn, _INSERT_EVIDENCE, _evidence_params(request.run_id, evidence))
+    at = StoredAt(request.run_id, execution_id, request.step or None)
+    params = _evidence_params(at, evidence)
+    before = await fetch_one(conn, _SELECT_EVIDENCE_CHAIN, (*key[:2], evidence.id, evidence.id))
+    params["chain"] = chain.evidence_link((before or {}).get("chain") or "", params)
+    await execute(conn, _INSERT_EVIDENCE, params)
     return RecordEvidenceResult(evidence=evidence)
 
 
-async def load_evidence(conn: Connection, run_id: str) -> list[Evidence]:
-    return [_evidence(row) for row in await fetch_all(conn, _SELECT_RUN_EVIDENCE, (run_id,))]
+async def load_evidence(conn: Connection, run_id: str, execution_id: str) -> list[Evidence]:
+    rows = await fetch_all(conn, _SELECT_RUN_EVIDENCE, (run_id, execution_id))
+    return [_evidence(row) for row in rows]
 
 
 # Each piece of evidence the run's report cites once, with the page it was read from.
@@ -125,10 +147,13 @@ async def load_cited(conn: Connection, run_id: str) -> list[CitedEvidence]:
     ]
 
 
-async def _proven(conn: Connection, request: RecordEvidenceInput) -> tuple[Evidence, str]:
+async def _proven(
+    conn: Connection, request: RecordEvidenceInput, execution_id: str
+) -> tuple[Evidence, str]:
     """The evidence with its quote copied from the snapshot and the page text it sits under
     (section heading, the paragraph before), or EvidenceRefused."""
-    source = await fetch_one(conn, _SELECT_SNAPSHOT, (request.run_id, request.source_id))
+    key = (request.run_id, execution_id, request.source_id)
+    source = await fetch_one(conn, _SELECT_SNAPSHOT, key)
     if source is None:
         raise EvidenceRefused(
             f"unknown source {request.source_id}: read the page before recording evidence"
@@ -139,14 +164,18 @@ async def _proven(conn: Connection, request: RecordEvidenceInput) -> tuple[Evide
             "it has no text to quote"
         )
     if request.passage_id is not None:
-        return await _from_passage(conn, request, request.passage_id, source["passage_count"])
-    return await _from_quote(conn, request, source["snapshot"])
+        return await _from_passage(conn, key, request, request.passage_id, source["passage_count"])
+    return await _from_quote(conn, key, request, source["snapshot"])
 
 
 async def _from_passage(
-    conn: Connection, request: RecordEvidenceInput, wanted: str, passage_count: int
+    conn: Connection,
+    key: tuple[str, str, str],
+    request: RecordEvidenceInput,
+    wanted: str,
+    passage_count: int,
 ) -> tuple[Evidence, str]:
-    row = await fetch_one(conn, _SELECT_PASSAGE, (request.run_id, request.source_id, wanted))
+    row = await fetch_one(conn, _SELECT_PASSAGE, (*key, wanted))
     if row is None:
         raise EvidenceRefused(_unknown_passage(request.source_id, wanted, passage_count))
     evidence = _new_evidence(
@@ -165,7 +194,7 @@ def _unknown_passage(source_id: str, wanted: str, passage_count: int) -> str:
 
 
 async def _from_quote(
-    conn: Connection, request: RecordEvidenceInput, snapshot: str
+    conn: Connection, key: tuple[str, str, str], request: RecordEvidenceInput, snapshot: str
 ) -> tuple[Evidence, str]:
     span = find_quote(snapshot, request.quote or "")
     if span is None:
@@ -174,7 +203,7 @@ async def _from_quote(
             "shows them, or give a passage_id instead)"
         )
     start, end = span
-    row = await fetch_one(conn, _SELECT_PASSAGE_AT, (request.run_id, request.source_id, start))
+    row = await fetch_one(conn, _SELECT_PASSAGE_AT, (*key, start))
     if row is None:
         return _new_evidence(request, snapshot[start:end], None, start, end), ""
     # A quote from inside a passage also sits under the passage's text before it (a signature).
@@ -199,8 +228,11 @@ def _new_evidence(
     )
 
 
-def _evidence_params(run_id: str, evidence: Evidence) -> dict[str, object]:
-    return {"run_id": run_id, "evidence_id": evidence.id, **evidence.model_dump(exclude={"id"})}
+def _evidence_params(at: StoredAt, evidence: Evidence) -> dict[str, object]:
+    where = {"run_id": at.run_id, "execution_id": at.execution_id, "step": at.step}
+    fields = evidence.model_dump(exclude={"id", "start", "end"})
+    offsets = {"start_offset": evidence.start, "end_offset": evidence.end}
+    return where | {"evidence_id": evidence.id, **fields, **offsets}
 
 
 def _evidence(row: Row) -> Evidence:

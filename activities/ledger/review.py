@@ -85,6 +85,7 @@ class StepRow(BaseModel):
     summary: str = ""
     entry: TranscriptEntry | None = None  # runs since transcript-in-ledger-1
     recorded_at: datetime
+    chain: str | None = None  # the step's link in the run's hash chain (since migration 011)
 
 
 class SearchResultRow(BaseModel):
@@ -131,6 +132,8 @@ class PassageRow(BaseModel):
 
 class EvidenceRow(Evidence):
     recorded_at: datetime
+    step: int | None = None  # the step that recorded it (since migration 010)
+    chain: str | None = None  # its link in the run's evidence hash chain (since migration 011)
 
 
 class ReportRow(BaseModel):
@@ -139,6 +142,9 @@ class ReportRow(BaseModel):
     report: Report
     markdown: str = ""
     saved_at: datetime
+    # The last hash of each chain when the report was saved (since migration 011).
+    steps_chain: str | None = None
+    evidence_chain: str | None = None
 
 
 class RunRows(BaseModel):
@@ -156,7 +162,8 @@ class RunRows(BaseModel):
 
 _SELECT_RECENT = """
 SELECT r.run_id, r.question, r.status, r.stop_reason, r.counters, r.started_at, r.finished_at,
-       (SELECT count(*) FROM research.evidence e WHERE e.run_id = r.run_id) AS evidence
+       (SELECT count(*) FROM research.evidence e
+        WHERE e.run_id = r.run_id AND e.execution_id = r.execution_id) AS evidence
 FROM research.runs r
 WHERE %(status)s::text IS NULL OR r.status = %(status)s::text
 ORDER BY r.started_at DESC, r.run_id
@@ -172,44 +179,48 @@ FROM research.runs WHERE run_id = %s
 _SELECT_MODEL_CALLS = """
 SELECT turn, provider, model, input_tokens, output_tokens, reasoning_tokens, cached_input_tokens,
        estimated, usage_note, context_chars, tool_calls, text, recorded_at
-FROM research.model_calls WHERE run_id = %s ORDER BY turn
+FROM research.model_calls WHERE run_id = %s AND execution_id = %s ORDER BY turn
 """
 
 _SELECT_STEPS = """
-SELECT step, turn, tool, arguments, ok, error, insufficient, summary, entry, recorded_at
-FROM research.steps WHERE run_id = %s ORDER BY step
+SELECT step, turn, tool, arguments, ok, error, insufficient, summary, entry, recorded_at, chain
+FROM research.steps WHERE run_id = %s AND execution_id = %s ORDER BY step
 """
 
 _SELECT_SEARCHES = """
-SELECT step, query, provider, searched_at FROM research.searches WHERE run_id = %s ORDER BY step
+SELECT step, query, provider, searched_at
+FROM research.searches WHERE run_id = %s AND execution_id = %s ORDER BY step
 """
 
 _SELECT_SEARCH_RESULTS = """
 SELECT step, rank, url, host, title, snippet
-FROM research.search_results WHERE run_id = %s ORDER BY step, rank
+FROM research.search_results WHERE run_id = %s AND execution_id = %s ORDER BY step, rank
 """
 
 _SELECT_SOURCES = """
 SELECT source_id, url, final_url, host, title, content_type, http_status, content_hash, snapshot,
        truncated, status, error, fetched_at
-FROM research.sources WHERE run_id = %s ORDER BY length(source_id), source_id
+FROM research.sources WHERE run_id = %s AND execution_id = %s
+ORDER BY length(source_id), source_id
 """
 
 _SELECT_PASSAGES = """
 SELECT source_id, passage_no, passage_id, start_offset AS start, end_offset AS end, section, text
-FROM research.passages WHERE run_id = %s ORDER BY length(source_id), source_id, passage_no
+FROM research.passages WHERE run_id = %s AND execution_id = %s
+ORDER BY length(source_id), source_id, passage_no
 """
 
 _SELECT_EVIDENCE = """
 SELECT evidence_id AS id, question_id, source_id, claim, stance, quote, passage_id,
-       start_offset AS start, end_offset AS end, recorded_at
-FROM research.evidence WHERE run_id = %s ORDER BY length(evidence_id), evidence_id
+       start_offset AS start, end_offset AS end, recorded_at, step, chain
+FROM research.evidence WHERE run_id = %s AND execution_id = %s
+ORDER BY length(evidence_id), evidence_id
 """
 
 _SELECT_REPORT = """
 SELECT status, stop_reason, answer, findings, limitations, open_questions, composed, markdown,
-       saved_at
-FROM research.reports WHERE run_id = %s
+       saved_at, steps_chain, evidence_chain
+FROM research.reports WHERE run_id = %s AND execution_id = %s
 """
 
 
@@ -222,7 +233,7 @@ async def load_run_rows(conn: Connection, run_id: str) -> RunRows | None:
     run = await fetch_one(conn, _SELECT_RUN, (run_id,))
     if run is None:
         return None
-    key = (run_id,)
+    key = (run_id, run["execution_id"])
     calls = await fetch_all(conn, _SELECT_MODEL_CALLS, key)
     steps = await fetch_all(conn, _SELECT_STEPS, key)
     sources = await fetch_all(conn, _SELECT_SOURCES, key)
@@ -232,28 +243,28 @@ async def load_run_rows(conn: Connection, run_id: str) -> RunRows | None:
         run=RunRow.model_validate(run),
         model_calls=[ModelCallRow.model_validate(row) for row in calls],
         steps=[StepRow.model_validate(row) for row in steps],
-        searches=await _searches(conn, run_id),
+        searches=await _searches(conn, key),
         sources=[SourceRow.model_validate(row) for row in sources],
         passages=[PassageRow.model_validate(row) for row in passages],
         evidence=[EvidenceRow.model_validate(row) for row in evidence],
-        report=await _report(conn, run_id),
+        report=await _report(conn, key),
     )
 
 
-async def _searches(conn: Connection, run_id: str) -> list[SearchRow]:
+async def _searches(conn: Connection, key: tuple[str, str]) -> list[SearchRow]:
     searches = [
-        SearchRow.model_validate(row) for row in await fetch_all(conn, _SELECT_SEARCHES, (run_id,))
+        SearchRow.model_validate(row) for row in await fetch_all(conn, _SELECT_SEARCHES, key)
     ]
     by_step = {search.step: search for search in searches}
-    for row in await fetch_all(conn, _SELECT_SEARCH_RESULTS, (run_id,)):
+    for row in await fetch_all(conn, _SELECT_SEARCH_RESULTS, key):
         search = by_step.get(row.pop("step"))
         if search is not None:
             search.results.append(SearchResultRow.model_validate(row))
     return searches
 
 
-async def _report(conn: Connection, run_id: str) -> ReportRow | None:
-    row = await fetch_one(conn, _SELECT_REPORT, (run_id,))
+async def _report(conn: Connection, key: tuple[str, str]) -> ReportRow | None:
+    row = await fetch_one(conn, _SELECT_REPORT, key)
     if row is None:
         return None
     report = Report.model_validate(
@@ -266,4 +277,6 @@ async def _report(conn: Connection, run_id: str) -> ReportRow | None:
         report=report,
         markdown=row["markdown"],
         saved_at=row["saved_at"],
+        steps_chain=row["steps_chain"],
+        evidence_chain=row["evidence_chain"],
     )

@@ -9,6 +9,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from activities.ledger import chain, executions
 from activities.ledger.base import (
     Connection,
     LedgerConflict,
@@ -36,7 +37,10 @@ VALUES (%s, %s, %s, %s, %s, %s)
 ON CONFLICT (run_id) DO NOTHING
 """
 
-_SELECT_EXECUTION = "SELECT execution_id FROM research.runs WHERE run_id = %s"
+_SELECT_FIRST_EXECUTION = """
+SELECT execution_id FROM research.executions
+WHERE run_id = %s AND parent_execution_id IS NULL
+"""
 
 _SELECT_RUN = """
 SELECT run_id, question, status, stop_reason, counters, version, started_at, finished_at
@@ -44,19 +48,21 @@ FROM research.runs
 WHERE run_id = %s
 """
 
+_SELECT_RUN_EXECUTION = "SELECT version, execution_id FROM research.runs WHERE run_id = %s"
+
 _INSERT_MODEL_CALL = """
 INSERT INTO research.model_calls (
-    run_id, turn, provider, model, input_tokens, output_tokens, reasoning_tokens, estimated,
-    context_chars, tool_calls, text, usage_note, cached_input_tokens
-) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-ON CONFLICT (run_id, turn) DO NOTHING
+    run_id, execution_id, turn, provider, model, input_tokens, output_tokens, reasoning_tokens,
+    estimated, context_chars, tool_calls, text, usage_note, cached_input_tokens
+) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (run_id, execution_id, turn) DO NOTHING
 """
 
 _SELECT_MODEL_CALLS = """
 SELECT model, input_tokens, output_tokens, reasoning_tokens, estimated, tool_calls, text,
        usage_note, cached_input_tokens
 FROM research.model_calls
-WHERE run_id = %s
+WHERE run_id = %s AND execution_id = %s
 ORDER BY turn
 """
 
@@ -64,48 +70,73 @@ _SELECT_MODEL_CALL = """
 SELECT model, input_tokens, output_tokens, reasoning_tokens, estimated, tool_calls, text,
        usage_note, cached_input_tokens
 FROM research.model_calls
-WHERE run_id = %s AND turn = %s
+WHERE run_id = %s AND execution_id = %s AND turn = %s
 """
 
 _INSERT_STEP = """
 INSERT INTO research.steps (
-    run_id, step, turn, tool, arguments, ok, error, insufficient, summary, entry
+    run_id, execution_id, step, turn, tool, arguments, ok, error, insufficient, summary, entry,
+    chain
 ) VALUES (
-    %(run_id)s, %(step)s, %(turn)s, %(tool)s, %(arguments)s, %(ok)s, %(error)s,
-    %(insufficient)s, %(summary)s, %(entry)s
-) ON CONFLICT (run_id, step) DO NOTHING
+    %(run_id)s, %(execution_id)s, %(step)s, %(turn)s, %(tool)s, %(arguments)s, %(ok)s,
+    %(error)s, %(insufficient)s, %(summary)s, %(entry)s, %(chain)s
+) ON CONFLICT (run_id, execution_id, step) DO NOTHING
 """
+
+# The chain of the step before this one (steps are hash-chained per run and execution).
+_SELECT_STEP_CHAIN = """
+SELECT chain FROM research.steps
+WHERE run_id = %s AND execution_id = %s AND step < %s
+ORDER BY step DESC
+LIMIT 1
+"""
+
+# Each chain's last link, which the report keeps (a row deleted from the end shows).
+_SELECT_CHAIN_HEADS = """
+SELECT (SELECT chain FROM research.steps
+        WHERE run_id = %(run_id)s AND execution_id = %(execution_id)s
+        ORDER BY step DESC LIMIT 1) AS steps_chain,
+       (SELECT chain FROM research.evidence
+        WHERE run_id = %(run_id)s AND execution_id = %(execution_id)s
+        ORDER BY length(evidence_id) DESC, evidence_id DESC LIMIT 1) AS evidence_chain
+"""
+
 _SELECT_ENTRIES = """
 SELECT entry FROM research.steps
-WHERE run_id = %s AND step <= %s AND entry IS NOT NULL
+WHERE run_id = %s AND execution_id = %s AND step <= %s AND entry IS NOT NULL
 ORDER BY step
 """
 
 _INSERT_SEARCH = """
-INSERT INTO research.searches (run_id, step, query, provider) VALUES (%s, %s, %s, %s)
-ON CONFLICT (run_id, step) DO NOTHING
+INSERT INTO research.searches (run_id, execution_id, step, query, provider)
+VALUES (%s, %s, %s, %s, %s)
+ON CONFLICT (run_id, execution_id, step) DO NOTHING
 """
 
 _INSERT_SEARCH_RESULT = """
-INSERT INTO research.search_results (run_id, step, rank, url, host, title, snippet)
-VALUES (%s, %s, %s, %s, %s, %s, %s)
-ON CONFLICT (run_id, step, rank) DO NOTHING
+INSERT INTO research.search_results (
+    run_id, execution_id, step, rank, url, host, title, snippet
+) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (run_id, execution_id, step, rank) DO NOTHING
 """
 
-_SELECT_SEARCH = "SELECT provider FROM research.searches WHERE run_id = %s AND step = %s"
+_SELECT_SEARCH = """
+SELECT provider FROM research.searches WHERE run_id = %s AND execution_id = %s AND step = %s
+"""
 
 _SELECT_SEARCH_RESULTS = """
 SELECT url, host, title, snippet
 FROM research.search_results
-WHERE run_id = %s AND step = %s
+WHERE run_id = %s AND execution_id = %s AND step = %s
 ORDER BY rank
 """
 
 _INSERT_REPORT = """
 INSERT INTO research.reports (
-    run_id, status, stop_reason, answer, findings, limitations, open_questions, composed, markdown
-) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
-ON CONFLICT (run_id) DO NOTHING
+    run_id, execution_id, status, stop_reason, answer, findings, limitations, open_questions,
+    composed, markdown, steps_chain, evidence_chain
+) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (run_id, execution_id) DO NOTHING
 """
 
 # Optimistic: only the version this transaction read may be replaced.
@@ -115,7 +146,9 @@ SET status = %s, stop_reason = %s, counters = %s, finished_at = %s, version = ve
 WHERE run_id = %s AND version = %s
 """
 
-_SELECT_MARKDOWN = "SELECT markdown FROM research.reports WHERE run_id = %s"
+_SELECT_MARKDOWN = """
+SELECT markdown FROM research.reports WHERE run_id = %s AND execution_id = %s
+"""
 
 
 @dataclass(frozen=True)
@@ -133,24 +166,34 @@ class RunRecord:
 
 
 async def insert_run(
-    conn: Connection, run_id: str, brief: Brief, started_at: str, execution_id: str
+    conn: Connection,
+    run_id: str,
+    brief: Brief,
+    started_at: str,
+    execution_id: str,
+    first_execution_id: str = "",
 ) -> bool:
-    """True when the run is new; False when this execution recorded it already (a retry).
-    Raises RunIdTaken when another execution owns the run id."""
+    """True when the run is new; False when this execution recorded it already (a retry), or
+    is a reset of the run to its start (`first_execution_id`, kept by Temporal across resets,
+    is the run's first execution): the ledger forks it, keeping no rows. Raises RunIdTaken when
+    another workflow execution owns the run id."""
     params = (
         run_id,
         brief.question,
         Jsonb(brief.model_dump(mode="json")),
         Jsonb(Counters().model_dump()),
         datetime.fromisoformat(started_at),
-        execution_id or None,
+        execution_id,
     )
     if await execute(conn, _INSERT_RUN, params) == 1:
+        await executions.record_first(conn, run_id, execution_id)
         return True
-    row = await fetch_one(conn, _SELECT_EXECUTION, (run_id,))
-    owner = row["execution_id"] if row else None
-    if execution_id and owner != execution_id:
+    if not execution_id or await executions.is_known(conn, run_id, execution_id):
+        return False
+    first = await fetch_one(conn, _SELECT_FIRST_EXECUTION, (run_id,))
+    if not first_execution_id or first is None or first["execution_id"] != first_execution_id:
         raise RunIdTaken(run_id)
+    await executions.enter(conn, run_id, execution_id, executions.ForkPoint(0, 0, 0))
     return False
 
 
@@ -164,24 +207,33 @@ async def load_run(conn: Connection, run_id: str) -> RunRecord | None:
 
 
 async def insert_model_call(
-    conn: Connection, run_id: str, turn: int, decision: Decision, provider: str, context_chars: int
+    conn: Connection,
+    run_id: str,
+    execution_id: str,
+    turn: int,
+    decision: Decision,
+    provider: str,
+    context_chars: int,
 ) -> bool:
     usage = decision.usage
     params = (
-        run_id, turn, provider, decision.model, usage.input_tokens, usage.output_tokens,
-        usage.reasoning_tokens, usage.estimated, context_chars,
+        run_id, execution_id, turn, provider, decision.model, usage.input_tokens,
+        usage.output_tokens, usage.reasoning_tokens, usage.estimated, context_chars,
         Jsonb([call.model_dump() for call in decision.tool_calls]), decision.text, usage.note,
         usage.cached_input_tokens,
     )  # fmt: skip
     return await execute(conn, _INSERT_MODEL_CALL, params) == 1
 
 
-async def load_decisions(conn: Connection, run_id: str) -> list[Decision]:
-    return [decision_from(row) for row in await fetch_all(conn, _SELECT_MODEL_CALLS, (run_id,))]
+async def load_decisions(conn: Connection, run_id: str, execution_id: str) -> list[Decision]:
+    rows = await fetch_all(conn, _SELECT_MODEL_CALLS, (run_id, execution_id))
+    return [decision_from(row) for row in rows]
 
 
-async def load_decision(conn: Connection, run_id: str, turn: int) -> Decision | None:
-    row = await fetch_one(conn, _SELECT_MODEL_CALL, (run_id, turn))
+async def load_decision(
+    conn: Connection, run_id: str, execution_id: str, turn: int
+) -> Decision | None:
+    row = await fetch_one(conn, _SELECT_MODEL_CALL, (run_id, execution_id, turn))
     return decision_from(row) if row else None
 
 
@@ -203,26 +255,40 @@ def usage_from(row: Mapping[str, Any]) -> Usage:
     )
 
 
-async def insert_step(conn: Connection, record: StepRecord) -> bool:
-    params = record.model_dump(exclude={"entry"})
-    params["entry"] = Jsonb(record.entry.model_dump(mode="json")) if record.entry else None
+async def insert_step(conn: Connection, record: StepRecord, execution_id: str) -> bool:
+    params = record.model_dump(exclude={"entry"}) | {"execution_id": execution_id}
+    stored = record.entry.model_dump(mode="json") if record.entry else None
+    # Chained as it reads back (a TranscriptEntry again), which is what the audit recomputes.
+    entry = None if stored is None else TranscriptEntry.model_validate(stored)
+    before = await fetch_one(conn, _SELECT_STEP_CHAIN, (record.run_id, execution_id, record.step))
+    previous = (before or {}).get("chain") or ""
+    params["chain"] = chain.step_link(previous, params | {"entry": chain.entry_fields(entry)})
+    params["entry"] = None if stored is None else Jsonb(stored)
     return await execute(conn, _INSERT_STEP, params) == 1
 
 
-async def load_entries(conn: Connection, run_id: str, upto: int) -> list[TranscriptEntry]:
+async def load_entries(
+    conn: Connection, run_id: str, execution_id: str, upto: int
+) -> list[TranscriptEntry]:
     """The recorded steps up to `upto`, as the model is shown them, in order."""
-    rows = await fetch_all(conn, _SELECT_ENTRIES, (run_id, upto))
+    rows = await fetch_all(conn, _SELECT_ENTRIES, (run_id, execution_id, upto))
     return [TranscriptEntry.model_validate(row["entry"]) for row in rows]
 
 
 async def insert_search(
-    conn: Connection, run_id: str, step: int, query: str, provider: str, hits: list[SearchHit]
+    conn: Connection,
+    run_id: str,
+    execution_id: str,
+    step: int,
+    query: str,
+    provider: str,
+    hits: list[SearchHit],
 ) -> bool:
     """Record the search and its ranked results; False (and nothing written) when recorded."""
-    if not await execute(conn, _INSERT_SEARCH, (run_id, step, query, provider)):
+    if not await execute(conn, _INSERT_SEARCH, (run_id, execution_id, step, query, provider)):
         return False
     rows = [
-        (run_id, step, rank, hit.url, hit.host, hit.title, hit.snippet)
+        (run_id, execution_id, step, rank, hit.url, hit.host, hit.title, hit.snippet)
         for rank, hit in enumerate(hits, start=1)
     ]
     async with conn.cursor() as cursor:
@@ -231,36 +297,48 @@ async def insert_search(
 
 
 async def load_search(
-    conn: Connection, run_id: str, step: int
+    conn: Connection, run_id: str, execution_id: str, step: int
 ) -> tuple[str, list[SearchHit]] | None:
-    search = await fetch_one(conn, _SELECT_SEARCH, (run_id, step))
+    search = await fetch_one(conn, _SELECT_SEARCH, (run_id, execution_id, step))
     if search is None:
         return None
-    rows = await fetch_all(conn, _SELECT_SEARCH_RESULTS, (run_id, step))
+    rows = await fetch_all(conn, _SELECT_SEARCH_RESULTS, (run_id, execution_id, step))
     return search["provider"], [SearchHit(**row) for row in rows]
 
 
-async def insert_report(conn: Connection, request: SaveReportInput, markdown: str) -> bool:
-    """Insert the report and finish the run row (call inside a transaction); False if saved."""
-    run = await fetch_one(conn, _SELECT_RUN, (request.run_id,))
+async def insert_report(
+    conn: Connection, request: SaveReportInput, markdown: str, execution_id: str
+) -> bool:
+    """Insert the report and finish the run row (call inside a transaction); False if saved.
+    The report of an execution a reset replaced is kept; the run row is the current one's."""
+    run = await fetch_one(conn, _SELECT_RUN_EXECUTION, (request.run_id,))
     if run is None:
         raise UnknownRun(request.run_id)
-    if not await execute(conn, _INSERT_REPORT, _report_params(request, markdown)):
+    heads = await fetch_one(
+        conn, _SELECT_CHAIN_HEADS, {"run_id": request.run_id, "execution_id": execution_id}
+    )
+    params = (*_report_params(request, markdown, execution_id), *(heads or {}).values())
+    if not await execute(conn, _INSERT_REPORT, params):
         return False
+    if run["execution_id"] != execution_id:
+        return True
     if not await execute(conn, _FINISH_RUN, _finish_params(request, run["version"])):
         raise LedgerConflict(f"run {request.run_id} changed while its report was being saved")
     return True
 
 
-async def load_markdown(conn: Connection, run_id: str) -> str | None:
-    row = await fetch_one(conn, _SELECT_MARKDOWN, (run_id,))
+async def load_markdown(conn: Connection, run_id: str, execution_id: str) -> str | None:
+    row = await fetch_one(conn, _SELECT_MARKDOWN, (run_id, execution_id))
     return None if row is None else str(row["markdown"])
 
 
-def _report_params(request: SaveReportInput, markdown: str) -> tuple[object, ...]:
+def _report_params(
+    request: SaveReportInput, markdown: str, execution_id: str
+) -> tuple[object, ...]:
     report = request.report
     return (
         request.run_id,
+        execution_id,
         request.status.value,
         request.stop_reason.value,
         report.answer,

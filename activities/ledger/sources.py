@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from activities.ledger.base import Connection, Row, execute, fetch_all, fetch_one
+from activities.ledger.base import Connection, Row, StoredAt, execute, fetch_all, fetch_one
 from activities.pages.extract import Extracted, content_hash
 from activities.pages.page import FetchedPage
 from workflows.hosts import url_host
@@ -28,24 +28,26 @@ def passage_id(source_id: str, number: int) -> str:
 
 _INSERT_SOURCE = """
 INSERT INTO research.sources (
-    run_id, source_id, url, final_url, host, title, content_type, http_status,
-    content_hash, snapshot, truncated, status
+    run_id, execution_id, step, source_id, url, final_url, host, title, content_type,
+    http_status, content_hash, snapshot, truncated, status
 ) VALUES (
-    %(run_id)s, %(source_id)s, %(url)s, %(final_url)s, %(host)s, %(title)s, %(content_type)s,
-    %(http_status)s, %(content_hash)s, %(snapshot)s, %(truncated)s, 'ok'
+    %(run_id)s, %(execution_id)s, %(step)s, %(source_id)s, %(url)s, %(final_url)s, %(host)s,
+    %(title)s, %(content_type)s, %(http_status)s, %(content_hash)s, %(snapshot)s,
+    %(truncated)s, 'ok'
 ) ON CONFLICT DO NOTHING
 """
 
 _INSERT_PASSAGE = """
 INSERT INTO research.passages (
-    run_id, source_id, passage_no, passage_id, start_offset, end_offset, section, text
-) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+    run_id, execution_id, source_id, passage_no, passage_id, start_offset, end_offset, section,
+    text
+) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT DO NOTHING
 """
 
 _INSERT_FAILED = """
-INSERT INTO research.sources (run_id, source_id, url, host, status, error)
-VALUES (%s, %s, %s, %s, %s, %s)
+INSERT INTO research.sources (run_id, execution_id, step, source_id, url, host, status, error)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT DO NOTHING
 """
 
@@ -53,7 +55,8 @@ _SOURCE_ROWS = """
 SELECT s.source_id, s.url, s.final_url, s.host, s.title, s.content_hash, s.status, s.error,
        s.truncated, coalesce(length(s.snapshot), 0) AS total_chars,
        (SELECT count(*) FROM research.passages p
-        WHERE p.run_id = s.run_id AND p.source_id = s.source_id) AS passage_count
+        WHERE p.run_id = s.run_id AND p.execution_id = s.execution_id
+          AND p.source_id = s.source_id) AS passage_count
 FROM research.sources s
 """
 
@@ -61,7 +64,8 @@ FROM research.sources s
 _SELECT_SOURCE = (
     _SOURCE_ROWS
     + """
-WHERE s.run_id = %(run_id)s AND (s.source_id = %(source_id)s OR s.url = %(url)s)
+WHERE s.run_id = %(run_id)s AND s.execution_id = %(execution_id)s
+  AND (s.source_id = %(source_id)s OR s.url = %(url)s)
 ORDER BY s.source_id = %(source_id)s DESC
 LIMIT 1
 """
@@ -70,7 +74,7 @@ LIMIT 1
 _SELECT_SOURCES = (
     _SOURCE_ROWS
     + """
-WHERE s.run_id = %s
+WHERE s.run_id = %s AND s.execution_id = %s
 ORDER BY length(s.source_id), s.source_id
 """
 )
@@ -80,7 +84,8 @@ ORDER BY length(s.source_id), s.source_id
 _SELECT_WINDOW = """
 SELECT passage_id, start_offset, end_offset, text, section
 FROM research.passages
-WHERE run_id = %(run_id)s AND source_id = %(source_id)s AND end_offset > %(offset)s
+WHERE run_id = %(run_id)s AND execution_id = %(execution_id)s AND source_id = %(source_id)s
+  AND end_offset > %(offset)s
   AND (%(find)s::text IS NULL OR strpos(lower(text), lower(%(find)s::text)) > 0)
 ORDER BY passage_no
 LIMIT %(limit)s
@@ -88,17 +93,21 @@ LIMIT %(limit)s
 
 
 async def insert_source(
-    conn: Connection, run_id: str, source_id: str, page: FetchedPage, extracted: Extracted
+    conn: Connection,
+    at: StoredAt,
+    source_id: str,
+    page: FetchedPage,
+    extracted: Extracted,
 ) -> None:
     """Insert the snapshot and its passages; a no-op when the source (or its URL) is stored."""
-    inserted = await execute(
-        conn, _INSERT_SOURCE, _source_params(run_id, source_id, page, extracted)
-    )
-    if not inserted:
+    params = _source_params(at.run_id, source_id, page, extracted)
+    params |= {"execution_id": at.execution_id, "step": at.step}
+    if not await execute(conn, _INSERT_SOURCE, params):
         return
     rows = [
         (
-            run_id,
+            at.run_id,
+            at.execution_id,
             source_id,
             number,
             passage_id(source_id, number),
@@ -132,22 +141,24 @@ def _source_params(
 
 
 async def insert_failed_source(
-    conn: Connection, run_id: str, source_id: str, url: str, status: str, error: str
+    conn: Connection, at: StoredAt, source_id: str, url: str, status: str, error: str
 ) -> None:
-    params = (run_id, source_id, url, url_host(url) or "", status, error)
+    host = url_host(url) or ""
+    params = (at.run_id, at.execution_id, at.step, source_id, url, host, status, error)
     await execute(conn, _INSERT_FAILED, params)
 
 
 async def load_source(
-    conn: Connection, run_id: str, source_id: str, url: str | None = None
+    conn: Connection, run_id: str, execution_id: str, source_id: str, url: str | None = None
 ) -> StoredSource | None:
-    params = {"run_id": run_id, "source_id": source_id, "url": url}
+    params = {"run_id": run_id, "execution_id": execution_id, "source_id": source_id, "url": url}
     row = await fetch_one(conn, _SELECT_SOURCE, params)
     return None if row is None else _stored_source(row)
 
 
-async def load_sources(conn: Connection, run_id: str) -> list[SourceRef]:
-    return [_stored_source(row).ref for row in await fetch_all(conn, _SELECT_SOURCES, (run_id,))]
+async def load_sources(conn: Connection, run_id: str, execution_id: str) -> list[SourceRef]:
+    rows = await fetch_all(conn, _SELECT_SOURCES, (run_id, execution_id))
+    return [_stored_source(row).ref for row in rows]
 
 
 def _stored_source(row: Row) -> StoredSource:
@@ -173,6 +184,7 @@ def source_ref_from(row: Mapping[str, Any], passage_count: int) -> SourceRef:
 async def load_window(
     conn: Connection,
     run_id: str,
+    execution_id: str,
     source_id: str,
     offset: int,
     find: str | None,
@@ -183,6 +195,7 @@ async def load_window(
     `chars` (the first passage always shows), and where the next window starts."""
     params = {
         "run_id": run_id,
+        "execution_id": execution_id,
         "source_id": source_id,
         "offset": max(offset, 0),
         "find": (find or "").strip() or None,

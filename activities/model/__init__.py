@@ -1,4 +1,5 @@
-"""The `decide` activity: one model turn, from the offline policy or an OpenAI-compatible API.
+"""The `decide` activity: one model turn, from the offline policy or an OpenAI-compatible API
+(or, for a rerun, the decision its source run recorded: `replay`).
 
 The client (OpenAI, any OpenAI-compatible server, or Azure OpenAI's `/openai/v1/` API) is built by
 `runtime.providers` and injected; its failures become typed errors through `provider_errors`.
@@ -26,8 +27,8 @@ from temporalio.exceptions import ApplicationError
 
 from activities import spans
 from activities.heartbeat import heartbeating
-from activities.ledger import ledger_errors
-from activities.model import prompt
+from activities.ledger import ForkPoint, activity_execution, ledger_errors
+from activities.model import prompt, replay
 from activities.model.fixed import decide_fixed
 from activities.model.offline import decide_offline
 from activities.model.provider_errors import (
@@ -100,12 +101,18 @@ class ModelActivities:
 
     async def _decide(self, request: DecideInput) -> Decision:
         async with ledger_errors():
-            recorded = await self._ledger.decision(request.run_id, request.turn)
+            # This execution's rows: after a reset, the turns from here on are asked again.
+            execution = await activity_execution(self._ledger, request.run_id, _fork_point(request))
+            recorded = await self._ledger.decision(
+                request.run_id, request.turn, execution=execution
+            )
         if recorded is not None:  # a retry after the answer was stored: never ask (or pay) twice
             return recorded
         if request.watermark is not None:  # the lean loop: the transcript is in the ledger
             async with ledger_errors():
-                entries = await self._ledger.transcript(request.run_id, request.watermark)
+                entries = await self._ledger.transcript(
+                    request.run_id, request.watermark, execution=execution
+                )
             shown = context.filled(request, entries)
             if isinstance(shown, Decision):  # no model is asked: the run ends context_limit
                 return shown
@@ -116,13 +123,16 @@ class ModelActivities:
                 request.run_id,
                 request.turn,
                 decision,
-                self._settings.model_provider,
+                replay.PROVIDER if request.brief.rerun_of else self._settings.model_provider,
                 request.context_chars,
+                execution=execution,
             )
         return decision.model_copy(update={"context_chars": request.context_chars})
 
     async def _turn(self, request: DecideInput) -> Decision:
-        """One model turn inside its `chat {model}` span."""
+        """One model turn inside its `chat {model}` span; a rerun's turn asks no model."""
+        if request.brief.rerun_of is not None:  # the run travels with its source: any worker
+            return await replay.decide_replay(self._ledger, request)
         settings = self._settings
         policy = LOCAL_POLICIES.get(settings.model_provider)
         model = settings.model_provider if policy is not None else settings.model
@@ -157,6 +167,15 @@ class ModelActivities:
         ):  # an HTML login page, a JSON list, an error object answered with 200, ...
             raise malformed_failure(self._provider, "a body that is not a chat completion")
         return to_decision(response, request, parallel_tool_calls=settings.parallel_tool_calls)
+
+
+def _fork_point(request: DecideInput) -> ForkPoint:
+    """Where a reset forks when this turn is the new execution's first: the turns before it are
+    answered, the steps up to the watermark (or the transcript's last) are done."""
+    steps = request.watermark
+    if steps is None:
+        steps = max((entry.step for entry in request.transcript), default=0)
+    return ForkPoint(turns=request.turn - 1, steps=steps, work=steps)
 
 
 @contextlib.asynccontextmanager

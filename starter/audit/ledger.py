@@ -1,9 +1,13 @@
-"""Audit checks on the ledger's own rows: snapshots, passages, quotes, IDs and counters."""
+"""Audit checks on the ledger's own rows: snapshots, passages, quotes, IDs, counters and the
+steps' and evidence's hash chains."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
+from activities.ledger import chain
+from activities.ledger.review import EvidenceRow, StepRow
 from activities.pages.extract import content_hash
 from starter.audit.base import AuditData, check, numbered
 from workflows.models import FinishArgs
@@ -166,3 +170,75 @@ def _counted(data: AuditData, what: str, counter: int, rows: int) -> Iterator[st
     """Equal, or after a loose end one more counted than written (the action in flight)."""
     if not (counter == rows or (data.loose_last_turn and counter == rows + 1)):
         yield f"counter says {counter} {what}, the ledger holds {rows}"
+
+
+# ---------------------------------------------------------------- hash chains (migration 011)
+
+
+@check("steps-chain", "each step row hashes to its chain link: no row edited, deleted or moved")
+def steps_chain(data: AuditData) -> Iterator[str]:
+    run_id = data.rows.run.run_id
+    links = [(f"step {s.step}", s.chain, step_fields(run_id, s)) for s in data.rows.steps]
+    head = data.rows.report.steps_chain if data.rows.report else None
+    yield from _chain_problems(links, chain.step_link, head, "step", data.loose_last_turn)
+
+
+@check("evidence-chain", "each evidence row hashes to its chain link: none edited, deleted, moved")
+def evidence_chain(data: AuditData) -> Iterator[str]:
+    run_id = data.rows.run.run_id
+    links = [(e.id, e.chain, evidence_fields(run_id, e)) for e in data.rows.evidence]
+    head = data.rows.report.evidence_chain if data.rows.report else None
+    yield from _chain_problems(links, chain.evidence_link, head, "evidence", data.loose_last_turn)
+
+
+Link = tuple[str, str | None, dict[str, Any]]  # the row's name, its stored link, its fields
+
+
+def _chain_problems(
+    links: list[Link],
+    hashed: Callable[[str, Mapping[str, Any]], str],
+    head: str | None,
+    what: str,
+    loose: bool,
+) -> Iterator[str]:
+    """Recompute a chain: each row must hash, from the link before it, to its own link; rows
+    written before migration 011 (no link) may only come first. The report's `head` must be the
+    last link (after a loose last turn, the one before may be)."""
+    previous, chained = "", False
+    for name, stored, fields in links:
+        if stored is None:
+            if chained:
+                yield f"{name}: no chain hash after chained rows (its hash was removed)"
+            continue
+        chained = True
+        if hashed(previous, fields) != stored:
+            yield (
+                f"{name}: does not hash to its chain link (the row was edited, or a row before "
+                "it was deleted or moved)"
+            )
+        previous = stored
+    stored_links = [link[1] for link in links]
+    if head is not None and head not in stored_links[-1:] + (stored_links[-2:-1] if loose else []):
+        yield f"the report's last {what} hash is not the last row's (a row was deleted or added)"
+
+
+def step_fields(run_id: str, step: StepRow) -> dict[str, Any]:
+    """A step row's fields as the chain encodes them (`activities.ledger.chain.STEP_FIELDS`)."""
+    fields = step.model_dump(include=set(chain.STEP_FIELDS) - {"run_id", "entry"})
+    return fields | {"run_id": run_id, "entry": chain.entry_fields(step.entry)}
+
+
+def evidence_fields(run_id: str, evidence: EvidenceRow) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "evidence_id": evidence.id,
+        "question_id": evidence.question_id,
+        "source_id": evidence.source_id,
+        "claim": evidence.claim,
+        "stance": str(evidence.stance),
+        "quote": evidence.quote,
+        "passage_id": evidence.passage_id,
+        "start_offset": evidence.start,
+        "end_offset": evidence.end,
+        "step": evidence.step,
+    }  # chain.EVIDENCE_FIELDS, named as the table names them

@@ -24,6 +24,7 @@ COMPOSE_TEXT = (PROJECT_ROOT / "docker-compose.yaml").read_text(encoding="utf-8"
 STACK_OWNED = {
     "DATABASE_URL": "the stack's PostgreSQL",
     "RESEARCH_DATABASE_ENTRA": "the stack's PostgreSQL takes a password, not an Entra token",
+    "RESEARCH_WORKER_DATABASE_URL": "the stack's PostgreSQL (the workers use DATABASE_URL)",
     "TEMPORAL_ADDRESS": "the stack's Temporal",
     "TEMPORAL_API_KEY": "the stack's Temporal takes no key (a key would turn TLS on)",
     "RESEARCH_UI_PORT": "run links point at the Temporal UI's host port",

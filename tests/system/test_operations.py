@@ -21,6 +21,7 @@ from activities.ledger import Ledger
 from runtime.settings import PROJECT_ROOT
 from starter.local import DEMO_BRIEF
 from tests.conftest import installed_binary
+from tests.fakes.postgres import rewrite_history
 from tests.system.conftest import WorkerProcess
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
@@ -165,7 +166,8 @@ def test_audit_by_run_id_passes_every_check_and_names_what_it_skips(runs: Runs) 
 
 def test_audit_fails_when_a_ledger_row_is_edited(runs: Runs, embedded_pg_url: str) -> None:
     with psycopg.connect(embedded_pg_url, autocommit=True) as connection:
-        connection.execute(
+        rewrite_history(  # as the tables' owner: the worker's role may not, nor may the owner
+            connection,  # without saying so
             "UPDATE research.evidence SET quote = 'Harbor Queue retries a message forever.' "
             "WHERE run_id = %s AND evidence_id = 'E001'",
             (runs.tampered,),

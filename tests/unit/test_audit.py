@@ -91,6 +91,12 @@ def _shift(rows: RunRows) -> None:
     rows.evidence[0].recorded_at = source.fetched_at - timedelta(seconds=1)
 
 
+def _chained(rows: RunRows) -> RunRows:
+    from tests.unit.test_audit_chain import chained  # that module imports this one
+
+    return chained(rows)
+
+
 # check name -> (recorded run, what to tamper with)
 TAMPERS: dict[str, tuple[str, Tamper]] = {
     "snapshot-hashes": (
@@ -163,6 +169,8 @@ TAMPERS: dict[str, tuple[str, Tamper]] = {
         "demo",
         lambda r, h: setattr(r.report, "markdown", r.report.markdown.replace("30", "60")),
     ),
+    "steps-chain": ("demo", lambda r, h: setattr(_chained(r).steps[2], "summary", "Forged.")),
+    "evidence-chain": ("demo", lambda r, h: setattr(_chained(r).evidence[0], "claim", "Forged.")),
     "history-identity": ("demo", lambda r, h: setattr(h, "workflow_id", "research-another")),
     "history-brief": ("demo", lambda r, h: h.brief.update(question="Another question?")),
     "history-outcome": (
