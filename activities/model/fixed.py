@@ -7,15 +7,14 @@ second source: what the agent policy and models add is measured against this.
 
 from __future__ import annotations
 
+from activities.model.excerpts import best_excerpt, wanted_words
 from activities.model.offline import (
     Seen,
-    best_excerpt,
     estimate_usage,
     finish_call,
     observe,
     record_call,
     tool_call,
-    wanted_words,
 )
 from workflows.contracts import DecideInput
 from workflows.models import Decision, Question, RecordEvidenceArgs, ToolCall
@@ -43,7 +42,9 @@ def _step(question: Question, request: DecideInput, seen: Seen) -> ToolCall | No
             continue
         if url not in seen.read_urls:
             return tool_call(READ_PAGE, url=url) if request.budget.pages_left else None
-        excerpt = best_excerpt(wanted_words(question, request), seen, {seen.read_urls[url]}, 1)
+        wanted = wanted_words(question, request)
+        source = {seen.read_urls[url]}
+        excerpt = best_excerpt(wanted, seen.passages, seen.used_quotes, source, 1)
         return record_call(question, excerpt, seen) if excerpt is not None else None
     return None
 

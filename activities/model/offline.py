@@ -1,22 +1,36 @@
 """The offline policy: a deterministic, extractive stand-in for a model (no network, no weights).
 
 It reads only what a model would see (the brief and the transcript) and, per open question:
-searches the question, walks the results in rank order, and on each page quotes the excerpt
-(whole sentences of one prose paragraph) that holds the most of the question's distinctive words
-(`workflows.substance`), with its best-matching sentence as the claim. A page whose shown window
-has no such excerpt is
-searched with `find` for each distinctive word in turn before the next result is read. It
-submits once every question it can answer has evidence; a failed gate about independent sources
-sends it to the results it has not cited yet, the same way.
+searches the question, walks the results in rank order (results whose title and address share
+no word with the question or the brief last), opens each page with `find` at its most telling
+word (a name the question writes as code, else a lead word the result shows) and quotes the best
+excerpt (`activities.model.excerpts`), its best-matching sentence as the claim; `find` looks
+further before the next result is read. Once every question it can answer has evidence and the
+cited sources are fewer than the gate requires, it looks for another source among every search's
+results: first one about what is asked (not a passing mention), then after a search for what the
+question names, one that at least names it. Then it submits; the gate's gaps say what is missing.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
+from activities.model.excerpts import (
+    MIN_SHARED_KEYWORDS,
+    Excerpt,
+    Passage,
+    Wanted,
+    best_excerpt,
+    holds_name,
+    is_about,
+    mentions_names,
+    strong_needed,
+    unique,
+    wanted_words,
+)
 from activities.model.prompt import messages
 from workflows.contracts import DecideInput
 from workflows.models import (
@@ -29,57 +43,11 @@ from workflows.models import (
     Usage,
 )
 from workflows.results import EvidenceData, GateFailed, PageWindow, SearchData, SearchResultItem
-from workflows.substance import distinctive_words, evidence_problem, keywords, stop_words
+from workflows.substance import keywords
 from workflows.tools import FINISH_RESEARCH, READ_PAGE, RECORD_EVIDENCE, SEARCH_WEB, tool_schemas
 
-MIN_SHARED_KEYWORDS = 2
-PROSE_STOPWORDS = 3
 MAX_FINDS = 3  # `find` reads for one question's words on one page before the next result
 _TOOLS_CHARS = len(json.dumps(tool_schemas()))
-EXCERPT_CHARS = 160  # a quote grows by whole sentences of its paragraph until this long
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(`\"'])")
-# Words that frame a question rather than name its subject: never looked for with `find`.
-GENERIC = frozenset(
-    keywords(
-        "happen happens difference between mean means work works purpose way behave behaves "
-        "provide provides allow allows affect affects describe describes handle handles "
-        # words any documentation uses for its subject: never the word that finds the answer
-        "parameter parameters argument arguments function functions method methods object "
-        "objects value values return returns returned module modules class classes attribute "
-        "attributes option options use used using call called"
-    )
-)
-
-
-@dataclass(frozen=True)
-class Passage:
-    source_id: str
-    text: str
-    section: str
-
-
-@dataclass(frozen=True)
-class Wanted:
-    """What a question's evidence should hold: `terms` (its distinctive words, as the host checks
-    relevance), `lead` (those that are not generic, most specific first: what a strong match
-    holds and what `find` looks for first) and `topic` (its other words: a tie-break, and what
-    `find` looks for next)."""
-
-    terms: list[str]
-    lead: list[str]
-    topic: list[str]
-
-
-@dataclass(frozen=True)
-class Excerpt:
-    """Whole sentences of one paragraph of a passage: the quote, and its best sentence."""
-
-    passage_id: str
-    quote: str
-    claim: str
-    context: str  # the section heading and the paragraph before the quote's
-    score: int  # lead words in the quote and its section heading
-    topic: int  # topic words in the quote
 
 
 @dataclass(frozen=True)
@@ -150,11 +118,6 @@ def decide_offline(request: DecideInput) -> Decision:
 
 
 def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
-    short = len(seen.cited_sources) < request.brief.limits.min_sources
-    if short and any("independent source" in gap for gap in seen.gaps):
-        extra = _another_source(request, seen)
-        if extra is not None:
-            return extra
     ordered = sorted(request.brief.questions, key=lambda question: not question.required)
     for question in ordered:
         if question.id in seen.evidence:
@@ -162,12 +125,40 @@ def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
         call = _work_on(question, request, seen)
         if call is not None:
             return call
+    # Every question answered or out of leads: the gate will want more sources than that.
+    if len(seen.cited_sources) < request.brief.limits.min_sources:
+        extra = (
+            _another_source(request, seen, strict=True)
+            or _search_by_name(request, seen)
+            or _another_source(request, seen, strict=False)
+        )
+        if extra is not None:
+            return extra
     return finish_call(request, seen)
 
 
+def _search_by_name(request: DecideInput, seen: Seen) -> ToolCall | None:
+    """Search what a question names, as it writes it (`heapq.nlargest`): the pages that use the
+    name most, where the question's phrasing found only one."""
+    if request.budget.searches_left < 1:
+        return None
+    for question in request.brief.questions:
+        query = " ".join(wanted_words(question, request).written)
+        if query and query not in seen.searches:
+            return tool_call(SEARCH_WEB, query=query)
+    return None
+
+
 def _work_on(question: Question, request: DecideInput, seen: Seen) -> ToolCall | None:
-    """Search the question, then walk its results in rank order: read the next unread one, or
-    record from a read one, or look in it with `find` for a word not looked for yet."""
+    """The seed URLs first (the brief's, then the operator's, in order), then search the question
+    and walk its results in rank order: read the next unread one, or record from a read one, or
+    look in it with `find` for a word not looked for yet."""
+    seeds = dict.fromkeys([*request.brief.seed_urls, *request.seeds])
+    if seeds:
+        hits = [SearchResultItem(url=url) for url in seeds]
+        call = _from_results(question, request, seen, hits, by_title=False)
+        if call is not None:
+            return call
     if question.text not in seen.searches:
         if request.budget.searches_left > 0:
             return tool_call(SEARCH_WEB, query=question.text)
@@ -180,37 +171,39 @@ def _from_results(
     request: DecideInput,
     seen: Seen,
     hits: list[SearchResultItem],
-    skip: frozenset[str] | set[str] = frozenset(),
-    weak: bool = True,
+    *,
+    by_title: bool = True,
 ) -> ToolCall | None:
-    """In rank order: a new page is opened at the passages holding the first of the question's
-    words its result shows (`find`). Without `weak` (a second source: worth citing or not at
-    all), only results showing a word are read, a strong match only is taken, one `find` each."""
+    """In rank order (results about something else last): a new page is opened at the passages
+    holding the question's most telling word (`find`): a name it writes as code, else a lead
+    word its result shows, else its other words; a strong match is taken at once, else `find`
+    looks further, and a weak match is taken only where the result showed a lead word."""
     wanted = wanted_words(question, request)
-    looked_for = wanted.lead + wanted.topic
-    shown = {hit.url: _shown(hit, looked_for) for hit in hits}
-    finds = MAX_FINDS if weak else 1
-    for hit in hits:
-        url = hit.url
-        if url in seen.failed_urls or not (weak or shown[url]):
+    for hit in _by_title(hits, wanted) if by_title else hits:
+        url, shown = hit.url, _shown(hit, wanted.lead)
+        if url in seen.failed_urls:
             continue
+        # Lead words before topic words (the brief's subject is on every page about it); among
+        # them those the result shows (the page surely holds them), most specific first.
+        looked_for = unique(_named_lead(wanted) + shown + wanted.lead + wanted.topic)
         if url not in seen.read_urls:
             if request.budget.pages_left > 0:
-                first = shown[url][:1]
-                return tool_call(READ_PAGE, url=url, **({"find": first[0]} if first else {}))
+                find = {"find": looked_for[0]} if looked_for else {}
+                return tool_call(READ_PAGE, url=url, **find)
             continue
         source_id = seen.read_urls[url]
-        if source_id in skip:
-            continue
-        strong = best_excerpt(wanted, seen, {source_id}, needed=_strong(wanted.lead))
+        strong = best_excerpt(
+            wanted, seen.passages, seen.used_quotes, {source_id}, strong_needed(wanted.lead)
+        )
         if strong is not None:
             return record_call(question, strong, seen)
-        more = _look_further(seen.finds.get(source_id, []), looked_for, finds)
+        more = _look_further(seen.finds.get(source_id, []), looked_for, MAX_FINDS)
         if more is not None:  # jump to (more of) the passages holding a word
             return tool_call(READ_PAGE, source_id=source_id, **more)
-        # A weak match only where the result itself showed what the question is about.
-        if weak and shown[url]:
-            fallback = best_excerpt(wanted, seen, {source_id}, MIN_SHARED_KEYWORDS)
+        if shown:
+            fallback = best_excerpt(
+                wanted, seen.passages, seen.used_quotes, {source_id}, MIN_SHARED_KEYWORDS
+            )
             if fallback is not None:
                 return record_call(question, fallback, seen)
     return None
@@ -233,99 +226,79 @@ def _look_further(done: list[Find], words: list[str], budget: int) -> dict[str, 
     return {"find": untried[0]} if untried else None
 
 
+def _by_title(hits: list[SearchResultItem], wanted: Wanted) -> list[SearchResultItem]:
+    """Results in rank order, those whose title and address share no word with the question or
+    the brief last (a page about something else that uses the words)."""
+    words = set(wanted.lead + wanted.topic + wanted.subject)
+
+    def unrelated(hit: SearchResultItem) -> bool:
+        path = urlsplit(hit.url).path.replace("/", " ")
+        return not words & keywords(f"{hit.title} {path}")
+
+    return sorted(hits, key=unrelated)
+
+
+def _named_lead(wanted: Wanted) -> list[str]:
+    """The lead words the question names as code (`basicConfig`): looked for first."""
+    names = {word for name in wanted.named for word in keywords(name)}
+    return [word for word in wanted.lead if word in names]
+
+
 def _shown(hit: SearchResultItem, lead: list[str]) -> list[str]:
     """The distinctive words a result's title, address or snippet shows, most specific first."""
     words = keywords(f"{hit.title} {hit.url.replace('/', ' ')} {hit.snippet}")
     return [term for term in lead if term in words]
 
 
-def _another_source(request: DecideInput, seen: Seen) -> ToolCall | None:
-    """Evidence from a source not cited yet, from the results of every search, the same way but
-    only on a strong match: a second source must be worth citing."""
-    results = list({hit.url: hit for hits in seen.searches.values() for hit in hits}.values())
-    for question in request.brief.questions:
-        call = _from_results(question, request, seen, results, seen.cited_sources, weak=False)
-        if call is not None:
-            return call
+def _another_source(request: DecideInput, seen: Seen, strict: bool) -> ToolCall | None:
+    """Evidence from a source not cited yet, for any question: among the results of every
+    search that show one of its lead words, the most promising first (showing more of its names,
+    then more lead words, then better ranked), read once with `find`; only a strong match about
+    what the question asks is taken (`is_about`; `strict`: not a passing mention)."""
+    for _, question, wanted, hit, shown in sorted(_leads(request, seen), key=lambda o: o[0]):
+        source_id = seen.read_urls.get(hit.url)
+        if source_id is None:
+            if request.budget.pages_left > 0:
+                return tool_call(READ_PAGE, url=hit.url, find=shown[0])
+            continue
+        about = is_about if strict else mentions_names
+        strong = best_excerpt(
+            wanted,
+            seen.passages,
+            seen.used_quotes,
+            {source_id},
+            strong_needed(wanted.lead),
+            about=about,
+        )
+        if strong is not None:
+            return record_call(question, strong, seen)
+        more = _look_further(seen.finds.get(source_id, []), unique(shown + wanted.lead), 1)
+        if more is not None:
+            return tool_call(READ_PAGE, source_id=source_id, **more)
     return None
 
 
-def wanted_words(question: Question, request: DecideInput) -> Wanted:
-    terms = question_terms(question, request)
-    lead = [term for term in terms if term not in GENERIC] or terms
-    topic = sorted(keywords(question.text) - set(terms) - GENERIC, key=_specificity)
-    return Wanted(terms=terms, lead=lead, topic=topic)
+Lead = tuple[tuple[int, int, int, int], Question, Wanted, SearchResultItem, list[str]]
 
 
-def _specificity(word: str) -> tuple[bool, int, str]:
-    """Identifiers (`lru_cache`) first, then longer words."""
-    return (not re.search(r"[_\d.]", word), -len(word), word)
-
-
-def question_terms(question: Question, request: DecideInput) -> list[str]:
-    """The question's distinctive words, most specific first."""
-    brief = request.brief
-    words = distinctive_words(question.text, brief.question, [q.text for q in brief.questions])
-    return sorted(words, key=_specificity)
-
-
-def _strong(terms: list[str]) -> int:
-    """Distinctive words a passage holds to be taken at once: all of up to three, else 2/3."""
-    return len(terms) if len(terms) <= 3 else -(-2 * len(terms) // 3)
-
-
-def best_excerpt(wanted: Wanted, seen: Seen, among: set[str], needed: int) -> Excerpt | None:
-    """The best unused excerpt of the given sources' passages, if it (with its section heading)
-    holds `needed` of the lead words (at most all there are) and would be accepted as evidence.
-    Ties go to the excerpt naming more of the question's topic. Strong matches are taken at once;
-    weak ones only once `find` has nothing better."""
-    needed = max(1, min(needed, len(wanted.lead)))
-    scored = []
-    for order, (passage_id, passage) in enumerate(seen.passages.items()):
-        if passage.source_id not in among:
-            continue
-        for excerpt in _excerpts(passage_id, passage, wanted):
-            if excerpt.score < needed or " ".join(excerpt.quote.split()) in seen.used_quotes:
+def _leads(request: DecideInput, seen: Seen) -> list[Lead]:
+    """Uncited results that show a question's lead words, with how promising they are."""
+    leads: list[Lead] = []
+    for number, question in enumerate(request.brief.questions):
+        wanted = wanted_words(question, request)
+        ranked: dict[str, tuple[int, SearchResultItem]] = {}
+        for hits in seen.searches.values():
+            for position, hit in enumerate(hits):
+                if position < ranked.get(hit.url, (position + 1, hit))[0]:
+                    ranked[hit.url] = (position, hit)
+        for position, hit in ranked.values():
+            shown = _shown(hit, wanted.lead)
+            cited = seen.read_urls.get(hit.url) in seen.cited_sources
+            if not shown or cited or hit.url in seen.failed_urls:
                 continue
-            problem = evidence_problem(excerpt.quote, excerpt.context, excerpt.claim, wanted.terms)
-            if problem is None:
-                scored.append((excerpt.score, excerpt.topic, -order, excerpt))
-    return max(scored, key=lambda entry: entry[:3])[3] if scored else None
-
-
-def _excerpts(passage_id: str, passage: Passage, wanted: Wanted) -> list[Excerpt]:
-    """For each prose sentence holding a lead word (or opening a paragraph whose heading or
-    previous paragraph, a signature, holds one): it and the sentences after it in its
-    paragraph, up to EXCERPT_CHARS (a sentence, not a signature, a table row or code)."""
-    lead, topic = set(wanted.lead), set(wanted.topic)
-    excerpts = []
-    previous = ""
-    for paragraph in passage.text.split("\n\n"):
-        # What the paragraph sits under: the heading and the paragraph before (a signature).
-        context, previous = f"{passage.section} {previous}", paragraph
-        if not _prose(paragraph):
-            continue
-        heading = lead & keywords(context)
-        sentences = [" ".join(s.split()) for s in _SENTENCE.split(paragraph) if s.strip()]
-        for first, sentence in enumerate(sentences):
-            if not (lead & keywords(sentence) or (first == 0 and heading)):
-                continue
-            taken = [sentence]
-            for following in sentences[first + 1 :]:
-                if len(" ".join(taken)) >= EXCERPT_CHARS:
-                    break
-                taken.append(following)
-            quote = " ".join(taken)
-            words = keywords(quote)
-            claim = max(taken, key=lambda s: (len(lead & keywords(s)), -taken.index(s)))
-            score, on_topic = len(lead & (words | heading)), len(topic & words)
-            excerpts.append(Excerpt(passage_id, quote, claim[:400], context, score, on_topic))
-    return excerpts
-
-
-def _prose(text: str) -> bool:
-    """Sentences rather than a signature, a table row or a code line."""
-    return stop_words(text)[0] >= PROSE_STOPWORDS
+            names = sum(holds_name(name, f"{hit.title} {hit.snippet}") for name in wanted.named)
+            leads.append(((-names, -len(shown), position, number), question, wanted, hit, shown))
+    return leads
 
 
 def record_call(question: Question, excerpt: Excerpt, seen: Seen) -> ToolCall:

@@ -1,6 +1,7 @@
-"""The offline policy's choices, from transcripts it could be shown: open a result at the word its
-snippet shows, follow a `find`, quote the best prose excerpt (a signature above it counts), look
-for a second source only among results that show the question; and the fixed pipeline's."""
+"""The offline policy's choices, from transcripts it could be shown: open a result at the name the
+question writes as code, follow a `find`, quote the best prose excerpt (a signature above it
+counts; code never), look for a second source among results that show the question (about it
+first, then after a search for its name one that names it); and the fixed pipeline's."""
 
 from __future__ import annotations
 
@@ -70,11 +71,19 @@ def window(source_id: str, url: str, *texts: str, next_offset: int | None = None
 
 
 def next_call(
-    *transcript: TranscriptEntry, policy: Callable[[DecideInput], Decision] = decide_offline
+    *transcript: TranscriptEntry,
+    policy: Callable[[DecideInput], Decision] = decide_offline,
+    brief: Brief = BRIEF,
+    seeds: tuple[str, ...] = (),
 ) -> tuple[str, dict[str, Any]]:
     budget = Budget(steps_left=10, searches_left=3, pages_left=5, tokens_left=10_000)
     request = DecideInput(
-        run_id="r", turn=1, brief=BRIEF, transcript=list(transcript), budget=budget
+        run_id="r",
+        turn=1,
+        brief=brief,
+        transcript=list(transcript),
+        budget=budget,
+        seeds=list(seeds),
     )
     call = policy(request).tool_calls[0]
     return call.name, json.loads(call.arguments)
@@ -105,6 +114,35 @@ def opened(*texts: str, next_offset: int | None = None) -> TranscriptEntry:
 
 def test_a_result_is_opened_at_the_first_question_word_its_snippet_shows() -> None:
     assert next_call(SEARCHED) == ("read_page", {"url": PAGE, "find": "lru_cach"})
+
+
+def test_seed_urls_are_read_before_searching_the_brief_s_then_the_operator_s() -> None:
+    """Each seed is opened and looked in with `find` for the question's words; only when no seed
+    holds an answer does the policy search."""
+    seeded = BRIEF.model_copy(update={"seed_urls": [OTHER]})
+    transcript: list[TranscriptEntry] = []
+    opened_urls: list[str] = []
+    while True:
+        name, arguments = next_call(*transcript, brief=seeded, seeds=(PAGE,))
+        if name != "read_page":
+            break
+        url = arguments.get("url") or {"S1": OTHER, "S2": PAGE}[arguments["source_id"]]
+        if "url" in arguments:
+            opened_urls.append(url)
+        source_id = {OTHER: "S1", PAGE: "S2"}[url]
+        args = ReadPageArgs.model_validate(arguments)
+        transcript.append(entry(len(transcript) + 1, args, window(source_id, url, INTRO)))
+
+    assert opened_urls == [OTHER, PAGE]
+    assert name == "search_web", "neither seed holds an answer: now it searches"
+
+
+def test_an_answer_on_a_seed_is_recorded_without_a_search() -> None:
+    read = entry(1, ReadPageArgs(url=PAGE, find="lru_cach"), window("S1", PAGE, SIGNATURE, ANSWER))
+
+    name, arguments = next_call(read, seeds=(PAGE,))
+
+    assert (name, arguments["source_id"]) == ("record_evidence", "S1")
 
 
 def test_a_find_with_more_matches_is_followed_before_the_next_word() -> None:
@@ -148,13 +186,41 @@ def test_a_second_source_is_sought_only_among_results_that_show_the_question() -
     assert next_call(SEARCHED, *before) == ("read_page", {"url": OTHER, "find": "lru_cach"})
     weak = "The typed flag is new."
     looked = entry(5, ReadPageArgs(url=OTHER, find="lru_cach"), window("S2", OTHER, weak))
-    name, _ = next_call(SEARCHED, *before, looked)
+    name, arguments = next_call(SEARCHED, *before, looked)
+    assert (name, arguments) == ("search_web", {"query": "lru_cache"}), "then what it names"
+    again = entry(6, SearchArgs(query="lru_cache"), SEARCHED.result.data)
+    name, _ = next_call(SEARCHED, *before, looked, again)
     assert name == "finish_research", "one find a page, no weak match, never the unrelated page"
 
     strong = "With lru_cache, if typed is true, the arguments of different types are cached apart."
     found = entry(5, ReadPageArgs(url=OTHER, find="lru_cach"), window("S2", OTHER, strong))
     name, arguments = next_call(SEARCHED, *before, found)
     assert (name, arguments["source_id"], arguments["quote"]) == ("record_evidence", "S2", strong)
+
+
+def test_a_passing_mention_is_a_further_source_only_when_nothing_about_the_question_is_found() -> (
+    None
+):
+    before = _recorded_then_short_of_sources()
+    passing = (
+        "Many tools that take key functions, such as sorted() and lru_cache, have typed flags."
+    )
+    looked = entry(5, ReadPageArgs(url=OTHER, find="lru_cach"), window("S2", OTHER, passing))
+    assert next_call(SEARCHED, *before, looked)[0] == "search_web", "not yet: search its name"
+    again = entry(6, SearchArgs(query="lru_cache"), SEARCHED.result.data)
+    name, arguments = next_call(SEARCHED, *before, looked, again)
+    assert (name, arguments["quote"]) == ("record_evidence", passing), "better than no source"
+
+
+def test_code_is_never_quoted_and_a_definition_beats_a_passing_mention() -> None:
+    session = ">>> @lru_cache(typed=True)\n... def f(x): return x\n>>> f(3), f(3.0)"
+    mention = "The typed wrapper that lru_cache builds is thin and it is fast."
+    name, arguments = next_call(
+        SEARCHED, opened(session, mention + "\n\n" + SIGNATURE + "\n\n" + ANSWER)
+    )
+    assert (name, arguments["quote"]) == ("record_evidence", ANSWER)
+    name, _ = next_call(SEARCHED, opened(session))
+    assert name == "read_page", "a session is no quote: look further instead"
 
 
 def test_the_fixed_pipeline_reads_the_first_result_and_records_without_finding() -> None:

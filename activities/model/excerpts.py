@@ -1,0 +1,352 @@
+"""What a question asks for, and which excerpt of the passages read answers it (pure).
+
+Shared by the offline policy and the fixed pipeline. A question's *lead* words are its
+distinctive words (`workflows.substance`) that are not generic; its *names* are what it writes
+as code (`gc.disable`, `allow_nan`, `RLock`). An excerpt is whole sentences of one prose
+paragraph (never a signature, a table row or code), scored by the lead words it and its heading
+hold, by whether it sits under the heading or signature that defines the names (the text under
+`json.dump(obj, indent=None)` is about dump, not indent), by the question's other words, and by
+whether it opens its definition. A further source must be about what is asked, not a passing
+mention (`about`), or at least name it (`mentions`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from workflows.contracts import DecideInput
+from workflows.models import Question
+from workflows.substance import distinctive_words, evidence_problem, keywords, stop_words
+
+MIN_SHARED_KEYWORDS = 2
+PROSE_STOPWORDS = 3
+PROSE_WORDS = 3
+OPENING_WORDS = 8  # a further source names what the question asks about this early
+EXCERPT_CHARS = 160  # a quote grows by whole sentences of its paragraph until this long
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(`\"'])")
+# Words that frame a question rather than name its subject: never looked for with `find`.
+GENERIC = frozenset(
+    keywords(
+        "happen happens difference between mean means work works purpose way behave behaves "
+        "provide provides allow allows affect affects describe describes handle handles "
+        # words any documentation uses for its subject: never the word that finds the answer
+        "parameter parameters argument arguments function functions method methods object "
+        "objects value values return returns returned module modules class classes attribute "
+        "attributes option options use used using call called"
+    )
+)
+
+
+@dataclass(frozen=True)
+class Passage:
+    source_id: str
+    text: str
+    section: str
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What a question's evidence should hold: `terms` (its distinctive words, as the host checks
+    relevance), `lead` (those that are not generic, most specific first: what a strong match
+    holds and what `find` looks for first) and `topic` (its other words: a tie-break, and what
+    `find` looks for next)."""
+
+    terms: list[str]
+    lead: list[str]
+    topic: list[str]
+    named: list[str] = field(
+        default_factory=list
+    )  # names of lead words, as the question writes them
+    subject: list[str] = field(default_factory=list)  # the brief's own words
+    asked: list[str] = field(default_factory=list)  # its generic words ("return"): a tie-break
+    written: list[str] = field(default_factory=list)  # the code holding the names (`gc.collect`)
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """Whole sentences of one paragraph of a passage: the quote, and its best sentence."""
+
+    passage_id: str
+    quote: str
+    claim: str
+    context: str  # the section heading and the paragraph before the quote's
+    score: int  # lead words in the quote and its section heading
+    own: int  # lead words in the quote itself: what says the quote is about them
+    topic: int  # topic words in the quote
+    named: int  # names its heading or the signature above it holds (it defines them)
+    defines: bool  # it sits under the definition of every name
+    mentions: bool  # every name is in the quote or defines it
+    opens: bool  # it opens the first paragraph of prose under a heading or signature
+    asked: int  # the question's generic words in the quote ("return")
+    above: str = ""  # its heading and the signature above it, argument lists aside
+
+
+def wanted_words(question: Question, request: DecideInput) -> Wanted:
+    terms = question_terms(question, request)
+    lead = [term for term in terms if term not in GENERIC] or terms
+    topic = sorted(keywords(question.text) - set(terms) - GENERIC, key=_specificity)
+    named = [name for name in names(question.text) if keywords(name) & set(lead)]
+    written = [code for code in _code_tokens(question.text) if set(names(code)) & set(named)]
+    subject = sorted(keywords(request.brief.question) - GENERIC, key=_specificity)
+    asked = sorted(keywords(question.text) & GENERIC)
+    return Wanted(
+        lead=lead,
+        terms=terms,
+        topic=topic,
+        named=named,
+        subject=subject,
+        asked=asked,
+        written=[code.partition("=")[0] for code in written],
+    )
+
+
+_CODE_CHARACTERS = re.compile(r"\w[._=(\[]|['\"`]\w")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_QUOTED = re.compile(r"['\"`]([^'\"`]*)['\"`]")
+
+
+def names(text: str) -> list[str]:
+    """The names `text` writes as code, as written: of an identifier with dots, underscores, an
+    `=` or a call (`gc.disable`, `lru_cache`, `allow_nan=False`), quoted (`'store_true'`), or
+    with capitals inside it (`RLock`, `VERBOSE`), each of its names (`gc`, `disable`)."""
+    found: list[str] = []
+    for token in _code_tokens(text):
+        # `frozen=True` names frozen; `action='store_true'` names action and store_true.
+        name, _, value = token.partition("=")
+        found += _NAME.findall(name) + _NAME.findall(" ".join(_QUOTED.findall(value)))
+    return unique(found)
+
+
+def _code_tokens(text: str) -> list[str]:
+    tokens = (token.strip("?!,;:.") for token in text.split())
+    return [
+        token
+        for token in tokens
+        if _CODE_CHARACTERS.search(token) or any(c.isupper() for c in token[1:])
+    ]
+
+
+def holds_name(name: str, text: str) -> bool:
+    """`text` holds `name` as a word: exactly as written when it has capitals (`Optional` is not
+    "optional"), in any case otherwise (`disable` opens a sentence as "Disable")."""
+    flags = 0 if name != name.lower() else re.IGNORECASE
+    return (
+        re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text, flags) is not None
+    )
+
+
+def _specificity(word: str) -> tuple[bool, int, str]:
+    """Identifiers (`lru_cache`) first, then longer words."""
+    return (not re.search(r"[_\d.]", word), -len(word), word)
+
+
+def question_terms(question: Question, request: DecideInput) -> list[str]:
+    """The question's distinctive words, most specific first."""
+    brief = request.brief
+    words = distinctive_words(question.text, brief.question, [q.text for q in brief.questions])
+    return sorted(words, key=_specificity)
+
+
+def strong_needed(terms: list[str]) -> int:
+    """Distinctive words a passage holds to be taken at once: all of up to three, else 2/3."""
+    return len(terms) if len(terms) <= 3 else -(-2 * len(terms) // 3)
+
+
+def best_excerpt(
+    wanted: Wanted,
+    passages: dict[str, Passage],
+    used: set[str],
+    among: set[str],
+    needed: int,
+    about: Callable[[Excerpt, Wanted], bool] | None = None,
+) -> Excerpt | None:
+    """The best unused excerpt of the given sources' passages, if it (with its section heading)
+    holds `needed` of the lead words (at most all there are) or sits under the definition of
+    what the question names, and would be accepted as evidence. With `about` (a further
+    source), it must also name what the question names, or else share the brief's subject.
+    The best holds the most lead words, in itself more than in its heading, and what defines
+    the names counts double; then topic words. Strong matches are taken at once; weak ones only
+    once `find` has nothing better."""
+    needed = max(1, min(needed, len(wanted.lead)))
+    scored = []
+    for order, (passage_id, passage) in enumerate(passages.items()):
+        if passage.source_id not in among:
+            continue
+        before = passages.get(_previous_id(passage_id))
+        context = before.text if before is not None else ""
+        for excerpt in _excerpts(passage_id, passage, wanted, context):
+            enough = excerpt.score >= needed or excerpt.defines
+            if about is not None:
+                enough = enough and about(excerpt, wanted)
+            if not enough or " ".join(excerpt.quote.split()) in used:
+                continue
+            problem = evidence_problem(excerpt.quote, excerpt.context, excerpt.claim, wanted.terms)
+            if problem is None:
+                value = excerpt.score + excerpt.own + excerpt.asked + 2 * excerpt.named
+                value = 2 * (value + excerpt.opens) + excerpt.topic
+                rank = (value, -order)
+                scored.append((rank, excerpt))
+    return max(scored, key=lambda entry: entry[0])[1] if scored else None
+
+
+def _previous_id(passage_id: str) -> str:
+    """`S1.P4` -> `S1.P3`: the passage before this one in its source."""
+    source, _, number = passage_id.rpartition(".P")
+    return f"{source}.P{int(number) - 1}" if number.isdigit() else ""
+
+
+def mentions_names(excerpt: Excerpt, wanted: Wanted) -> bool:
+    """Worth citing as a further source when nothing better is found: the quote holds a lead
+    word, what the question names is in it or in the heading or signature above it, and it or
+    what it sits under shares the brief's subject."""
+    words = keywords(f"{excerpt.quote} {excerpt.context}")
+    subject = bool(words & set(wanted.topic + wanted.subject))
+    named = all(holds_name(name, f"{excerpt.above} {excerpt.quote}") for name in wanted.named)
+    return excerpt.own > 0 and subject and named
+
+
+def is_about(excerpt: Excerpt, wanted: Wanted) -> bool:
+    """Worth citing as a further source: it is about what the question asks, not a passing
+    mention. It sits under the heading or signature of what the question names, or its opening
+    words hold it (each name, else the most specific lead word: "The new contextlib.suppress
+    context manager ...", not "... such as sorted(), min(), heapq.nlargest() ..."), the quote
+    holds a lead word, and it or what it sits under shares the brief's subject."""
+    words = keywords(f"{excerpt.quote} {excerpt.context}")
+    subject = bool(words & set(wanted.topic + wanted.subject))
+    # What a parenthesis says aside ("(such as heapq.nlargest())") is not what a sentence is about.
+    opening = " ".join(_aside(excerpt.quote).split()[:OPENING_WORDS])
+    if wanted.named:
+        leads = all(holds_name(name, opening) for name in wanted.named)
+        # Its heading or signature names them as the question writes them (`typing.Protocol`,
+        # not a "Mapping Protocol" heading).
+        defines = all(written in excerpt.above for written in wanted.written)
+    else:
+        leads = bool(wanted.lead) and wanted.lead[0] in keywords(opening)
+        defines = False
+    return excerpt.own > 0 and subject and (defines or leads)
+
+
+def _aside(text: str) -> str:
+    """`text` without what its parentheses hold (a call's empty `()` included)."""
+    previous = None
+    while previous != text:
+        previous, text = text, _ARGUMENTS.sub(" ", text)
+    return text
+
+
+def _excerpts(passage_id: str, passage: Passage, wanted: Wanted, before: str = "") -> list[Excerpt]:
+    """For each prose sentence holding a lead word (or opening a paragraph whose heading or
+    previous paragraph, a signature, holds one; or any, under the definition of a name the
+    question asks about): it and the sentences after it in its paragraph, up to EXCERPT_CHARS
+    (a sentence, not a signature, a table row or code)."""
+    lead = set(wanted.lead)
+    excerpts = []
+    # A passage may open under a signature that ends the passage before it.
+    previous = before.rsplit("\n\n", 1)[-1]
+    signature = previous if _signature(previous) else ""
+    opens = bool(signature)
+    for paragraph in passage.text.split("\n\n"):
+        # What the paragraph sits under: the heading and the paragraph before (a signature).
+        context, previous = f"{passage.section} {previous}", paragraph
+        if not _prose(paragraph):
+            # Code defines nothing: the prose after a session is not the session's definition.
+            signature = paragraph if _signature(paragraph) else ""
+            opens = bool(signature)
+            continue
+        # What the heading or the signature above names, its argument list aside: the text under
+        # `dump(obj, indent=None)` is about dump, not indent.
+        above = _ARGUMENTS.sub(" ", f"{passage.section} {signature}")
+        under = Under(
+            context=context,
+            heading=lead & keywords(context),
+            defined={name for name in wanted.named if holds_name(name, above)},
+            opens=opens,
+            above=above,
+        )
+        opens = False
+        sentences = [" ".join(s.split()) for s in _SENTENCE.split(paragraph) if s.strip()]
+        for first, sentence in enumerate(sentences):
+            if not (lead & keywords(sentence) or (first == 0 and under.heading) or under.defined):
+                continue
+            taken = [sentence]
+            for following in sentences[first + 1 :]:
+                if len(" ".join(taken)) >= EXCERPT_CHARS:
+                    break
+                taken.append(following)
+            excerpts.append(_excerpt(passage_id, taken, under, wanted, first == 0))
+    return excerpts
+
+
+@dataclass(frozen=True)
+class Under:
+    """What a paragraph sits under: its heading and the paragraph before (`context`), the lead
+    words they hold (`heading`), the names the heading or signature above defines, and whether
+    it is the first paragraph of prose after them (`opens`: a definition's own words)."""
+
+    context: str
+    heading: set[str]
+    defined: set[str]
+    opens: bool
+    above: str
+
+
+def _excerpt(
+    passage_id: str, taken: list[str], under: Under, wanted: Wanted, first: bool
+) -> Excerpt:
+    lead = set(wanted.lead)
+    quote = " ".join(taken)
+    words = keywords(quote)
+    claim = max(taken, key=lambda s: (len(lead & keywords(s)), -taken.index(s)))
+    return Excerpt(
+        passage_id,
+        quote,
+        claim[:400],
+        under.context,
+        score=len(lead & (words | under.heading)),
+        own=len(lead & words),
+        topic=len(set(wanted.topic) & words),
+        asked=len(set(wanted.asked) & words),
+        named=len(under.defined),
+        defines=bool(wanted.named) and len(under.defined) == len(wanted.named),
+        mentions=all(holds_name(name, quote) for name in wanted.named),
+        opens=under.opens and first,
+        above=under.above,
+    )
+
+
+_ARGUMENTS = re.compile(r"\([^()]*\)")
+
+
+def _signature(text: str) -> bool:
+    """A line naming what the prose after it defines: neither prose nor code."""
+    return bool(text.strip()) and not _prose(text) and not _code(text)
+
+
+def _prose(text: str) -> bool:
+    """Sentences rather than a signature, a table row or code: some stop words, or a short
+    sentence ("Disable automatic garbage collection.")."""
+    stops, words = stop_words(text)
+    sentence = words >= PROSE_WORDS and text.rstrip().endswith((".", "!", "?"))
+    return (stops >= PROSE_STOPWORDS or sentence) and not _code(text)
+
+
+_CODE_LINE = re.compile(
+    r"\s{2,}\S|#|(?:import|from)\s+[\w.]+(?:\s+import\b.*)?$|(?:def|class)\s+\w+\s*[(:]"
+    r"|(?:if|elif|else|for|while|with|try|except|finally|return)\b.*:$|[\w.\[\]'\"]+\s*=\s"
+    r"|.*[{};]$"
+)
+
+
+def _code(text: str) -> bool:
+    """A session or listing: a prompt line (`>>>`, `$ `), or most lines that read as code
+    (indented, assignments, keywords opening a statement, comments, braces)."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    if any(line.startswith((">>>", "$ ")) for line in lines):
+        return True
+    return len(lines) > 1 and 2 * sum(bool(_CODE_LINE.match(line)) for line in lines) >= len(lines)
+
+
+def unique(words: list[str]) -> list[str]:
+    return list(dict.fromkeys(words))
