@@ -83,7 +83,8 @@ def test_without_a_worker_it_warns_once_and_keeps_waiting_for_one(env: dict[str,
     assert started.stdout is not None and started.stderr is not None
     output, errors = _Lines(started.stdout), _Lines(started.stderr)
     try:
-        warning = errors.next(timeout=30)  # the first thing said on stderr
+        # The first thing said on stderr (the CLI starts, connects, checks: slow on a loaded host).
+        warning = errors.next(timeout=90)
         assert warning.startswith(f"{NO_WORKER} {env['RESEARCH_TASK_QUEUE']}, so the run waits")
         assert started.poll() is None  # still waiting
 
