@@ -32,7 +32,8 @@ HERE = Path(__file__).parent
 # The *-offline histories were recorded before the lean loop (patch "lean-loop-1") and replay its
 # old branch; the *-lean ones with it, before "transcript-in-ledger-1"; the *-ledger ones with
 # both, before "local-policy-1"; the *-local ones with all three, before "retry-by-cause-1"; the
-# *-cause ones with all four.
+# *-cause ones with all four, before "seed-checks-1"; the *-seeds ones with all five.
+# ("local-failures-1" marks only a run whose local activity failed for good: a workflow test.)
 SCENARIOS: dict[str, dict[str, int]] = {
     "demo-offline": {},
     "step-limit-offline": {"max_steps": 4},
@@ -44,6 +45,8 @@ SCENARIOS: dict[str, dict[str, int]] = {
     "step-limit-local": {"max_steps": 4},
     "demo-cause": {},
     "step-limit-cause": {"max_steps": 4},
+    "demo-seeds": {},
+    "step-limit-seeds": {"max_steps": 4},
 }
 
 

@@ -13,7 +13,13 @@ from temporalio.client import WorkflowHistory
 
 from starter.replay import replay_history
 from tests.workflow.harness import markers_of, patches_of
-from workflows.research import LEAN_LOOP, LOCAL_POLICY, RETRY_BY_CAUSE, TRANSCRIPT_IN_LEDGER
+from workflows.research import (
+    LEAN_LOOP,
+    LOCAL_POLICY,
+    RETRY_BY_CAUSE,
+    SEED_CHECKS,
+    TRANSCRIPT_IN_LEDGER,
+)
 
 HISTORIES = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
 
@@ -35,6 +41,7 @@ BRANCHES = {
     "ledger": {LEAN_LOOP, TRANSCRIPT_IN_LEDGER},
     "local": {LEAN_LOOP, TRANSCRIPT_IN_LEDGER, LOCAL_POLICY},
     "cause": {LEAN_LOOP, TRANSCRIPT_IN_LEDGER, LOCAL_POLICY, RETRY_BY_CAUSE},
+    "seeds": {LEAN_LOOP, TRANSCRIPT_IN_LEDGER, LOCAL_POLICY, RETRY_BY_CAUSE, SEED_CHECKS},
 }
 
 
