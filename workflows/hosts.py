@@ -98,21 +98,26 @@ def seed_problem(url: str, allowed_hosts: list[str]) -> str | None:
     return None
 
 
+def _authority(url: str) -> tuple[str, str, str]:
+    """`url` as (what precedes the authority, the authority, the rest), read as text so that a
+    URL no parser accepts is split too; without `://` the authority is the text before the first
+    `/`, `?`, `#` or backslash."""
+    scheme, separator, after = url.partition("://")
+    head, after = (scheme + separator, after) if separator else ("", url)
+    end = re.search(r"[/?#\\]", after)
+    cut = end.start() if end else len(after)
+    return head, after[:cut], after[cut:]
+
+
 def has_credentials(url: str) -> bool:
     """True when the URL carries a user name or password (`https://user:secret@host/`)."""
-    authority = re.split(r"[/?#\\]", url.strip().partition("://")[2], maxsplit=1)[0]
-    return "@" in authority
+    return "@" in _authority(url.strip())[1]
 
 
 def without_credentials(url: str) -> str:
-    """The URL as it may be shown: any user name or password removed."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    if "@" not in parts.netloc:
-        return url
-    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    """The URL as it may be shown: any user name or password removed, parseable or not."""
+    head, authority, rest = _authority(url)
+    return head + authority.rpartition("@")[2] + rest
 
 
 def local_host_entry(entry: str) -> tuple[str, str | None]:

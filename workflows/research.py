@@ -50,7 +50,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.results import GateFailed
     from workflows.state import RunState
     from workflows.tools import bounded_call
-    from workflows.validation import INVALID_INPUT, invalid_brief
+    from workflows.validation import INVALID_INPUT, read_brief
 
 T = TypeVar("T")
 
@@ -121,17 +121,19 @@ LEDGER_ACTIVITIES = frozenset(
 @workflow.defn(name="ResearchWorkflow", failure_exception_types=[ValidationError])
 class ResearchWorkflow:
     # Input that is not a valid brief (or no input) decodes as plain JSON (pydantic tries Brief
-    # first), so the run fails with the brief's own problem and still answers queries: had
+    # first, strictly; `read_brief` validates it laxly, as a plain `Brief` hint would have), so
+    # the run fails with the brief's own problem and still answers queries: had
     # decoding raised, the SDK would make no workflow object, and every later query (the CLI's,
     # the Web UI's) would fail with "Expected workflow input. This is a Python SDK bug." in the
     # worker log.
     @workflow.init
     def __init__(self, brief: Brief | Any = None) -> None:
-        self._invalid = "" if isinstance(brief, Brief) else invalid_brief(brief)
+        read = read_brief(brief)
+        self._invalid = read if isinstance(read, str) else ""
         # A stand-in the handlers can work on until `run` fails (never shown: queries say why).
         valid = (
-            brief
-            if isinstance(brief, Brief)
+            read
+            if isinstance(read, Brief)
             else Brief(question="-", allowed_hosts=["invalid.invalid"])
         )
         self._state = RunState.begin(valid, workflow.now())

@@ -17,13 +17,15 @@ def describe_validation(error: ValidationError) -> str:
     return " ".join(_describe(error.errors(include_url=False)[0]).split())
 
 
-def invalid_brief(brief: Any) -> str:
-    """The one sentence that says why `brief` is not a valid Brief."""
+def read_brief(raw: Any) -> Brief | str:
+    """The workflow's input as a Brief (validated as the converter would: lax, so `"required": 1`
+    is true), or the one sentence that says why it is not one."""
+    if isinstance(raw, Brief):
+        return raw
     try:
-        Brief.model_validate(brief)
+        return Brief.model_validate(raw)
     except ValidationError as error:
         return describe_validation(error)
-    return "the brief could not be read"
 
 
 def _describe(detail: ErrorDetails) -> str:

@@ -475,3 +475,21 @@ def test_seeds_of_runs_started_before_the_checks_pass_the_host_check_only() -> N
     assert added.accepted == [], "2130706433 is not an allowed host either"
     added = state.add_seeds(["https://a.example/" + "x" * 2_100], checked=False)
     assert len(added.accepted) == 1, "the old rule had no length check"
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://ops:s3cret@a.example/x", "https://a.example/x"),
+        ("https://ops:s3cret@exa]mple.org/", "https://exa]mple.org/"),  # no parser accepts it
+        ("https://ops:s3cret@a.example/p@q?r=s@t#u@v", "https://a.example/p@q?r=s@t#u@v"),
+        ("ops:s3cret@a.example/x", "a.example/x"),  # no scheme
+    ],
+)
+def test_a_refused_seed_is_shown_without_its_credentials(url: str, shown: str) -> None:
+    state = make_state()
+
+    added = state.add_seeds([url])
+
+    assert [refused.url for refused in added.refused] == [shown]
+    assert "s3cret" not in added.model_dump_json()

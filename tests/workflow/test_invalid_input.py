@@ -80,3 +80,21 @@ async def test_a_run_that_could_not_start_still_answers_its_progress_query(
         "the brief must be a JSON object with question and allowed_hosts",
         "allowed_hosts is empty: name at least one host the run may read",
     )
+
+
+async def test_a_brief_valid_only_once_coerced_starts_as_before(client: Client) -> None:
+    """The input hint is `Brief | Any` (so bad input still makes a workflow object): a brief that
+    needs pydantic's lax coercion (`"required": 1`) must still start, as it did with `Brief`."""
+    raw = {
+        "question": "x",
+        "allowed_hosts": ["a.example"],
+        "questions": [{"id": "Q1", "text": "timeout", "required": 1}],
+    }
+    async with research_worker(client, StandIns(FakeWeb(), [])) as queue:
+        handle = await client.start_workflow(
+            "ResearchWorkflow", raw, id=f"lax-{uuid.uuid4().hex[:8]}", task_queue=queue
+        )
+        progress = await handle.query(ResearchWorkflow.progress)
+        await handle.terminate("the test has seen it start")
+
+    assert (progress.status, progress.message) == (RunStatus.RUNNING, "")
