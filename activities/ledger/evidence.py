@@ -92,6 +92,12 @@ LIMIT 1
 """
 
 
+_NEXT_STEP = """
+SELECT coalesce(max(step), 0) + 1 AS step FROM research.steps
+WHERE run_id = %s AND execution_id = %s
+"""
+
+
 class EvidenceRefused(Exception):
     """The quote or passage cannot be proven from the stored snapshot; the message says why."""
 
@@ -111,7 +117,9 @@ async def insert_evidence(
             raise EvidenceRefused(problem)
     except EvidenceRefused as refused:
         return RecordEvidenceResult(error=str(refused))
-    at = StoredAt(request.run_id, execution_id, request.step or None)
+    # Runs started before inputs carried the step (0): the step recording it is the next one.
+    step = request.step or (await fetch_one(conn, _NEXT_STEP, key[:2]) or {}).get("step")
+    at = StoredAt(request.run_id, execution_id, step)
     params = _evidence_params(at, evidence)
     before = await fetch_one(conn, _SELECT_EVIDENCE_CHAIN, (*key[:2], evidence.id, evidence.id))
     params["chain"] = chain.evidence_link((before or {}).get("chain") or "", params)

@@ -116,6 +116,24 @@ async def test_an_unseen_execution_forks_the_rows_before_its_point(
     ]  # fmt: skip
 
 
+async def test_evidence_from_a_run_started_before_inputs_carried_its_step_forks_with_it(
+    ledger: Ledger,
+) -> None:
+    """A run started before `record_evidence` was told its step (0): the ledger takes the next
+    step, so a reset after it still copies the quote (a NULL step would never be copied)."""
+    run_id = f"fork-{uuid.uuid4().hex[:12]}"
+    assert await ledger.start_run(run_id, BRIEF, STARTED, execution_id="first")
+    await ledger.store_source(run_id, "S1", page(), extracted(), execution="first", step=1)
+    await ledger.record_step(step(run_id, 1), execution="first")
+    old = evidence_input(run_id, passage_id="S1.P2")  # step and turn 0, as old histories send
+    assert (await ledger.record_evidence(old, execution="first")).evidence is not None
+    await ledger.record_step(step(run_id, 2), execution="first")
+
+    assert await ledger.enter(run_id, "second", ForkPoint(turns=3, steps=2, work=2)) is True
+
+    assert [e.id for e in await ledger.evidence_rows(run_id)] == ["E001"]
+
+
 async def test_the_new_execution_writes_its_own_rows_where_the_old_ones_differ(
     ledger: Ledger,
 ) -> None:
