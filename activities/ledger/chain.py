@@ -43,5 +43,7 @@ def evidence_link(previous: str, fields: Mapping[str, Any]) -> str:
 
 
 def entry_fields(entry: TranscriptEntry | None) -> dict[str, Any] | None:
-    """A step's transcript entry as the chain encodes it: as it reads back from the ledger."""
-    return None if entry is None else entry.model_dump(mode="json")
+    """A step's transcript entry as the chain encodes it: as it reads back from the ledger, with
+    fields at their defaults left out, so a field a later version adds (with a default) leaves
+    the encoding of every row written before it, and so its chain, as it was."""
+    return None if entry is None else entry.model_dump(mode="json", exclude_defaults=True)

@@ -5,10 +5,11 @@ ledger chains rows since migration 011)."""
 from __future__ import annotations
 
 from activities.ledger import RunRows
-from activities.ledger.chain import evidence_link, step_link
+from activities.ledger.chain import entry_fields, evidence_link, step_link
 from starter.audit import AuditData, run_checks
 from starter.audit.ledger import evidence_fields, step_fields
 from tests.unit.test_audit import recorded
+from workflows.models import TranscriptEntry
 
 
 def chained(rows: RunRows) -> RunRows:
@@ -93,3 +94,18 @@ def test_edited_deleted_and_reordered_evidence_is_named() -> None:
     rows.evidence[0:2] = [second, first]
     names = [problem.split(":")[0] for problem in problems(rows)["evidence-chain"]]
     assert names[:2] == ["E001", "E002"]
+
+
+class LaterEntry(TranscriptEntry):
+    """The transcript entry as a later version might have it: one more field, with a default."""
+
+    note: str = ""
+
+
+def test_a_field_a_later_version_adds_leaves_older_rows_hashing_as_they_did() -> None:
+    entries = [step.entry for step in demo().steps if step.entry is not None]
+    assert entries
+
+    for entry in entries:
+        stored = entry.model_dump(mode="json")  # as the ledger stores it
+        assert entry_fields(LaterEntry.model_validate(stored)) == entry_fields(entry)
