@@ -55,6 +55,16 @@ async def corpus_ledger(embedded_pg_url: str) -> AsyncIterator[Ledger]:
         await pool.close()
 
 
+def research(
+    env: dict[str, str], *args: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """`research ARGS` as a user types it: the CLI in a child process configured by `env`."""
+    return subprocess.run(
+        [sys.executable, "-m", "starter.cli", *args],
+        cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+
+
 class WorkerProcess:
     """`python worker.py` as a separate OS process, configured only through its environment."""
 

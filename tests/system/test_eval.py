@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 
 from runtime.settings import PROJECT_ROOT
 from tests.fakes.openai_server import FakeOpenAI, Message, Reply, serve, tool
+from tests.system.conftest import research
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(240)]
 
@@ -29,14 +29,7 @@ def searching_then_giving_up(turn: int, messages: list[Message]) -> Reply:
 
 
 def research_eval(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "starter.cli", "eval", *args],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=220,
-    )
+    return research(env, "eval", *args, timeout=220)
 
 
 def clean_env(tmp_path: Path) -> dict[str, str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,9 +14,8 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from activities.ledger import Ledger
-from runtime.settings import PROJECT_ROOT
 from tests.conftest import installed_binary
-from tests.system.conftest import WorkerProcess
+from tests.system.conftest import WorkerProcess, research
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
 
@@ -26,13 +24,6 @@ pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
 class Stack:
     env: dict[str, str]
     worker: WorkerProcess
-
-
-def research(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "starter.cli", *args],
-        cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from runtime.settings import PROJECT_ROOT
 from starter.local import DEMO_BRIEF
 from tests.conftest import installed_binary
 from tests.fakes.postgres import rewrite_history
-from tests.system.conftest import WorkerProcess
+from tests.system.conftest import WorkerProcess, research
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
 
@@ -33,17 +33,6 @@ class Runs:
     completed: str  # the sample brief, through the gate
     stopped: str  # the sample question with max_steps 4: incomplete, step_limit
     tampered: str  # another short run, whose ledger a test edits
-
-
-def research(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "starter.cli", *args],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,10 +22,9 @@ from psycopg.types.json import Jsonb
 from temporalio.testing import WorkflowEnvironment
 
 from activities.ledger import Ledger
-from runtime.settings import PROJECT_ROOT
 from starter.local import DEMO_BRIEF
 from tests.fakes.openai_server import FakeOpenAI, Message, Reply, harborq_script, serve
-from tests.system.conftest import WorkerProcess
+from tests.system.conftest import WorkerProcess, research
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(240)]
 
@@ -216,17 +213,6 @@ def test_rerun_of_an_unknown_or_unfinished_run_is_a_usage_error(sources: Sources
 
     assert (unknown.returncode, unknown.stdout) == (2, "")
     assert unknown.stderr == "error: no run with id research-no-such-run in the ledger\n"
-
-
-def research(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "starter.cli", *args],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def _report(sources: Sources, run_id: str) -> dict[str, Any]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -25,9 +24,9 @@ from temporalio.api.workflowservice.v1 import ResetWorkflowExecutionRequest
 from temporalio.client import Client
 
 from activities.ledger import Ledger
-from runtime.settings import PROJECT_ROOT
 from tests.fakes import hostile
 from tests.fakes.openai_server import Message, Reply, tool
+from tests.system.conftest import research as research_cli
 from tests.system.test_hostile_model import assert_audits_clean, brief, hostile_worker
 from workflows.models import RunResult, RunStatus, StopReason
 from workflows.research import ResearchWorkflow
@@ -116,14 +115,7 @@ def research(client: Client, pg_url: str, *args: str) -> subprocess.CompletedPro
         "TEMPORAL_ADDRESS": client.service_client.config.target_host,
         "DATABASE_URL": pg_url,
     }
-    return subprocess.run(
-        [sys.executable, "-m", "starter.cli", *args],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return research_cli(env, *args)
 
 
 def rows(pg_url: str, query: str, *params: Any) -> list[tuple[Any, ...]]:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
 
 from activities.ledger import Ledger
-from runtime.settings import PROJECT_ROOT
+from tests.system.conftest import research as research_cli
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(120)]
 
@@ -20,14 +19,7 @@ pytestmark = [pytest.mark.system, pytest.mark.timeout(120)]
 def research(database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {name: value for name, value in os.environ.items() if not name.startswith("RESEARCH_")}
     env.update(DATABASE_URL=database_url, RESEARCH_SEARCH_PROVIDER="corpus")
-    return subprocess.run(
-        [sys.executable, "-m", "starter.cli", *args],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return research_cli(env, *args, timeout=60)
 
 
 def test_search_prints_ranked_hits_and_the_json_the_model_sees(
