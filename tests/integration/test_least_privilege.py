@@ -81,6 +81,14 @@ def test_the_history_tables_are_the_run_scoped_ones(pg_url: str) -> None:
     assert "runs" not in tables and not [name for name in tables if name.startswith("corpus_")]
 
 
+def test_the_trigger_function_resolves_names_in_pg_catalog_only(pg_url: str) -> None:
+    """Whatever the session's search_path, no look-alike `to_jsonb` or `-` is called."""
+    with psycopg.connect(pg_url) as conn:
+        function = "'research.refuse_history_change()'::regprocedure"
+        row = conn.execute(f"SELECT proconfig FROM pg_proc WHERE oid = {function}").fetchone()
+    assert row is not None and row[0] == ["search_path=pg_catalog, pg_temp"]
+
+
 def test_the_worker_may_not_update_delete_or_truncate_history(
     worker: Connection, run_id: str
 ) -> None:
