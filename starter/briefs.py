@@ -9,9 +9,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from starter.errors import EXIT_USAGE, CliError
-from workflows.hosts import seed_problem, without_credentials
 from workflows.models import LIMIT_CEILINGS, Brief
-from workflows.validation import describe_validation
+from workflows.validation import describe_validation, seeds_problem
 
 # A brief is a question, sub-questions, hosts and seed URLs, and must fit in a model's context:
 # a file larger than the largest context allowed is refused before it is read whole.
@@ -23,10 +22,9 @@ def load_brief(path: str | Path) -> Brief:
     name = str(path)
     try:
         brief = Brief.model_validate(_read_json(Path(path)))
-        for url in brief.seed_urls:  # the checks an operator's seed URLs get (`add_seeds`)
-            problem = seed_problem(url, brief.allowed_hosts)
-            if problem is not None:
-                raise _BriefProblem(f"seed URL {without_credentials(url)} {problem}")
+        problem = seeds_problem(brief)
+        if problem is not None:
+            raise _BriefProblem(problem)
         return brief
     except _BriefProblem as problem:
         raise CliError(f"brief {name}: {problem}", EXIT_USAGE) from None

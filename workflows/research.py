@@ -50,7 +50,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.results import GateFailed
     from workflows.state import RunState
     from workflows.tools import bounded_call
-    from workflows.validation import INVALID_INPUT, read_brief
+    from workflows.validation import INVALID_INPUT, read_brief, seeds_problem
 
 T = TypeVar("T")
 
@@ -112,6 +112,10 @@ SEED_CHECKS = "seed-checks-1"
 # as a regular activity does. (The SDK raises a local activity's failure itself, not wrapped in an
 # ActivityError, so before this it failed the whole workflow without a report.)
 LOCAL_FAILURES = "local-failures-1"
+# Runs started since: a brief whose seed URL the fetcher would refuse (credentials, an IP address,
+# not http(s)) fails at once, before its brief reaches the ledger or a prompt, as `research start`
+# refuses it. The marker is written only by such a run (a run with good seeds asks no patch).
+BRIEF_SEED_CHECKS = "brief-seed-checks-1"
 HEARTBEATING = frozenset({contracts.DECIDE, contracts.SEARCH_WEB, contracts.READ_PAGE})
 LEDGER_ACTIVITIES = frozenset(
     {contracts.START_RUN, contracts.RECORD_STEP, contracts.RECORD_EVIDENCE, contracts.SAVE_REPORT}
@@ -158,6 +162,9 @@ class ResearchWorkflow:
 
     @workflow.run
     async def run(self, brief: Brief | Any = None) -> RunResult:
+        seeds = None if self._invalid else seeds_problem(self._state.brief)
+        if seeds is not None and workflow.patched(BRIEF_SEED_CHECKS):
+            self._invalid = seeds  # started past `research start` (Temporal CLI, Web UI)
         if self._invalid:
             raise ApplicationError(self._invalid, type=INVALID_INPUT, non_retryable=True)
         # One trace per investigation: this span is its root, every activity runs below it.

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from workflows.hosts import seed_problem, without_credentials
 from workflows.models import Brief
 
 INVALID_INPUT = "InvalidInput"  # the error type of input that fails validation
@@ -26,6 +27,16 @@ def read_brief(raw: Any) -> Brief | str:
         return Brief.model_validate(raw)
     except ValidationError as error:
         return describe_validation(error)
+
+
+def seeds_problem(brief: Brief) -> str | None:
+    """The first of the brief's seed URLs the fetcher would refuse, as a sentence (never showing
+    a user name or password), or None: the checks an operator's seed URLs get (`add_seeds`)."""
+    for url in brief.seed_urls:
+        problem = seed_problem(url, brief.allowed_hosts)
+        if problem is not None:
+            return f"seed URL {without_credentials(url)} {problem}"
+    return None
 
 
 def _describe(detail: ErrorDetails) -> str:
