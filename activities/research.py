@@ -92,6 +92,7 @@ class ResearchActivities:
             )
         return contracts.StartRunResult(
             created=created,
+            execution_id=request.execution_id,
             search_attributes=self._settings.search_attributes,
             local_search=self._search.name == "corpus",
             # A rerun's `decide` (the `replay` provider) stays a regular activity on any worker,
@@ -110,7 +111,9 @@ class ResearchActivities:
     async def _search_web(self, request: contracts.SearchInput) -> contracts.SearchResult:
         async with ledger_errors():
             execution = await activity_execution(
-                self._ledger, request.run_id, _before(request.step, request.turn)
+                self._ledger,
+                request.run_id,
+                _before(request.step, request.turn, request.parent_execution),
             )
             recorded = await self._ledger.recorded_search(
                 request.run_id, request.step, execution=execution
@@ -139,7 +142,9 @@ class ResearchActivities:
     async def _read_page(self, request: contracts.ReadPageInput) -> contracts.ReadPageResult:
         async with ledger_errors():
             execution = await activity_execution(
-                self._ledger, request.run_id, _before(request.step, request.turn)
+                self._ledger,
+                request.run_id,
+                _before(request.step, request.turn, request.parent_execution),
             )
             stored = await self._ledger.source(
                 request.run_id, request.source_id, request.url, execution=execution
@@ -171,7 +176,9 @@ class ResearchActivities:
     ) -> contracts.RecordEvidenceResult:
         async with ledger_errors():
             execution = await activity_execution(
-                self._ledger, request.run_id, _before(request.step, request.turn)
+                self._ledger,
+                request.run_id,
+                _before(request.step, request.turn, request.parent_execution),
             )
             return await self._ledger.record_evidence(request, execution=execution)
 
@@ -179,10 +186,15 @@ class ResearchActivities:
     async def record_step(self, request: contracts.StepRecord) -> contracts.RecordStepResult:
         async with ledger_errors():
             # The step's work (its search, page, quote) is done: a reset here keeps it.
-            done = ForkPoint(turns=request.turn, steps=request.step - 1, work=request.step)
+            done = ForkPoint(
+                turns=request.turn,
+                steps=request.step - 1,
+                work=request.step,
+                parent=request.parent_execution,
+            )
             execution = await activity_execution(self._ledger, request.run_id, done)
             inserted = await self._ledger.record_step(request, execution=execution)
-        return contracts.RecordStepResult(inserted=inserted)
+        return contracts.RecordStepResult(inserted=inserted, execution_id=execution or "")
 
     @activity.defn(name=contracts.SAVE_REPORT)
     async def save_report(self, request: contracts.SaveReportInput) -> contracts.SaveReportResult:
@@ -191,7 +203,9 @@ class ResearchActivities:
             if run is None:
                 raise UnknownRun(request.run_id)
             counters = request.counters
-            ended = ForkPoint(counters.model_calls, counters.steps, counters.steps)
+            ended = ForkPoint(
+                counters.model_calls, counters.steps, counters.steps, request.parent_execution
+            )
             execution = await activity_execution(self._ledger, request.run_id, ended)
             evidence = await self._ledger.evidence_rows(request.run_id, execution=execution)
             sources = await self._ledger.sources(request.run_id, execution=execution)
@@ -265,10 +279,11 @@ class ResearchActivities:
         )
 
 
-def _before(step: int, turn: int) -> ForkPoint:
+def _before(step: int, turn: int, parent: str) -> ForkPoint:
     """Where a reset forks when a tool's activity is the new execution's first: the steps before
     this one are done; the turn that asked is answered (0: unknown, the parent's record says)."""
-    return ForkPoint(turns=turn or None, steps=max(step - 1, 0), work=max(step - 1, 0))
+    done = max(step - 1, 0)
+    return ForkPoint(turns=turn or None, steps=done, work=done, parent=parent)
 
 
 def _content_type(page: FetchedPage) -> str:

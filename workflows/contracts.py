@@ -62,6 +62,7 @@ class StartRunResult(BaseModel):
     # run as local activities. Recorded, so replay decides the same.
     local_search: bool = False
     local_model: bool = False  # the model is a deterministic policy inside the worker (offline)
+    execution_id: str = ""  # the execution the ledger wrote the run's rows under
 
 
 class DecideInput(BaseModel):
@@ -78,12 +79,16 @@ class DecideInput(BaseModel):
     watermark: int | None = None
     context_budget: int = 0
     turn_start: int = 0  # the latest turn's first step: its results are never shortened
+    # The execution that wrote the run's latest ledger rows, as the workflow last heard (replayed
+    # from history after a reset): a reset's first activity forks from it (empty: the current).
+    parent_execution: str = ""
 
 
 class SearchInput(BaseModel):
     run_id: str
     step: int
     turn: int = 0  # the model turn that asked (0: unknown); with `step`, where a reset forks
+    parent_execution: str = ""  # as DecideInput's
     query: str
     allowed_hosts: list[str]
     max_results: int = 8
@@ -101,6 +106,7 @@ class ReadPageInput(BaseModel):
     step: int
     source_id: str  # assigned by the workflow ("S3") before the fetch
     turn: int = 0  # the model turn that asked (0: unknown); with `step`, where a reset forks
+    parent_execution: str = ""  # as DecideInput's
     url: str
     allowed_hosts: list[str]
     fetch: bool
@@ -131,6 +137,7 @@ class RecordEvidenceInput(BaseModel):
     terms: list[str] = Field(default_factory=list)
     step: int = 0  # the step recording it and its model turn (0: unknown): where a reset forks
     turn: int = 0
+    parent_execution: str = ""  # as DecideInput's
 
 
 class RecordEvidenceResult(BaseModel):
@@ -150,10 +157,14 @@ class StepRecord(BaseModel):
     summary: str = ""
     # The step as the model will be shown it (lean loop: the decide activity reads it back).
     entry: TranscriptEntry | None = None
+    # The execution that wrote the run's latest ledger rows, as the workflow last heard (replayed
+    # from history after a reset): a reset's first activity forks from it (empty: the current).
+    parent_execution: str = ""
 
 
 class RecordStepResult(BaseModel):
     inserted: bool = True
+    execution_id: str = ""  # the execution the ledger wrote the step under
 
 
 class SaveReportInput(BaseModel):
@@ -163,6 +174,9 @@ class SaveReportInput(BaseModel):
     report: Report
     counters: Counters
     finished_at: str
+    # The execution that wrote the run's latest ledger rows, as the workflow last heard (replayed
+    # from history after a reset): a reset's first activity forks from it (empty: the current).
+    parent_execution: str = ""
 
 
 class SaveReportResult(BaseModel):

@@ -202,6 +202,7 @@ class ResearchWorkflow:
             capped=False,
         )
         self._started = True
+        self._state.writer = started.execution_id
         self._search_attributes = started.search_attributes
         self._local_search = started.local_search
         self._local_model = self._local_policy and started.local_model
@@ -302,6 +303,7 @@ class ResearchWorkflow:
             watermark=watermark,
             context_budget=room,
             turn_start=self._turn_start,
+            parent_execution=self._state.writer,
         )
         call = asyncio.ensure_future(
             self._call(
@@ -376,7 +378,7 @@ class ResearchWorkflow:
         entry = TranscriptEntry(step=state.counters.steps, call=call, result=result, args=args)
         state.transcript.append(entry)
         summary = describe_step(call, result, args)
-        await self._call(
+        recorded = await self._call(
             contracts.RECORD_STEP_ACTIVITY,
             contracts.StepRecord(
                 run_id=self._run_id,
@@ -389,9 +391,11 @@ class ResearchWorkflow:
                 insufficient=result.insufficient,
                 summary=summary,
                 entry=entry if self._ledger_transcript else None,
+                parent_execution=state.writer,
             ),
             summary=f"step {state.counters.steps}: {call.name}",
         )
+        state.writer = recorded.execution_id or state.writer
         outcome = "refused" if not result.ok else "insufficient" if result.insufficient else "ok"
         tracing.step_done(span, call.name, state.counters.steps, outcome, result.error)
         self._publish()
@@ -412,6 +416,7 @@ class ResearchWorkflow:
                 report=report,
                 counters=state.counters,
                 finished_at=workflow.now().isoformat(),
+                parent_execution=state.writer,
             ),
             timeout=WRAP_UP_TIMEOUT,
             capped=False,

@@ -52,6 +52,9 @@ class RunState(BaseModel):
     guidance: list[str] = Field(default_factory=list)
     finish_requested: bool = False
     finish_reason: str = ""  # the operator's words with finish_now, for the report's limitations
+    # The execution the ledger last said it wrote under (start_run, record_step results): replayed
+    # from history after a reset, it names the execution the reset branched from.
+    writer: str = ""
 
     @classmethod
     def begin(cls, brief: Brief, now: datetime) -> RunState:

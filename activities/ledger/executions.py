@@ -32,6 +32,10 @@ class ForkPoint:
     turns: int | None
     steps: int
     work: int
+    # The execution whose rows precede the point: the one that wrote the rows the new execution
+    # replayed (the activity input's `parent_execution`), when the ledger knows it; else the
+    # run's current execution.
+    parent: str = ""
 
 
 class ExecutionRow(BaseModel):
@@ -172,8 +176,9 @@ async def is_known(conn: Connection, run_id: str, execution_id: str) -> bool:
 
 
 async def enter(conn: Connection, run_id: str, execution_id: str, point: ForkPoint) -> bool:
-    """Make sure the ledger knows `execution_id` of the run, forking it from the current execution
-    at `point` when it does not (call inside a transaction); True when this call forked."""
+    """Make sure the ledger knows `execution_id` of the run, forking it at `point` from the
+    execution the point names (else the current one) when it does not (call inside a
+    transaction); True when this call forked."""
     if await is_known(conn, run_id, execution_id):
         return False
     locked = await fetch_one(conn, _LOCK_RUN, {"run_id": run_id})
@@ -181,10 +186,13 @@ async def enter(conn: Connection, run_id: str, execution_id: str, point: ForkPoi
         raise UnknownRun(run_id)
     if await is_known(conn, run_id, execution_id):  # a concurrent activity forked it first
         return False
+    parent = locked["execution_id"]
+    if point.parent and point.parent != execution_id and await is_known(conn, run_id, point.parent):
+        parent = point.parent  # a reset of an execution that is no longer the current one
     params: dict[str, object] = {
         "run_id": run_id,
         "execution": execution_id,
-        "parent": locked["execution_id"],
+        "parent": parent,
         "steps": point.steps,
         "work": point.work,
         "turns": point.turns,

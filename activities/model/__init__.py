@@ -175,7 +175,9 @@ def _fork_point(request: DecideInput) -> ForkPoint:
     steps = request.watermark
     if steps is None:
         steps = max((entry.step for entry in request.transcript), default=0)
-    return ForkPoint(turns=request.turn - 1, steps=steps, work=steps)
+    return ForkPoint(
+        turns=request.turn - 1, steps=steps, work=steps, parent=request.parent_execution
+    )
 
 
 @contextlib.asynccontextmanager

@@ -154,6 +154,26 @@ async def test_the_new_execution_writes_its_own_rows_where_the_old_ones_differ(
     assert await ledger.report(run_id) == "# second"
 
 
+async def test_a_reset_of_an_older_execution_copies_that_execution_s_rows(
+    ledger: Ledger,
+) -> None:
+    """`first` was reset to `second`, which wrote its own step 3; now `first` is reset again, after
+    its step 3: `third` must hold first's step 3 (the history it replays), not second's."""
+    run_id = await recorded_run(ledger, "first")
+    await ledger.enter(run_id, "second", BEFORE_STEP_3)
+    await ledger.record_step(step(run_id, 3, "second's step 3"), execution="second")
+
+    after_step_3 = ForkPoint(turns=3, steps=3, work=3, parent="first")
+    assert await ledger.enter(run_id, "third", after_step_3) is True
+
+    rows = await ledger.run_rows(run_id)
+    assert rows is not None and rows.run.execution_id == "third"
+    assert [s.summary for s in rows.steps] == ["step 1", "step 2", "step 3"]
+    assert [e.id for e in rows.evidence] == ["E001"]
+    listed = {x.execution_id: x.parent_execution_id for x in await ledger.executions(run_id)}
+    assert listed == {"first": None, "second": "first", "third": "first"}
+
+
 async def test_a_late_write_of_the_old_execution_keeps_to_its_own_rows(ledger: Ledger) -> None:
     run_id = f"fork-{uuid.uuid4().hex[:12]}"
     assert await ledger.start_run(run_id, BRIEF, STARTED, execution_id="first")

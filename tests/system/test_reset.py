@@ -204,6 +204,38 @@ async def test_a_reset_run_asks_the_model_again_and_keeps_each_execution_apart(
     assert audited.returncode == 0, audited.stdout + audited.stderr
 
 
+async def test_resetting_an_execution_that_is_no_longer_current_copies_its_own_rows(
+    dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger
+) -> None:
+    """The first execution is reset (a second one finishes the work), then the first is reset
+    again, one turn later: the third execution replays the first's history, so its ledger must
+    hold the first's rows (its wandering step 4), not the second's."""
+    run_id = f"reset-{uuid.uuid4().hex[:8]}"
+    script = ResetScript()
+    async with hostile_worker(dev_client, embedded_pg_url, script) as (queue, _):
+        first = await dev_client.start_workflow(
+            ResearchWorkflow.run, brief(max_steps=7), id=run_id, task_queue=queue
+        )
+        await first.result()
+        assert first.result_run_id is not None
+        old = first.result_run_id
+        script.reset = True
+        new = await reset_before_turn(dev_client, run_id, old, RESET_TURN)
+        await dev_client.get_workflow_handle(run_id, run_id=new).result()
+        third = await reset_before_turn(dev_client, run_id, old, RESET_TURN + 1)
+        await dev_client.get_workflow_handle(run_id, run_id=third).result()
+
+    executions = await corpus_ledger.executions(run_id)
+    assert [(x.execution_id, x.parent_execution_id, x.current) for x in executions] == [
+        (old, None, False), (new, old, False), (third, old, True)
+    ]  # fmt: skip
+    steps = "SELECT step, arguments FROM research.steps WHERE run_id = %s AND execution_id = %s"
+    of_old = dict(rows(embedded_pg_url, steps, run_id, old))
+    of_third = dict(rows(embedded_pg_url, steps, run_id, third))
+    assert "retries forever" in of_old[4] and of_third[4] == of_old[4]
+    await assert_audits_clean(dev_client, embedded_pg_url, run_id)
+
+
 async def test_a_reset_to_the_first_workflow_task_starts_the_run_over_on_its_own_rows(
     dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger
 ) -> None:
