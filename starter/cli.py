@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
+from runtime.database import DatabaseError
 from runtime.settings import Settings, SettingsError
 from runtime.telemetry import telemetry
 from runtime.temporal import DevServerError, TemporalUnavailable, settle_before_exit
@@ -252,7 +253,7 @@ def _explain(error: Exception) -> tuple[str, int]:
         return str(error), EXIT_USAGE
     if isinstance(error, ValidationError):
         return describe_validation(error), EXIT_USAGE
-    if isinstance(error, TemporalUnavailable | DevServerError):
+    if isinstance(error, TemporalUnavailable | DevServerError | DatabaseError):
         return str(error), EXIT_FAILED
     if isinstance(error, ApplicationError):  # a search provider refused or failed
         return error.message, EXIT_FAILED

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from runtime.database import DatabaseError
 from starter.cli import main
 
 GOOD_BRIEF: dict[str, Any] = {
@@ -230,3 +231,22 @@ def test_a_brief_too_long_for_any_context_is_told_to_shrink(
     assert_brief_rejected(code, lines, path, "too long for any context")
     assert "(max_context_chars is at most 500,000): shorten its questions" in lines[0]
     assert "raise limits.max_context_chars" not in lines[0]
+
+
+def test_a_database_that_cannot_be_used_is_one_sentence_and_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`research demo`/`dev` when the embedded PostgreSQL will not start: the sentence that says
+    how to fix it, not a traceback."""
+    sentence = f"could not start the embedded PostgreSQL in {tmp_path} (initdb failed)"
+
+    def refuse(data_dir: Path) -> None:
+        raise DatabaseError(sentence)
+
+    monkeypatch.setattr("runtime.database.start_embedded_postgres", refuse)
+    monkeypatch.setenv("RESEARCH_STATE_DIR", str(tmp_path))
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+
+    code = main(["init-db"])
+
+    assert (code, capsys.readouterr().err) == (1, f"error: {sentence}\n")
