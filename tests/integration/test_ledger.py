@@ -16,7 +16,7 @@ from activities.ledger import Ledger, RunIdTaken, UnknownRun
 from activities.pages.extract import Extracted, PassageSpan, extract
 from activities.pages.page import FetchedPage
 from activities.search import CorpusSearch, index_corpus
-from runtime.database import Pool, apply_migrations, migrations, open_pool
+from runtime.database import Pool, apply_migrations, migrations
 from workflows.contracts import RecordEvidenceInput, SaveReportInput, StepRecord
 from workflows.models import (
     Brief,
@@ -39,20 +39,6 @@ PARAGRAPHS = [
     "Write-through updates the shared cache before the database commit returns.",
 ]
 PAGE_TEXT = "\n\n".join(PARAGRAPHS)
-
-
-@pytest.fixture
-async def pool(pg_url: str) -> AsyncIterator[Pool]:
-    opened = await open_pool(pg_url, max_size=4)
-    try:
-        yield opened
-    finally:
-        await opened.close()
-
-
-@pytest.fixture
-def ledger(pool: Pool) -> Ledger:
-    return Ledger(pool)
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ reset's first activity would: before step 3's work.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from typing import LiteralString
 
 import psycopg
@@ -31,20 +30,6 @@ from workflows.models import Brief, Decision, RunStatus, SearchHit, ToolCall, Us
 
 BRIEF = Brief(question="How do hybrid caches invalidate?", allowed_hosts=["docs.example"])
 BEFORE_STEP_3 = ForkPoint(turns=3, steps=2, work=2)
-
-
-@pytest.fixture
-async def pool(pg_url: str) -> AsyncIterator[Pool]:
-    opened = await open_pool(pg_url, max_size=4)
-    try:
-        yield opened
-    finally:
-        await opened.close()
-
-
-@pytest.fixture
-def ledger(pool: Pool) -> Ledger:
-    return Ledger(pool)
 
 
 def decision(query: str) -> Decision:
