@@ -37,7 +37,7 @@ from activities.ledger.base import (
 )
 from activities.ledger.base import run_must_exist as _run_must_exist
 from activities.ledger.executions import ExecutionRow, ForkPoint
-from activities.ledger.review import RunListing, RunRows
+from activities.ledger.review import RunListing, RunRows, StepRow
 from activities.ledger.runs import RunRecord
 from activities.ledger.sources import StoredSource
 from activities.pages.extract import Extracted
@@ -383,6 +383,11 @@ class Ledger:
         async with self._read() as conn, conn.transaction():
             await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             return await ledger_review.load_run_rows(conn, run_id)
+
+    async def steps(self, run_id: str) -> list[StepRow]:
+        """The step rows of the run's current execution, without the rest of its rows."""
+        async with self._read("steps") as conn:
+            return await ledger_review.load_steps(conn, run_id)
 
     # ------------------------------------------------------------ the local corpus
 

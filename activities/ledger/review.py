@@ -235,20 +235,29 @@ async def load_run_rows(conn: Connection, run_id: str) -> RunRows | None:
         return None
     key = (run_id, run["execution_id"])
     calls = await fetch_all(conn, _SELECT_MODEL_CALLS, key)
-    steps = await fetch_all(conn, _SELECT_STEPS, key)
     sources = await fetch_all(conn, _SELECT_SOURCES, key)
     passages = await fetch_all(conn, _SELECT_PASSAGES, key)
     evidence = await fetch_all(conn, _SELECT_EVIDENCE, key)
     return RunRows(
         run=RunRow.model_validate(run),
         model_calls=[ModelCallRow.model_validate(row) for row in calls],
-        steps=[StepRow.model_validate(row) for row in steps],
+        steps=await _steps(conn, key),
         searches=await _searches(conn, key),
         sources=[SourceRow.model_validate(row) for row in sources],
         passages=[PassageRow.model_validate(row) for row in passages],
         evidence=[EvidenceRow.model_validate(row) for row in evidence],
         report=await _report(conn, key),
     )
+
+
+async def load_steps(conn: Connection, run_id: str) -> list[StepRow]:
+    """The step rows of the run's current execution (none for an unknown run)."""
+    run = await fetch_one(conn, _SELECT_RUN, (run_id,))
+    return [] if run is None else await _steps(conn, (run_id, run["execution_id"]))
+
+
+async def _steps(conn: Connection, key: tuple[str, str]) -> list[StepRow]:
+    return [StepRow.model_validate(row) for row in await fetch_all(conn, _SELECT_STEPS, key)]
 
 
 async def _searches(conn: Connection, key: tuple[str, str]) -> list[SearchRow]:

@@ -44,7 +44,6 @@ async def _ran_in_parallel(ledger: Ledger, source: str, turn: int) -> bool:
     """Whether the source ran this turn's several calls (its worker allowed parallel calls) rather
     than refusing the turn whole: the model_calls row does not say, the source's steps do."""
     async with ledger_errors():
-        rows = await ledger.run_rows(source)
-    steps = [step for step in rows.steps if step.turn == turn] if rows is not None else []
+        steps = [step for step in await ledger.steps(source) if step.turn == turn]
     refused = len(steps) == 1 and not steps[0].tool and _REFUSED_TURN in (steps[0].error or "")
     return not refused
