@@ -71,7 +71,8 @@ eval: $(STAMP)
 		apt-get install -y -qq python3.11-doc >/dev/null || echo "python3.11-doc could not be installed"; \
 	fi
 	@if [ -d $(PYDOCS) ]; then \
-		$(BIN)/research eval examples/golden/demo.json examples/golden/python311-docs.json; \
+		$(BIN)/research eval examples/golden/demo.json examples/golden/python311-docs.json \
+			examples/golden/python311-heldout.json; \
 	else \
 		echo "$(PYDOCS) is missing (apt-get install python3.11-doc): evaluating the demo set only"; \
 		$(BIN)/research eval examples/golden/demo.json; \

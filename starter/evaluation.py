@@ -216,6 +216,8 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "briefs": len(runs),
         "completed": total("completed"),
+        # completed with every cited piece of evidence on a page labelled for its question
+        "clean": sum(bool(run["completed"]) and run["on_label"] == run["cited"] for run in runs),
         "questions": total("questions"),
         "recalled": total("recalled"),
         "cited": total("cited"),
@@ -237,9 +239,9 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         f"## research eval: {sets}",
         "",
-        "| set | arm | completed | question recall | evidence precision | answer phrase | "
+        "| set | arm | completed | clean | question recall | evidence precision | answer phrase | "
         "sources | steps | tokens | seconds |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     rows = [(name, arms) for name, arms in report.get("by_golden", {}).items()]
     if len(rows) != 1:
@@ -247,7 +249,12 @@ def render(report: dict[str, Any]) -> str:
     for name, summaries in rows:
         for arm, s in summaries.items():
             lines.append(f"| {name} | {arm} | " + _summary_cells(s))
-    lines += ["", "Means per brief for sources, steps, tokens and seconds.", ""]
+    lines += [
+        "",
+        "Clean: completed with every citation on a page labelled for its question. Means per "
+        "brief for sources, steps, tokens and seconds.",
+        "",
+    ]
     arms = report["arms"]
     lines += ["| brief | " + " | ".join(arms) + " |", "|---" * (len(arms) + 1) + "|"]
     by_brief: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
@@ -264,7 +271,8 @@ def _summary_cells(s: dict[str, Any]) -> str:
     precision = "-" if s["precision"] is None else f"{s['precision']:.2f}"
     return (
         f"{s['completed']}/{s['briefs']} ({_percent(s['completed'], s['briefs'])}) "
-        f"| {s['recalled']}/{s['questions']} | {precision} ({s['on_label']}/{s['cited']}) "
+        f"| {s['clean']}/{s['briefs']} | {s['recalled']}/{s['questions']} "
+        f"| {precision} ({s['on_label']}/{s['cited']}) "
         f"| {s['phrase_hits']}/{s['phrases']} | {s['mean_sources']} | {s['mean_steps']} "
         f"| {s['mean_tokens']:,} | {s['mean_seconds']} |"
     )

@@ -75,9 +75,9 @@ def test_eval_tables_each_arm_on_the_demo_and_real_pages(tmp_path: Path) -> None
     assert sum(r["recalled"] for r in real) > 0, "real pages answer some questions"
 
     table = out.with_suffix(".md").read_text()
-    assert table.splitlines()[2].startswith("| set | arm | completed | question recall |")
+    assert table.splitlines()[2].startswith("| set | arm | completed | clean | question recall |")
     assert "| all | openai:fake-model | 0/6 (0 %) | 0/" in table
-    assert "| demo.json | offline | 2/2 (100 %) | 4/4 | 1.00 (4/4) |" in table
+    assert "| demo.json | offline | 2/2 (100 %) | 2/2 | 4/4 | 1.00 (4/4) |" in table
     by_set = report["by_golden"]["python-slice.json"]["offline"]
     assert by_set["briefs"] == 4
     assert "demo.json 1: How does Harbor Queue deal with" in table

@@ -67,12 +67,16 @@ def test_the_brief_takes_the_sets_host_and_the_summary_adds_runs_up() -> None:
            "completed": True, "status": "completed", "stop_reason": "coverage_gate_passed",
            **score(GOLDEN, ENTRY, [cited("Q1", "https://docs.example/cache.html")]).as_dict(),
            "steps": 7, "tokens": 1000, "seconds": 1.5}  # fmt: skip
+    page = "https://docs.example/cache.html"
+    off = score(GOLDEN, ENTRY, [cited("Q1", page), cited("Q2", page)]).as_dict()
+    summary = summarise([run, run | {"completed": False, "steps": 9}, run | off])
+    assert (summary["completed"], summary["recalled"], summary["precision"]) == (2, 3, 0.75)
+    assert summary["clean"] == 1, "completed with a citation off its question's pages: not clean"
     summary = summarise([run, run | {"completed": False, "steps": 9}])
-    assert (summary["completed"], summary["recalled"], summary["precision"]) == (1, 2, 1.0)
     assert summary["mean_steps"] == 8.0
     table = render({"golden": [{"file": "g.json", "briefs": 1}], "arms": ["offline"],
                     "summary": {"offline": summary}, "runs": [run]})  # fmt: skip
-    assert "| all | offline | 1/2 (50 %) | 2/4 | 1.00 (2/2) | 0/2 |" in table
+    assert "| all | offline | 1/2 (50 %) | 1/2 | 2/4 | 1.00 (2/2) | 0/2 |" in table
     assert "g.json 1: How \\| why?" in table, "a question cannot break the table"
 
 
