@@ -7,14 +7,14 @@ paragraph (never a signature, a table row or code), scored by the lead words it 
 hold, by whether it sits under the heading or signature that defines the names (the text under
 `json.dump(obj, indent=None)` is about dump, not indent), by the question's other words, and by
 whether it opens its definition. A further source must be about what is asked, not a passing
-mention (`about`), or at least name it (`mentions`).
+mention of its words (`answers`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from workflows.contracts import DecideInput
 from workflows.models import Question
@@ -23,6 +23,7 @@ from workflows.substance import distinctive_words, evidence_problem, keywords, s
 MIN_SHARED_KEYWORDS = 2
 PROSE_STOPWORDS = 3
 PROSE_WORDS = 3
+LISTED_NAMES = 3  # names written as code in an opening that make it a list
 OPENING_WORDS = 8  # a further source names what the question asks about this early
 EXCERPT_CHARS = 160  # a quote grows by whole sentences of its paragraph until this long
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(`\"'])")
@@ -35,8 +36,14 @@ GENERIC = frozenset(
         "parameter parameters argument arguments function functions method methods object "
         "objects value values return returns returned module modules class classes attribute "
         "attributes option options use used using call called"
+        # words that frame what is asked: "when the timeout occurs", "instead of random"
+        " instead occur occurs addition turn turns off"
     )
 )
+
+
+# Framing words that name the relation a question asks about: its answer says it.
+RELATIONS = frozenset(keywords("return allow provide"))
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,7 @@ class Passage:
     source_id: str
     text: str
     section: str
+    title: str = ""  # of its page
 
 
 @dataclass(frozen=True)
@@ -61,7 +69,10 @@ class Wanted:
     )  # names of lead words, as the question writes them
     subject: list[str] = field(default_factory=list)  # the brief's own words
     asked: list[str] = field(default_factory=list)  # its generic words ("return"): a tie-break
-    written: list[str] = field(default_factory=list)  # the code holding the names (`gc.collect`)
+    written: list[str] = field(default_factory=list)  # its code as written (`gc.collect`)
+    codes: list[str] = field(default_factory=list)  # every name it writes as code, shared or not
+    qualifiers: list[str] = field(default_factory=list)  # of those, what only qualifies a name
+    content: list[str] = field(default_factory=list)  # every word but its framing ("do", "return")
 
 
 @dataclass(frozen=True)
@@ -77,10 +88,11 @@ class Excerpt:
     topic: int  # topic words in the quote
     named: int  # names its heading or the signature above it holds (it defines them)
     defines: bool  # it sits under the definition of every name
-    mentions: bool  # every name is in the quote or defines it
     opens: bool  # it opens the first paragraph of prose under a heading or signature
     asked: int  # the question's generic words in the quote ("return")
     above: str = ""  # its heading and the signature above it, argument lists aside
+    title: str = ""  # its page's title
+    lead_in: str = ""  # the sentences of its paragraph before it
 
 
 def wanted_words(question: Question, request: DecideInput) -> Wanted:
@@ -88,7 +100,7 @@ def wanted_words(question: Question, request: DecideInput) -> Wanted:
     lead = [term for term in terms if term not in GENERIC] or terms
     topic = sorted(keywords(question.text) - set(terms) - GENERIC, key=_specificity)
     named = [name for name in names(question.text) if keywords(name) & set(lead)]
-    written = [code for code in _code_tokens(question.text) if set(names(code)) & set(named)]
+    written = _code_tokens(question.text)
     subject = sorted(keywords(request.brief.question) - GENERIC, key=_specificity)
     asked = sorted(keywords(question.text) & GENERIC)
     return Wanted(
@@ -99,6 +111,9 @@ def wanted_words(question: Question, request: DecideInput) -> Wanted:
         subject=subject,
         asked=asked,
         written=[code.partition("=")[0] for code in written],
+        codes=names(question.text),
+        qualifiers=_qualifiers(question.text),
+        content=sorted(keywords(question.text) - GENERIC, key=_specificity),
     )
 
 
@@ -119,6 +134,17 @@ def names(text: str) -> list[str]:
     return unique(found)
 
 
+def _qualifiers(text: str) -> list[str]:
+    """The names `text` writes only before a dot, qualifying another (`unittest` and `mock` in
+    `unittest.mock.patch`)."""
+    heads, lasts = [], []
+    for token in _code_tokens(text):
+        parts = _NAME.findall(token.partition("=")[0].partition("(")[0])
+        heads += parts[:-1]
+        lasts += parts[-1:]
+    return [name for name in unique(heads) if name not in lasts]
+
+
 def _code_tokens(text: str) -> list[str]:
     tokens = (token.strip("?!,;:.") for token in text.split())
     return [
@@ -126,6 +152,20 @@ def _code_tokens(text: str) -> list[str]:
         for token in tokens
         if _CODE_CHARACTERS.search(token) or any(c.isupper() for c in token[1:])
     ]
+
+
+def code_words(wanted: Wanted) -> list[str]:
+    """Each name the question writes as code, qualifiers aside (`re` of `re.search`), as the
+    word `find` looks for (`lru_cach`), the most specific first."""
+    named = [name for name in wanted.codes if name not in wanted.qualifiers]
+    words = [min(keywords(name), key=_specificity) for name in named if keywords(name)]
+    return sorted(unique(words), key=_specificity)
+
+
+def names_itself(name: str, text: str) -> bool:
+    """`text` holds `name` as a word that is not the qualifier of another (`RLock`, not in
+    `RLock.acquire`, which is about acquire)."""
+    return holds_name(name, re.sub(rf"{re.escape(name)}\.(?=[A-Za-z_])", " ", text))
 
 
 def holds_name(name: str, text: str) -> bool:
@@ -197,35 +237,70 @@ def _previous_id(passage_id: str) -> str:
     return f"{source}.P{int(number) - 1}" if number.isdigit() else ""
 
 
-def mentions_names(excerpt: Excerpt, wanted: Wanted) -> bool:
-    """Worth citing as a further source when nothing better is found: the quote holds a lead
-    word, what the question names is in it or in the heading or signature above it, and it or
-    what it sits under shares the brief's subject."""
-    words = keywords(f"{excerpt.quote} {excerpt.context}")
-    subject = bool(words & set(wanted.topic + wanted.subject))
-    named = all(holds_name(name, f"{excerpt.above} {excerpt.quote}") for name in wanted.named)
-    return excerpt.own > 0 and subject and named
-
-
-def is_about(excerpt: Excerpt, wanted: Wanted) -> bool:
-    """Worth citing as a further source: it is about what the question asks, not a passing
-    mention. It sits under the heading or signature of what the question names, or its opening
-    words hold it (each name, else the most specific lead word: "The new contextlib.suppress
-    context manager ...", not "... such as sorted(), min(), heapq.nlargest() ..."), the quote
-    holds a lead word, and it or what it sits under shares the brief's subject."""
-    words = keywords(f"{excerpt.quote} {excerpt.context}")
-    subject = bool(words & set(wanted.topic + wanted.subject))
-    # What a parenthesis says aside ("(such as heapq.nlargest())") is not what a sentence is about.
-    opening = " ".join(_aside(excerpt.quote).split()[:OPENING_WORDS])
-    if wanted.named:
-        leads = all(holds_name(name, opening) for name in wanted.named)
-        # Its heading or signature names them as the question writes them (`typing.Protocol`,
-        # not a "Mapping Protocol" heading).
-        defines = all(written in excerpt.above for written in wanted.written)
+def answers(excerpt: Excerpt, wanted: Wanted) -> bool:
+    """Worth citing as a further source: it says what the question asks, not a passing mention
+    of its words. Outside what its parentheses hold ("(such as heapq.nlargest())"):
+    - it is about what the question names as code: the heading or signature it sits under, or
+      its opening words, hold each name ("The new contextlib.suppress context manager ...", not
+      "... or datetime.astimezone methods"); a qualifier (`typing` of `typing.Protocol`, not a
+      "Vectorcall Protocol") may be the page's title or the section's; with no name, they hold
+      the question's most specific word;
+    - with that heading or signature it holds every other word the question asks about, its
+      framing aside: a page using the words for something else ("reuse a socket without waiting
+      for its timeout to expire", for `subprocess.run`'s timeout) leaves one out. With names to
+      pin it down, one word may be said otherwise, unless it is the brief's own subject;
+    - it says the relation asked for ("What does heapq.nlargest return?": "return")."""
+    said = _aside(excerpt.quote)
+    # An opening that lists names ("partialmethod(), weakref.finalize(), profile.runcall() ...")
+    # is about none of them.
+    opening = " ".join(o for o in _openings(said) if len(_code_tokens(o)) < LISTED_NAMES)
+    # A qualifier (`unittest` of `unittest.mock.patch`) may be the page's or the section's; a
+    # "glob" heading is not about `Path.glob` because a later aside names `pathlib.Path.glob()`.
+    where = f"{excerpt.title} {excerpt.context}"
+    codes = [name for name in wanted.codes if name not in wanted.qualifiers]
+    qualified = all(
+        holds_name(name, f"{where} {excerpt.above} {opening}") for name in wanted.qualifiers
+    )
+    # Of two names compared ("textwrap.wrap and textwrap.fill"), a sentence may be about one
+    # and its paragraph name the other just before it.
+    about_all = all if len(codes) < 2 else any
+    if codes:
+        about = qualified and about_all(
+            holds_name(name, excerpt.above) or names_itself(name, opening) for name in codes
+        )
     else:
-        leads = bool(wanted.lead) and wanted.lead[0] in keywords(opening)
-        defines = False
-    return excerpt.own > 0 and subject and (defines or leads)
+        about = bool(wanted.content) and wanted.content[0] in keywords(f"{excerpt.above} {opening}")
+    whole = f"{excerpt.above} {said}"
+    named = all(holds_name(name, f"{whole} {excerpt.lead_in}") for name in codes)
+    missing = set(wanted.content) - keywords(
+        f"{whole} {excerpt.lead_in if len(codes) > 1 else ''} "
+        f"{' '.join(wanted.qualifiers) if qualified else ''}"
+    )
+    # What the question names pins down what it is about; one of its other words may then be
+    # said otherwise ("remove whole directory trees" for what `shutil.rmtree` deletes), unless
+    # it is the brief's own subject (`csv`, for a sentence on `newline` in C).
+    spare = bool(wanted.codes) and len(missing) == 1 and not missing & set(wanted.subject)
+    # "What does heapq.nlargest return?" asks what it returns, not what else it does.
+    related = set(wanted.asked) & RELATIONS <= keywords(said)
+    return excerpt.own > 0 and about and named and (not missing or spare) and related
+
+
+_LEADING_CLAUSE = frozenset(
+    "when if although though while unlike after before once unless because since".split()
+)
+
+
+def _openings(text: str) -> list[str]:
+    """Where a sentence says what it is about: its first OPENING_WORDS words and, after a
+    leading subordinate clause ("When cancelling the task due to a timeout, asyncio.wait_for()
+    will now wait ..."), the first words of the main clause."""
+    words = text.split()
+    openings = [" ".join(words[:OPENING_WORDS])]
+    if words and words[0].lower() in _LEADING_CLAUSE:
+        comma = next((n for n, word in enumerate(words) if word.endswith(",")), None)
+        if comma is not None:
+            openings.append(" ".join(words[comma + 1 : comma + 1 + OPENING_WORDS]))
+    return openings
 
 
 def _aside(text: str) -> str:
@@ -264,6 +339,7 @@ def _excerpts(passage_id: str, passage: Passage, wanted: Wanted, before: str = "
             defined={name for name in wanted.named if holds_name(name, above)},
             opens=opens,
             above=above,
+            title=passage.title,
         )
         opens = False
         sentences = [" ".join(s.split()) for s in _SENTENCE.split(paragraph) if s.strip()]
@@ -275,7 +351,8 @@ def _excerpts(passage_id: str, passage: Passage, wanted: Wanted, before: str = "
                 if len(" ".join(taken)) >= EXCERPT_CHARS:
                     break
                 taken.append(following)
-            excerpts.append(_excerpt(passage_id, taken, under, wanted, first == 0))
+            excerpt = _excerpt(passage_id, taken, under, wanted, first == 0)
+            excerpts.append(replace(excerpt, lead_in=" ".join(sentences[:first])))
     return excerpts
 
 
@@ -290,6 +367,7 @@ class Under:
     defined: set[str]
     opens: bool
     above: str
+    title: str = ""  # of the page
 
 
 def _excerpt(
@@ -310,9 +388,9 @@ def _excerpt(
         asked=len(set(wanted.asked) & words),
         named=len(under.defined),
         defines=bool(wanted.named) and len(under.defined) == len(wanted.named),
-        mentions=all(holds_name(name, quote) for name in wanted.named),
         opens=under.opens and first,
         above=under.above,
+        title=under.title,
     )
 
 

@@ -5,10 +5,13 @@ searches the question, walks the results in rank order (results whose title and 
 no word with the question or the brief last), opens each page with `find` at its most telling
 word (a name the question writes as code, else a lead word the result shows) and quotes the best
 excerpt (`activities.model.excerpts`), its best-matching sentence as the claim; `find` looks
-further before the next result is read. Once every question it can answer has evidence and the
-cited sources are fewer than the gate requires, it looks for another source among every search's
-results: first one about what is asked (not a passing mention), then after a search for what the
-question names, one that at least names it. Then it submits; the gate's gaps say what is missing.
+further before the next result is read. Before settling for a page that only mentions what is
+asked, it reads the next result when that shows the question's names, and takes an excerpt that
+says what is asked (`answers`) from either. Once every question it can answer has evidence and
+the cited sources are fewer than the gate requires, it looks for another source among every
+search's results (those showing more of the question's names and words first), then after a
+search for what the questions name: only an excerpt that says what is asked counts, never a
+passing mention. Then it submits; the gate's gaps say what is missing.
 """
 
 from __future__ import annotations
@@ -23,10 +26,10 @@ from activities.model.excerpts import (
     Excerpt,
     Passage,
     Wanted,
+    answers,
     best_excerpt,
+    code_words,
     holds_name,
-    is_about,
-    mentions_names,
     strong_needed,
     unique,
     wanted_words,
@@ -46,6 +49,7 @@ from workflows.results import EvidenceData, GateFailed, PageWindow, SearchData, 
 from workflows.substance import keywords
 from workflows.tools import FINISH_RESEARCH, READ_PAGE, RECORD_EVIDENCE, SEARCH_WEB, tool_schemas
 
+STRICT_RESULTS = 2  # results read for an excerpt that says what is asked before settling
 MAX_FINDS = 3  # `find` reads for one question's words on one page before the next result
 _TOOLS_CHARS = len(json.dumps(tool_schemas()))
 
@@ -100,7 +104,9 @@ def _observe_read(seen: Seen, args: ReadPageArgs, data: object) -> None:
         find = Find(args.find, args.offset, data.next_offset)
         seen.finds.setdefault(data.source_id, []).append(find)
     for passage in data.passages:
-        seen.passages[passage.id] = Passage(data.source_id, passage.text, passage.section)
+        seen.passages[passage.id] = Passage(
+            data.source_id, passage.text, passage.section, data.title
+        )
 
 
 def _observe_evidence(seen: Seen, args: RecordEvidenceArgs, data: EvidenceData) -> None:
@@ -127,11 +133,7 @@ def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
             return call
     # Every question answered or out of leads: the gate will want more sources than that.
     if len(seen.cited_sources) < request.brief.limits.min_sources:
-        extra = (
-            _another_source(request, seen, strict=True)
-            or _search_by_name(request, seen)
-            or _another_source(request, seen, strict=False)
-        )
+        extra = _another_source(request, seen) or _search_by_name(request, seen)
         if extra is not None:
             return extra
     return finish_call(request, seen)
@@ -156,14 +158,18 @@ def _work_on(question: Question, request: DecideInput, seen: Seen) -> ToolCall |
     seeds = dict.fromkeys([*request.brief.seed_urls, *request.seeds])
     if seeds:
         hits = [SearchResultItem(url=url) for url in seeds]
-        call = _from_results(question, request, seen, hits, by_title=False)
+        call = _from_results(question, request, seen, hits, by_title=False, strict=True)
+        call = call or _from_results(question, request, seen, hits, by_title=False)
         if call is not None:
             return call
     if question.text not in seen.searches:
         if request.budget.searches_left > 0:
             return tool_call(SEARCH_WEB, query=question.text)
         return None
-    return _from_results(question, request, seen, seen.searches[question.text])
+    hits = seen.searches[question.text]
+    return _from_results(question, request, seen, hits, strict=True) or _from_results(
+        question, request, seen, hits
+    )
 
 
 def _from_results(
@@ -173,15 +179,19 @@ def _from_results(
     hits: list[SearchResultItem],
     *,
     by_title: bool = True,
+    strict: bool = False,
 ) -> ToolCall | None:
     """In rank order (results about something else last): a new page is opened at the passages
     holding the question's most telling word (`find`): a name it writes as code, else a lead
     word its result shows, else its other words; a strong match is taken at once, else `find`
     looks further, and a weak match is taken only where the result showed a lead word."""
     wanted = wanted_words(question, request)
-    for hit in _by_title(hits, wanted) if by_title else hits:
+    ordered = _by_title(hits, wanted) if by_title else hits
+    for number, hit in enumerate(ordered[:STRICT_RESULTS] if strict else ordered):
         url, shown = hit.url, _shown(hit, wanted.lead)
         if url in seen.failed_urls:
+            continue
+        if strict and number > 0 and not _shows_names(hit, wanted):
             continue
         # Lead words before topic words (the brief's subject is on every page about it); among
         # them those the result shows (the page surely holds them), most specific first.
@@ -193,20 +203,32 @@ def _from_results(
             continue
         source_id = seen.read_urls[url]
         strong = best_excerpt(
-            wanted, seen.passages, seen.used_quotes, {source_id}, strong_needed(wanted.lead)
+            wanted,
+            seen.passages,
+            seen.used_quotes,
+            {source_id},
+            strong_needed(wanted.lead),
+            about=answers if strict else None,
         )
         if strong is not None:
             return record_call(question, strong, seen)
-        more = _look_further(seen.finds.get(source_id, []), looked_for, MAX_FINDS)
+        more = _look_further(seen.finds.get(source_id, []), looked_for, 0 if strict else MAX_FINDS)
         if more is not None:  # jump to (more of) the passages holding a word
             return tool_call(READ_PAGE, source_id=source_id, **more)
-        if shown:
+        if shown and not strict:
             fallback = best_excerpt(
                 wanted, seen.passages, seen.used_quotes, {source_id}, MIN_SHARED_KEYWORDS
             )
             if fallback is not None:
                 return record_call(question, fallback, seen)
     return None
+
+
+def _shows_names(hit: SearchResultItem, wanted: Wanted) -> bool:
+    """The result's title or snippet holds every name the question writes as code (it has
+    some), qualifiers aside: worth reading before settling for a page that only mentions them."""
+    names = [name for name in wanted.codes if name not in wanted.qualifiers]
+    return bool(names) and all(holds_name(name, f"{hit.title} {hit.snippet}") for name in names)
 
 
 def _look_further(done: list[Find], words: list[str], budget: int) -> dict[str, Any] | None:
@@ -250,25 +272,24 @@ def _shown(hit: SearchResultItem, lead: list[str]) -> list[str]:
     return [term for term in lead if term in words]
 
 
-def _another_source(request: DecideInput, seen: Seen, strict: bool) -> ToolCall | None:
+def _another_source(request: DecideInput, seen: Seen) -> ToolCall | None:
     """Evidence from a source not cited yet, for any question: among the results of every
-    search that show one of its lead words, the most promising first (showing more of its names,
-    then more lead words, then better ranked), read once with `find`; only a strong match about
-    what the question asks is taken (`is_about`; `strict`: not a passing mention)."""
+    search that show one of its names or lead words, the most promising first (showing more of
+    its names, then more of those words, then better ranked), read once with `find` at its most
+    specific name; only a strong match that says what the question asks is taken (`answers`)."""
     for _, question, wanted, hit, shown in sorted(_leads(request, seen), key=lambda o: o[0]):
         source_id = seen.read_urls.get(hit.url)
         if source_id is None:
             if request.budget.pages_left > 0:
                 return tool_call(READ_PAGE, url=hit.url, find=shown[0])
             continue
-        about = is_about if strict else mentions_names
         strong = best_excerpt(
             wanted,
             seen.passages,
             seen.used_quotes,
             {source_id},
-            strong_needed(wanted.lead),
-            about=about,
+            1,  # `answers` asks for every word but one
+            about=answers,
         )
         if strong is not None:
             return record_call(question, strong, seen)
@@ -278,11 +299,13 @@ def _another_source(request: DecideInput, seen: Seen, strict: bool) -> ToolCall 
     return None
 
 
-Lead = tuple[tuple[int, int, int, int], Question, Wanted, SearchResultItem, list[str]]
+Lead = tuple[tuple[int, int, int, int, int], Question, Wanted, SearchResultItem, list[str]]
 
 
 def _leads(request: DecideInput, seen: Seen) -> list[Lead]:
-    """Uncited results that show a question's lead words, with how promising they are."""
+    """Uncited results that show a question's names or lead words, with how promising they are:
+    the share of the question's words (`content`) their title, address and snippet show, then
+    how many of its names, then their rank."""
     leads: list[Lead] = []
     for number, question in enumerate(request.brief.questions):
         wanted = wanted_words(question, request)
@@ -292,12 +315,15 @@ def _leads(request: DecideInput, seen: Seen) -> list[Lead]:
                 if position < ranked.get(hit.url, (position + 1, hit))[0]:
                     ranked[hit.url] = (position, hit)
         for position, hit in ranked.values():
-            shown = _shown(hit, wanted.lead)
+            shown = _shown(hit, unique(_named_lead(wanted) + code_words(wanted) + wanted.lead))
             cited = seen.read_urls.get(hit.url) in seen.cited_sources
             if not shown or cited or hit.url in seen.failed_urls:
                 continue
-            names = sum(holds_name(name, f"{hit.title} {hit.snippet}") for name in wanted.named)
-            leads.append(((-names, -len(shown), position, number), question, wanted, hit, shown))
+            share = 100 * len(_shown(hit, wanted.content)) // max(1, len(wanted.content))
+            held = sum(holds_name(name, f"{hit.title} {hit.snippet}") for name in wanted.codes)
+            names = 100 * held // max(1, len(wanted.codes))
+            rank = (-names, -share, -len(shown), position, number)
+            leads.append((rank, question, wanted, hit, shown))
     return leads
 
 

@@ -1,7 +1,9 @@
 """The offline policy's choices, from transcripts it could be shown: open a result at the name the
 question writes as code, follow a `find`, quote the best prose excerpt (a signature above it
-counts; code never), look for a second source among results that show the question (about it
-first, then after a search for its name one that names it); and the fixed pipeline's."""
+counts; code never), read the next result that shows the question's names before settling for a
+page that only mentions them, look for a second source among results that show the question (one
+that says what is asked, never a passing mention, also after a search for its name); and the fixed
+pipeline's."""
 
 from __future__ import annotations
 
@@ -146,15 +148,37 @@ def test_an_answer_on_a_seed_is_recorded_without_a_search() -> None:
 
 
 def test_a_find_with_more_matches_is_followed_before_the_next_word() -> None:
+    alone = entry(1, SearchArgs(query=BRIEF.questions[0].text), SearchData(results=[
+        SearchResultItem(url=PAGE, title="functools", snippet="@functools.lru_cache(...)"),
+        SearchResultItem(url=UNRELATED, title="Sorting", snippet="key functions"),
+    ]))  # fmt: skip
     first = opened(INTRO, next_offset=5_000)
-    assert next_call(SEARCHED, first) == (
+    assert next_call(alone, first) == (
         "read_page",
         {"source_id": "S1", "find": "lru_cach", "offset": 5_000},
     )
     rest = entry(
         3, ReadPageArgs(source_id="S1", find="lru_cach", offset=5_000), window("S1", PAGE, INTRO)
     )
-    assert next_call(SEARCHED, first, rest) == ("read_page", {"source_id": "S1", "find": "typ"})
+    assert next_call(alone, first, rest) == ("read_page", {"source_id": "S1", "find": "typ"})
+
+
+def test_the_next_result_showing_the_names_is_read_before_settling_for_a_mention() -> None:
+    """The first page only mentions what is asked; the second result shows the question's names:
+    it is read before the mention is taken, and what says what is asked wins."""
+    mention = "Many decorators keep a typed flag as it was given to them (lru_cache among them)."
+    first = opened(mention)
+    assert next_call(SEARCHED, first) == ("read_page", {"url": OTHER, "find": "lru_cach"})
+    says = (
+        "The lru_cache decorator now accepts a typed argument: arguments of different types "
+        "are cached separately."
+    )
+    second = entry(3, ReadPageArgs(url=OTHER, find="lru_cach"), window("S2", OTHER, says))
+    name, arguments = next_call(SEARCHED, first, second)
+    assert (name, arguments["source_id"], arguments["quote"]) == ("record_evidence", "S2", says)
+    nothing = entry(3, ReadPageArgs(url=OTHER, find="lru_cach"), window("S2", OTHER, INTRO))
+    name, arguments = next_call(SEARCHED, first, nothing)
+    assert (name, arguments["source_id"]) == ("record_evidence", "S1"), "else the mention"
 
 
 def test_the_best_excerpt_is_quoted_with_its_signature_as_context() -> None:
@@ -198,18 +222,17 @@ def test_a_second_source_is_sought_only_among_results_that_show_the_question() -
     assert (name, arguments["source_id"], arguments["quote"]) == ("record_evidence", "S2", strong)
 
 
-def test_a_passing_mention_is_a_further_source_only_when_nothing_about_the_question_is_found() -> (
-    None
-):
+def test_a_passing_mention_is_never_a_further_source() -> None:
+    """A sentence that names what is asked among other things does not say it: with nothing
+    better, the policy submits one source short and the gate says so (an honest partial run)."""
     before = _recorded_then_short_of_sources()
     passing = (
         "Many tools that take key functions, such as sorted() and lru_cache, have typed flags."
     )
     looked = entry(5, ReadPageArgs(url=OTHER, find="lru_cach"), window("S2", OTHER, passing))
-    assert next_call(SEARCHED, *before, looked)[0] == "search_web", "not yet: search its name"
+    assert next_call(SEARCHED, *before, looked)[0] == "search_web", "search its name"
     again = entry(6, SearchArgs(query="lru_cache"), SEARCHED.result.data)
-    name, arguments = next_call(SEARCHED, *before, looked, again)
-    assert (name, arguments["quote"]) == ("record_evidence", passing), "better than no source"
+    assert next_call(SEARCHED, *before, looked, again)[0] == "finish_research"
 
 
 def test_code_is_never_quoted_and_a_definition_beats_a_passing_mention() -> None:

@@ -1,0 +1,107 @@
+"""Which sentence is worth citing as a further source (`answers`): real sentences from the Python
+3.11 documentation that the offline policy once cited for a question they do not answer (a
+passing mention, the same words about something else) and ones that do answer it."""
+
+from __future__ import annotations
+
+import pytest
+
+from activities.model.excerpts import Passage, Wanted, answers, best_excerpt, wanted_words
+from workflows.contracts import DecideInput
+from workflows.models import Brief, Budget
+
+
+def _wanted(brief_question: str, question: str, other: str) -> Wanted:
+    brief = Brief.model_validate(
+        {
+            "question": brief_question,
+            "questions": [{"id": "Q1", "text": question}, {"id": "Q2", "text": other}],
+            "allowed_hosts": ["docs.python.org"],
+        }
+    )
+    budget = Budget(steps_left=10, searches_left=3, pages_left=5, tokens_left=10_000)
+    request = DecideInput(run_id="r", turn=1, brief=brief, transcript=[], budget=budget)
+    return wanted_words(brief.questions[0], request)
+
+
+def _says(wanted: Wanted, text: str, section: str = "", title: str = "") -> bool:
+    """Some excerpt of `text` (under `section`, on a page titled `title`) is worth citing as a
+    further source, as the policy picks one."""
+    passages = {"S1.P2": Passage("S1", text, section, title)}
+    return best_excerpt(wanted, passages, set(), {"S1"}, 1, about=answers) is not None
+
+
+FUNCTOOLS = ("How does functools cache function results?", "What happens when maxsize is None?")
+HEAPQ = ("How does heapq implement priority queues?", "Which element does heapq.heappop return?")
+
+CASES = [
+    # (brief, question, other question, sentence, section, title, worth citing)
+    (*FUNCTOOLS[:1], "What does the typed argument of lru_cache do?", FUNCTOOLS[1],
+     "The functools.lru_cache() decorator now accepts a typed keyword argument (that defaults "
+     "to False to ensure that it caches values of different types that compare equal in "
+     "separate cache slots.", "functools", "What's New In Python 3.3", True),
+    (*FUNCTOOLS[:1], "What does the typed argument of lru_cache do?", FUNCTOOLS[1],
+     "The memoryview object now has a PEP-3118 compliant getbufferproc() that checks the "
+     "consumer's request type.", "memoryview", "What's New In Python 3.3", False),
+    ("How does subprocess.run report failures and timeouts?",
+     "What happens when the timeout of subprocess.run expires?",
+     "What does the check argument of subprocess.run do when the process fails?",
+     "reuse_address tells the kernel to reuse a local socket in TIME_WAIT state, without "
+     "waiting for its natural timeout to expire.", "Opening network connections", "", False),
+    ("How does the typing module describe types?", "What is a typing.Protocol used for?",
+     "What does typing.Optional mean?",
+     "The Vectorcall Protocol is added to the Python/C API. It is meant to formalize existing "
+     "optimizations which were already done for various classes.", "Build and C API Changes",
+     "What's New In Python 3.8", False),
+    ("How does the csv module read and write files?",
+     "Why should a csv file be opened with newline=''?",
+     "What does csv.DictReader use as field names when fieldnames is omitted?",
+     "Create a Python file object from the file descriptor of an already opened file fd. The "
+     "arguments name, encoding, errors and newline can be NULL to use the defaults.",
+     "File Objects", "", False),
+    (*HEAPQ[:1], "What does heapq.nlargest return?", HEAPQ[1],
+     "Used with tools that accept key functions (such as sorted(), min(), max(), "
+     "heapq.nlargest(), heapq.nsmallest(), itertools.groupby()).", "functools", "", False),
+    (*HEAPQ[:1], "What does heapq.nlargest return?", HEAPQ[1],
+     "The nsmallest() and nlargest() functions in the heapq module now support a key keyword "
+     "parameter similar to the one provided by the min()/max() functions.", "heapq", "", False),
+    ("How does Python's garbage collector work?", "What does gc.collect return?",
+     "What does gc.disable turn off?",
+     "Because of the interpreter's internal caches, the result can vary from call to call; you "
+     "may have to call _clear_type_cache() and gc.collect() to get more predictable results.",
+     "sys", "", False),
+    ("How does the shutil module copy and remove files?", "What does shutil.rmtree delete?",
+     "What does shutil.copy2 preserve in addition to shutil.copy?",
+     "In order to remove whole directory trees, shutil.rmtree() can be used.",
+     "os.rmdir(path, *, dir_fd=None)", "os — Miscellaneous operating system interfaces", True),
+    ("How do context managers work with contextlib?", "What does contextlib.suppress do?",
+     "What does contextlib.contextmanager turn a generator into?",
+     "The new contextlib.suppress context manager helps to clarify the intent of code that "
+     "deliberately suppresses exceptions from a single statement.", "contextlib", "", True),
+    ("How does the unittest.mock library replace objects?",
+     "What does the side_effect attribute of a Mock do?",
+     "Where should unittest.mock.patch patch an object?",
+     "The Mock.reset_mock() method now has two optional keyword only arguments: return_value "
+     "and side_effect.", "unittest.mock", "What's New In Python 3.6", False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("brief", "question", "other", "text", "section", "title", "expected"), CASES
+)
+def test_a_further_source_says_what_is_asked(
+    brief: str, question: str, other: str, text: str, section: str, title: str, expected: bool
+) -> None:
+    assert _says(_wanted(brief, question, other), text, section, title=title) is expected
+
+
+def test_a_qualifier_may_be_the_page_s_own_name() -> None:
+    """`unittest` of `unittest.mock.patch` is the page's title; without it, not said."""
+    wanted = _wanted(
+        "How does the unittest.mock library replace objects?",
+        "Where should unittest.mock.patch patch an object?",
+        "What does the side_effect attribute of a Mock do?",
+    )
+    text = "The patch decorator replaces an object with a mock where it is looked up."
+    assert _says(wanted, text, "Where to patch", title="unittest.mock — getting started")
+    assert not _says(wanted, text, "Where to patch", title="Getting started")
