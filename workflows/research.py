@@ -14,7 +14,14 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import context, contracts, gate, tracing
+    # `import workflows.x as x`, not `from workflows import x`: the sandbox passes a module through
+    # only when its own name is imported. `from workflows import x` imports the package (already
+    # loaded inside the sandbox, with this module) and loads `x` afresh for every run: measured,
+    # a run's sandbox took 56 ms of CPU to create, 15 ms with these passed through.
+    import workflows.context as context
+    import workflows.contracts as contracts
+    import workflows.gate as gate
+    import workflows.tracing as tracing
     from workflows.cleaning import (
         MAX_CALLS_PER_TURN,
         MAX_ERROR_CHARS,
