@@ -12,7 +12,9 @@ On the embedded stack (its own state folder and ports), against the demo corpus:
    investigation by a local OpenAI-compatible server, and what the same turns would send with no
    compaction of older results;
 4. makespan of CONCURRENT runs at once (default 100) against the same server answering each call
-   after 1 s, over the makespan of one run (BENCH_WORKERS=N: N worker processes, default 1).
+   after 1 s, over the makespan of one run (BENCH_WORKERS=N: N worker processes, default 1); and
+   the CPU those runs cost, per step and per process (the dev server, PostgreSQL, the workers,
+   this process), with the makespan that CPU alone implies on this machine's cores.
 Figures only: nothing here asserts a speed.
 """
 
@@ -36,6 +38,7 @@ from activities.model import ModelActivities
 from activities.pages.fetch import build_http_client
 from activities.research import ResearchActivities
 from activities.search import CorpusSearch
+from bench import cpu
 from runtime.devstack import EmbeddedStack, embedded_stack
 from runtime.settings import PROJECT_ROOT, Settings
 from starter.briefs import load_brief
@@ -105,9 +108,11 @@ async def bench(concurrent: int) -> None:
             slow = FakeOpenAI(_slowly(_twelve_steps))
             with serve(slow) as url:
                 model = _model_stack(stack, url, "bench-slow")
-                async with background_worker(model), _more_workers(model, WORKERS - 1):
-                    one = await _makespan(model, brief, 1)
-                    many = await _makespan(model, brief, concurrent)
+                async with background_worker(model), _more_workers(model, WORKERS - 1) as pids:
+                    one, _ = await _makespan(model, brief, 1)
+                    before = cpu.snapshot(settings.state_dir, pids)
+                    many, steps = await _makespan(model, brief, concurrent)
+                    used = cpu.used(before, cpu.snapshot(settings.state_dir, pids))
                 rows.append(
                     (
                         f"{concurrent} runs at once vs one (1 s model)",
@@ -115,6 +120,7 @@ async def bench(concurrent: int) -> None:
                         f"{many:.1f} s vs {one:.1f} s",
                     )
                 )
+                rows += _cpu_rows(used, steps, many)
     _print(rows)
 
 
@@ -163,8 +169,9 @@ async def _history(stack: EmbeddedStack, run_id: str) -> tuple[int, int]:
 
 
 @asynccontextmanager
-async def _more_workers(stack: EmbeddedStack, count: int) -> AsyncIterator[None]:
-    """`count` more `worker.py` processes on the stack's task queue, stopped on the way out."""
+async def _more_workers(stack: EmbeddedStack, count: int) -> AsyncIterator[list[int]]:
+    """`count` more `worker.py` processes on the stack's task queue (their pids), stopped on the
+    way out."""
     s = stack.settings
     env = {
         **os.environ,
@@ -190,20 +197,40 @@ async def _more_workers(stack: EmbeddedStack, count: int) -> AsyncIterator[None]
         for worker in workers:
             assert worker.stdout is not None
             await worker.stdout.readline()  # "worker ready on task queue ..."
-        yield
+        yield [worker.pid for worker in workers]
     finally:
         for worker in workers:
             worker.terminate()
             await worker.wait()
 
 
-async def _makespan(stack: EmbeddedStack, brief: Brief, count: int) -> float:
+async def _makespan(stack: EmbeddedStack, brief: Brief, count: int) -> tuple[float, int]:
+    """Seconds until `count` runs started at once have all ended, and their steps."""
     started = time.perf_counter()
     handles = [
         await start_run(stack.client, stack.settings, brief, new_run_id()) for _ in range(count)
     ]
-    await asyncio.gather(*(handle.result() for handle in handles))
-    return time.perf_counter() - started
+    results: list[RunResult] = await asyncio.gather(*(handle.result() for handle in handles))
+    return time.perf_counter() - started, sum(result.counters.steps for result in results)
+
+
+def _cpu_rows(used: dict[str, float], steps: int, makespan: float) -> list[tuple[str, str, str]]:
+    """CPU ms per step of each process group, and the makespan their sum implies on our cores
+    (a floor: the CPU has to be spent somewhere, however well the work overlaps)."""
+    steps = max(steps, 1)
+    rows = [
+        (f"  CPU per step: {group}", f"{seconds * 1000 / steps:.1f} ms", f"{seconds:.1f} s")
+        for group, seconds in used.items()
+    ]
+    total, cores = sum(used.values()), cpu.cores()
+    rows.append(
+        (
+            f"  CPU per step, all of these ({steps} steps)",
+            f"{total * 1000 / steps:.1f} ms",
+            f"floor {total / cores:.1f} s on {cores} cores (CPU / cores) vs {makespan:.1f} s",
+        )
+    )
+    return rows
 
 
 # ---------------------------------------------------------------- the bare loop
