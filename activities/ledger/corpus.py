@@ -16,7 +16,8 @@ WHERE (d.host, d.title, d.body, d.prose)
       IS DISTINCT FROM (EXCLUDED.host, EXCLUDED.title, EXCLUDED.body, EXCLUDED.prose)
 """
 
-# Terms: the query's lexemes (identifiers whole and split into their parts, as the index has them),
+# Terms: the query's lexemes (identifiers whole and split into their parts, as the index has them;
+# one with underscores also as one lexeme, `mostunderscorecommon`: migration 014),
 # each weighted by its inverse document frequency (BM25's). Candidates hold at least one term
 # that is not in most documents (all terms, when every one is common); the GIN index finds them.
 # Rank: the sum over terms of idf x ts_rank (frequency, weighted A for the page's name and
@@ -30,7 +31,10 @@ WITH n AS (
     SELECT DISTINCT t.lexeme, coalesce(s.ndoc, 0) AS ndoc, n.docs,
            ln(1 + (n.docs - coalesce(s.ndoc, 0) + 0.5) / (coalesce(s.ndoc, 0) + 0.5)) AS idf
     FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s) || to_tsvector('english',
-             regexp_replace(%(query)s, '([A-Za-z0-9])[._]([A-Za-z])', '\\1 \\2', 'g'))))
+             regexp_replace(%(query)s, '([A-Za-z0-9])[._]([A-Za-z])', '\\1 \\2', 'g'))
+             || to_tsvector('simple', regexp_replace(regexp_replace(%(query)s,
+                 '(?<![A-Za-z0-9_])[A-Za-z0-9]+(?![A-Za-z0-9_])', ' ', 'g'),
+                 '([A-Za-z0-9])_(?=[A-Za-z0-9])', '\\1underscore', 'g'))))
          AS t (lexeme)
     CROSS JOIN n
     LEFT JOIN research.corpus_terms s ON s.lexeme = t.lexeme
@@ -66,7 +70,8 @@ JOIN research.corpus_documents d USING (url)
 CROSS JOIN q
 CROSS JOIN LATERAL (
     SELECT coalesce((SELECT found.at FROM picked p
-                     CROSS JOIN LATERAL (SELECT strpos(d.body, p.lexeme) AS at) found
+                     CROSS JOIN LATERAL (SELECT strpos(d.body, replace(p.lexeme, 'underscore',
+                                                               '_')) AS at) found
                      WHERE found.at > 0
                      ORDER BY p.idf DESC LIMIT 1), 1) AS at
 ) w

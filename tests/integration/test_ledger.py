@@ -436,6 +436,30 @@ async def test_corpus_search_weighs_page_names_titles_and_rare_words(
     assert "Optional" in hits[0].snippet
 
 
+async def test_corpus_search_finds_identifiers_with_underscores_whole(
+    ledger: Ledger, tmp_path: Path, tag: str
+) -> None:
+    """PostgreSQL's parser splits `most_common` into a stop word and "common", `wait_for` into
+    "wait" and a stop word: indexed whole too, the page that uses the identifier outranks pages
+    that only use its words."""
+    host = f"u{tag}.test"
+    # Other pages make "common" and "wait" ordinary words, as in a real corpus.
+    others = {f"p{n}.html": f"<p>A common case: wait, number {n}.</p>" for n in range(20)}
+    write_corpus(tmp_path, host, others | {
+        "words.html": "<title>Common words</title><p>The most common words are common.</p>",
+        "counter.html": "<title>Counter</title><p>most_common(n) lists the n largest counts.</p>",
+        "waiting.html": "<title>Waiting</title><p>Wait for the reply; wait for it again.</p>",
+        "tasks.html": "<title>Tasks</title><p>asyncio.wait_for(aw, timeout) runs aw.</p>",
+    })  # fmt: skip
+    await index_corpus(ledger, tmp_path, max_chars=10_000)
+
+    hits = await ledger.search_corpus("What does most_common return?", [host], 8)
+    assert hits[0].url == f"https://{host}/counter.html", [hit.url for hit in hits]
+    assert "most_common" in hits[0].snippet
+    hits = await ledger.search_corpus("When does wait_for time out?", [host], 8)
+    assert hits[0].url == f"https://{host}/tasks.html", [hit.url for hit in hits]
+
+
 async def test_corpus_search_can_use_the_gin_index(pool: Pool) -> None:
     from activities.ledger.corpus import _SEARCH, search_params
 
