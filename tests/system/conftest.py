@@ -55,6 +55,12 @@ async def corpus_ledger(embedded_pg_url: str) -> AsyncIterator[Ledger]:
         await pool.close()
 
 
+def cli_env(**settings: str) -> dict[str, str]:
+    """This process's environment without the caller's RESEARCH_* settings, plus `settings`."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("RESEARCH_")}
+    return env | settings
+
+
 def research(
     env: dict[str, str], *args: str, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:

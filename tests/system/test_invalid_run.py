@@ -15,7 +15,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.ledger import Ledger
 from tests.conftest import installed_binary
-from tests.system.conftest import WorkerProcess, research
+from tests.system.conftest import WorkerProcess, cli_env, research
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
 
@@ -30,8 +30,7 @@ class Stack:
 def stack(
     dev_server: WorkflowEnvironment, embedded_pg_url: str, corpus_ledger: Ledger
 ) -> Iterator[Stack]:
-    env = {name: value for name, value in os.environ.items() if not name.startswith("RESEARCH_")}
-    env.update(
+    env = cli_env(
         TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host,
         DATABASE_URL=embedded_pg_url,
         RESEARCH_TASK_QUEUE=f"research-invalid-{os.getpid()}",

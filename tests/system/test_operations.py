@@ -22,7 +22,7 @@ from runtime.settings import PROJECT_ROOT
 from starter.local import DEMO_BRIEF
 from tests.conftest import installed_binary
 from tests.fakes.postgres import rewrite_history
-from tests.system.conftest import WorkerProcess, research
+from tests.system.conftest import WorkerProcess, cli_env, research
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
 
@@ -43,8 +43,7 @@ def runs(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Runs]:
     folder = tmp_path_factory.mktemp("operations")
-    env = {name: value for name, value in os.environ.items() if not name.startswith("RESEARCH_")}
-    env.update(
+    env = cli_env(
         TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host,
         DATABASE_URL=embedded_pg_url,
         RESEARCH_TASK_QUEUE=f"research-operations-{os.getpid()}",

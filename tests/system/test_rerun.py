@@ -24,7 +24,7 @@ from temporalio.testing import WorkflowEnvironment
 from activities.ledger import Ledger
 from starter.local import DEMO_BRIEF
 from tests.fakes.openai_server import FakeOpenAI, Message, Reply, harborq_script, serve
-from tests.system.conftest import WorkerProcess, research
+from tests.system.conftest import WorkerProcess, cli_env, research
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(240)]
 
@@ -46,8 +46,7 @@ def sources(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Sources]:
     folder = tmp_path_factory.mktemp("rerun")
-    env = {name: value for name, value in os.environ.items() if not name.startswith("RESEARCH_")}
-    env.update(
+    env = cli_env(
         TEMPORAL_ADDRESS=dev_server.client.service_client.config.target_host,
         DATABASE_URL=embedded_pg_url,
         RESEARCH_TASK_QUEUE=f"research-rerun-{os.getpid()}",

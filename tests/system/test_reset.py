@@ -10,7 +10,6 @@ execution's rows stay as they were.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import uuid
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from temporalio.client import Client
 from activities.ledger import Ledger
 from tests.fakes import hostile
 from tests.fakes.openai_server import Message, Reply, tool
+from tests.system.conftest import cli_env
 from tests.system.conftest import research as research_cli
 from tests.system.test_hostile_model import assert_audits_clean, brief, hostile_worker
 from workflows.models import RunResult, RunStatus, StopReason
@@ -110,11 +110,7 @@ async def reset_before_turn(client: Client, run_id: str, execution_id: str, turn
 
 
 def research(client: Client, pg_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {name: value for name, value in os.environ.items() if not name.startswith("RESEARCH_")}
-    env |= {
-        "TEMPORAL_ADDRESS": client.service_client.config.target_host,
-        "DATABASE_URL": pg_url,
-    }
+    env = cli_env(TEMPORAL_ADDRESS=client.service_client.config.target_host, DATABASE_URL=pg_url)
     return research_cli(env, *args)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import uuid
 from pathlib import Path
@@ -11,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from activities.ledger import Ledger
+from tests.system.conftest import cli_env
 from tests.system.conftest import research as research_cli
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(120)]
 
 
 def research(database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {name: value for name, value in os.environ.items() if not name.startswith("RESEARCH_")}
-    env.update(DATABASE_URL=database_url, RESEARCH_SEARCH_PROVIDER="corpus")
+    env = cli_env(DATABASE_URL=database_url, RESEARCH_SEARCH_PROVIDER="corpus")
     return research_cli(env, *args, timeout=60)
 
 
