@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from workflows.contracts import DecideInput
 from workflows.models import Question
@@ -73,6 +73,12 @@ class Wanted:
     codes: list[str] = field(default_factory=list)  # every name it writes as code, shared or not
     qualifiers: list[str] = field(default_factory=list)  # of those, what only qualifies a name
     content: list[str] = field(default_factory=list)  # every word but its framing ("do", "return")
+
+    @property
+    def things(self) -> list[str]:
+        """The names it writes as code that are not only qualifiers (`patch` of
+        `unittest.mock.patch`): what it asks about."""
+        return [name for name in self.codes if name not in self.qualifiers]
 
 
 @dataclass(frozen=True)
@@ -157,8 +163,7 @@ def _code_tokens(text: str) -> list[str]:
 def code_words(wanted: Wanted) -> list[str]:
     """Each name the question writes as code, qualifiers aside (`re` of `re.search`), as the
     word `find` looks for (`lru_cach`), the most specific first."""
-    named = [name for name in wanted.codes if name not in wanted.qualifiers]
-    words = [min(keywords(name), key=_specificity) for name in named if keywords(name)]
+    words = [min(keywords(name), key=_specificity) for name in wanted.things if keywords(name)]
     return sorted(unique(words), key=_specificity)
 
 
@@ -257,7 +262,7 @@ def answers(excerpt: Excerpt, wanted: Wanted) -> bool:
     # A qualifier (`unittest` of `unittest.mock.patch`) may be the page's or the section's; a
     # "glob" heading is not about `Path.glob` because a later aside names `pathlib.Path.glob()`.
     where = f"{excerpt.title} {excerpt.context}"
-    codes = [name for name in wanted.codes if name not in wanted.qualifiers]
+    codes = wanted.things
     qualified = all(
         holds_name(name, f"{where} {excerpt.above} {opening}") for name in wanted.qualifiers
     )
@@ -351,8 +356,8 @@ def _excerpts(passage_id: str, passage: Passage, wanted: Wanted, before: str = "
                 if len(" ".join(taken)) >= EXCERPT_CHARS:
                     break
                 taken.append(following)
-            excerpt = _excerpt(passage_id, taken, under, wanted, first == 0)
-            excerpts.append(replace(excerpt, lead_in=" ".join(sentences[:first])))
+            lead_in = " ".join(sentences[:first])
+            excerpts.append(_excerpt(passage_id, taken, under, wanted, first == 0, lead_in))
     return excerpts
 
 
@@ -371,7 +376,7 @@ class Under:
 
 
 def _excerpt(
-    passage_id: str, taken: list[str], under: Under, wanted: Wanted, first: bool
+    passage_id: str, taken: list[str], under: Under, wanted: Wanted, first: bool, lead_in: str
 ) -> Excerpt:
     lead = set(wanted.lead)
     quote = " ".join(taken)
@@ -391,6 +396,7 @@ def _excerpt(
         opens=under.opens and first,
         above=under.above,
         title=under.title,
+        lead_in=lead_in,
     )
 
 

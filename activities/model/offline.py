@@ -227,7 +227,7 @@ def _from_results(
 def _shows_names(hit: SearchResultItem, wanted: Wanted) -> bool:
     """The result's title or snippet holds every name the question writes as code (it has
     some), qualifiers aside: worth reading before settling for a page that only mentions them."""
-    names = [name for name in wanted.codes if name not in wanted.qualifiers]
+    names = wanted.things
     return bool(names) and all(holds_name(name, f"{hit.title} {hit.snippet}") for name in names)
 
 
