@@ -22,8 +22,8 @@ WHERE (d.host, d.title, d.body, d.prose)
 # that is not in most documents (all terms, when every one is common); the GIN index finds them.
 # Rank: the sum over terms of idf x ts_rank (frequency, weighted A for the page's name and
 # title, D for its body, normalised by document length). The snippet is a headline of a short
-# window around the first place the rarest term appears (lexemes are lower-case stems, found as
-# written in lower-case prose; no lower() copy of whole bodies): for the returned rows only.
+# window around the first place the rarest term appears as a word, in any case (`RLock` for the
+# lexeme "rlock", not "lock" inside "block"): for the returned rows only, each body read once.
 _SEARCH = """
 WITH n AS (
     SELECT greatest(count(*), 1)::float8 AS docs FROM research.corpus_documents
@@ -60,7 +60,7 @@ WITH n AS (
 )
 SELECT r.url, r.host, r.title,
        ts_headline('english', regexp_replace(regexp_replace(
-                       substr(d.body, greatest(1, w.at - 150), 700),
+                       substr(b.body, greatest(1, w.at - 150), 700),
                        CASE WHEN w.at > 150 THEN '^\\S*\\s+' ELSE '^$' END, ''),
                        '\\s+\\S*$', ''), q.query,
                    'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", '
@@ -68,12 +68,24 @@ SELECT r.url, r.host, r.title,
 FROM ranked r
 JOIN research.corpus_documents d USING (url)
 CROSS JOIN q
+-- The body read once (not once for each term), with a lower-case copy to look in.
+CROSS JOIN LATERAL (SELECT d.body || '' AS body, lower(d.body) AS low OFFSET 0) b
 CROSS JOIN LATERAL (
     SELECT coalesce((SELECT found.at FROM picked p
-                     CROSS JOIN LATERAL (SELECT strpos(d.body, replace(p.lexeme, 'underscore',
-                                                               '_')) AS at) found
+                     CROSS JOIN LATERAL (SELECT replace(p.lexeme, 'underscore', '_') AS term) t
+                     CROSS JOIN LATERAL (SELECT strpos(b.low, t.term) AS at) first
+                     -- as a word: "lock" first inside "block" looks again, with a regex
+                     CROSS JOIN LATERAL (
+                         SELECT CASE WHEN first.at <= 1
+                                       OR substr(b.low, first.at - 1, 1) !~ '[[:alnum:]_]'
+                                     THEN first.at
+                                     ELSE regexp_instr(b.low, '\\m' || regexp_replace(
+                                         t.term, '([^[:alnum:]_])', '\\\\\\1', 'g'))
+                                END AS at
+                     ) found
                      WHERE found.at > 0
                      ORDER BY p.idf DESC LIMIT 1), 1) AS at
+    OFFSET 0
 ) w
 ORDER BY r.rank DESC, r.url
 """
