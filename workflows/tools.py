@@ -34,8 +34,8 @@ DESCRIPTIONS: dict[str, str] = {
     SEARCH_WEB: "Find pages on the allowed hosts: URLs, titles, snippets (never evidence).",
     READ_PAGE: (
         "Read passages of a page by url (a seed or search result) or source_id. offset (from "
-        "next_offset) pages on; find lists passages containing a term. A stored page costs a "
-        "step, no fetch."
+        "next_offset) pages on; find lists passages containing a term (else each of its "
+        "words). A stored page costs a step, no fetch."
     ),
     RECORD_EVIDENCE: (
         "Record evidence for a question from a page you read: passage_id (the host copies it) "

@@ -327,8 +327,8 @@ class Ledger:
         execution: str | None = None,
     ) -> tuple[list[Passage], int | None]:
         """Up to `size` passages and about `chars` of text from the one containing `offset` (with
-        `find`, only those that contain it, case-insensitively), and the offset the next window
-        starts at (None: end)."""
+        `find`, only those that contain it, case-insensitively, or when no passage holds it whole,
+        each of its words), and the offset the next window starts at (None: end)."""
         async with self._read("passages") as conn:
             scope = await execution_of(conn, run_id, execution)
             return await ledger_sources.load_window(

@@ -315,6 +315,19 @@ async def test_window_find_keeps_matching_passages(ledger: Ledger, run_id: str) 
     assert await ledger.window(run_id, "S1", find="no such words") == ([], None)
 
 
+async def test_window_find_falls_back_to_each_word_only_when_no_passage_holds_the_phrase(
+    ledger: Ledger, run_id: str
+) -> None:
+    await ledger.store_source(run_id, "S1", page(), extracted())
+    every, end = await ledger.window(run_id, "S1", find="Database CACHE")
+    assert [passage.id for passage in every] == ["S1.P4"] and end is None
+    whole, _ = await ledger.window(run_id, "S1", find="a message")
+    assert [passage.id for passage in whole] == ["S1.P3"], "the phrase, not each word"
+    # the same find pages on with the same meaning: the phrase is held on the page, not later
+    after, _ = await ledger.window(run_id, "S1", offset=whole[0].end + 1, find="a message")
+    assert after == []
+
+
 # ---------------------------------------------------------------- reports
 
 
