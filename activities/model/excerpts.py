@@ -175,10 +175,13 @@ def names_itself(name: str, text: str) -> bool:
 
 def holds_name(name: str, text: str) -> bool:
     """`text` holds `name` as a word: exactly as written when it has capitals (`Optional` is not
-    "optional"), in any case otherwise (`disable` opens a sentence as "Disable")."""
-    flags = 0 if name != name.lower() else re.IGNORECASE
-    return (
-        re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text, flags) is not None
+    "optional"), in any case otherwise (`disable` opens a sentence as "Disable"), but not as
+    another's qualified name (`re.Match`, a class, is not `match`)."""
+    escaped = re.escape(name)
+    if re.search(rf"(?<![A-Za-z0-9_]){escaped}(?![A-Za-z0-9_])", text) is not None:
+        return True
+    return name == name.lower() and (
+        re.search(rf"(?<![A-Za-z0-9_.]){escaped}(?![A-Za-z0-9_])", text, re.IGNORECASE) is not None
     )
 
 
@@ -256,9 +259,18 @@ def answers(excerpt: Excerpt, wanted: Wanted) -> bool:
       pin it down, one word may be said otherwise, unless it is the brief's own subject;
     - it says the relation asked for ("What does heapq.nlargest return?": "return")."""
     said = _aside(excerpt.quote)
-    # An opening that lists names ("partialmethod(), weakref.finalize(), profile.runcall() ...")
-    # is about none of them.
-    opening = " ".join(o for o in _openings(said) if len(_code_tokens(o)) < LISTED_NAMES)
+    # An opening that lists names ("partialmethod(), weakref.finalize(), profile.runcall() ...",
+    # "Manager's methods also include Lock(), RLock(), and Semaphore()") is about none of them;
+    # one led by another name ("BZ2File performance is improved by removing internal RLock") is
+    # about that one. Both read as written, before the aside drops the calls' parentheses.
+    ours = set(wanted.codes)
+    elsewhere = [
+        len(_code_tokens(opening)) >= LISTED_NAMES or _led_by_another(opening, ours)
+        for opening in _openings(excerpt.quote)
+    ]
+    opening = " ".join(
+        o for n, o in enumerate(_openings(said)) if not (n < len(elsewhere) and elsewhere[n])
+    )
     # A qualifier (`unittest` of `unittest.mock.patch`) may be the page's or the section's; a
     # "glob" heading is not about `Path.glob` because a later aside names `pathlib.Path.glob()`.
     where = f"{excerpt.title} {excerpt.context}"
@@ -293,6 +305,12 @@ def answers(excerpt: Excerpt, wanted: Wanted) -> bool:
 _LEADING_CLAUSE = frozenset(
     "when if although though while unlike after before once unless because since".split()
 )
+
+
+def _led_by_another(opening: str, names: set[str]) -> bool:
+    """The first name `opening` writes as code is none of `names` (nor qualified by one)."""
+    tokens = _code_tokens(opening)
+    return bool(tokens) and not set(_NAME.findall(tokens[0])) & names
 
 
 def _openings(text: str) -> list[str]:

@@ -9,8 +9,9 @@ further before the next result is read. Before settling for a page that only men
 asked, it reads the next result when that shows the question's names, and takes an excerpt that
 says what is asked (`answers`) from either. Once every question it can answer has evidence and
 the cited sources are fewer than the gate requires, it looks for another source among every
-search's results (those showing more of the question's names and words first), then after a
-search for what the questions name: only an excerpt that says what is asked counts, never a
+search's results (those showing more of the question's names and words first; two names
+compared are looked for together), then after a search for what the questions name, then
+further into those pages' matches: only an excerpt that says what is asked counts, never a
 passing mention. Then it submits; the gate's gaps say what is missing.
 """
 
@@ -51,6 +52,7 @@ from workflows.tools import FINISH_RESEARCH, READ_PAGE, RECORD_EVIDENCE, SEARCH_
 
 STRICT_RESULTS = 2  # results read for an excerpt that says what is asked before settling
 MAX_FINDS = 3  # `find` reads for one question's words on one page before the next result
+DEEPER_FINDS = 2  # `find` reads of a further source's page once every lead had one
 _TOOLS_CHARS = len(json.dumps(tool_schemas()))
 
 
@@ -124,6 +126,9 @@ def decide_offline(request: DecideInput) -> Decision:
 
 
 def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
+    if request.budget.steps_left <= 1 and seen.evidence:
+        # The last step submits what there is: the gate then says what is missing.
+        return finish_call(request, seen)
     ordered = sorted(request.brief.questions, key=lambda question: not question.required)
     for question in ordered:
         if question.id in seen.evidence:
@@ -133,7 +138,11 @@ def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
             return call
     # Every question answered or out of leads: the gate will want more sources than that.
     if len(seen.cited_sources) < request.brief.limits.min_sources:
-        extra = _another_source(request, seen) or _search_by_name(request, seen)
+        extra = (
+            _another_source(request, seen)
+            or _search_by_name(request, seen)
+            or _another_source(request, seen, DEEPER_FINDS)
+        )
         if extra is not None:
             return extra
     return finish_call(request, seen)
@@ -272,16 +281,20 @@ def _shown(hit: SearchResultItem, lead: list[str]) -> list[str]:
     return [term for term in lead if term in words]
 
 
-def _another_source(request: DecideInput, seen: Seen) -> ToolCall | None:
+def _another_source(request: DecideInput, seen: Seen, finds: int = 1) -> ToolCall | None:
     """Evidence from a source not cited yet, for any question: among the results of every
     search that show one of its names or lead words, the most promising first (showing more of
-    its names, then more of those words, then better ranked), read once with `find` at its most
-    specific name; only a strong match that says what the question asks is taken (`answers`)."""
+    its names, then more of those words, then better ranked), read with `find` at its most
+    specific name (`finds` reads of its matches: once, then further once every lead had one);
+    only a strong match that says what the question asks is taken (`answers`)."""
     for _, question, wanted, hit, shown in sorted(_leads(request, seen), key=lambda o: o[0]):
+        # Two names compared ("re.match and re.search") are looked for together: the passages
+        # holding both, not the first that mentions one.
+        together = [" ".join(wanted.things)] if len(wanted.things) > 1 else []
         source_id = seen.read_urls.get(hit.url)
         if source_id is None:
             if request.budget.pages_left > 0:
-                return tool_call(READ_PAGE, url=hit.url, find=shown[0])
+                return tool_call(READ_PAGE, url=hit.url, find=(together + shown)[0])
             continue
         strong = best_excerpt(
             wanted,
@@ -293,7 +306,9 @@ def _another_source(request: DecideInput, seen: Seen) -> ToolCall | None:
         )
         if strong is not None:
             return record_call(question, strong, seen)
-        more = _look_further(seen.finds.get(source_id, []), unique(shown + wanted.lead), 1)
+        more = _look_further(
+            seen.finds.get(source_id, []), unique(together + shown + wanted.lead), finds
+        )
         if more is not None:
             return tool_call(READ_PAGE, source_id=source_id, **more)
     return None

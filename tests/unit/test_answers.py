@@ -83,6 +83,38 @@ CASES = [
      "Where should unittest.mock.patch patch an object?",
      "The Mock.reset_mock() method now has two optional keyword only arguments: return_value "
      "and side_effect.", "unittest.mock", "What's New In Python 3.6", False),
+    # a list of calls: counted as written, before the aside drops their parentheses
+    ("How do threads synchronise in the threading module?",
+     "What is the difference between a Lock and an RLock?",
+     "What does Thread.join with a timeout return?",
+     "Manager's methods also include Lock(), RLock(), and Semaphore() to create shared locks.",
+     "The multiprocessing Package", "What's New in Python 2.6", False),
+    ("How do threads synchronise in the threading module?",
+     "What is the difference between a Lock and an RLock?",
+     "What does Thread.join with a timeout return?",
+     "A recursive lock object: a close analog of threading.RLock. A recursive lock must be "
+     "released by the process or thread that acquired it.",
+     "class multiprocessing.RLock", "multiprocessing — Process-based parallelism", True),
+    # led by another name: about that one
+    ("How do threads synchronise in the threading module?",
+     "What is the difference between a Lock and an RLock?",
+     "What does Thread.join with a timeout return?",
+     "BZ2File performance is improved by removing internal RLock. This makes BZ2File thread "
+     "unsafe in the face of multiple simultaneous readers or writers.", "bz2",
+     "What's New In Python 3.10", False),
+    # `re.Match`, a class, is not the function `match`
+    ("How does the re module match patterns?",
+     "What is the difference between re.match and re.search?",
+     "What does the re.VERBOSE flag allow?",
+     "If x = re.search('foo', 'foo'), x will be a re.Match object where the return values of "
+     "x.group(0) and x[0] will both be of type str.", "Binary Sequence Types",
+     "Built-in Types", False),
+    ("How does the re module match patterns?",
+     "What is the difference between re.match and re.search?",
+     "What does the re.VERBOSE flag allow?",
+     "The match() function only checks if the RE matches at the beginning of the string while "
+     "search() will scan forward through the string for a match.", "match() versus search()",
+     "Regular Expression HOWTO", True),
 ]  # fmt: skip
 
 

@@ -2,8 +2,8 @@
 question writes as code, follow a `find`, quote the best prose excerpt (a signature above it
 counts; code never), read the next result that shows the question's names before settling for a
 page that only mentions them, look for a second source among results that show the question (one
-that says what is asked, never a passing mention, also after a search for its name); and the fixed
-pipeline's."""
+that says what is asked, never a passing mention, also after a search for its name, then further
+into those pages); and the fixed pipeline's."""
 
 from __future__ import annotations
 
@@ -77,8 +77,9 @@ def next_call(
     policy: Callable[[DecideInput], Decision] = decide_offline,
     brief: Brief = BRIEF,
     seeds: tuple[str, ...] = (),
+    steps_left: int = 10,
 ) -> tuple[str, dict[str, Any]]:
-    budget = Budget(steps_left=10, searches_left=3, pages_left=5, tokens_left=10_000)
+    budget = Budget(steps_left=steps_left, searches_left=3, pages_left=5, tokens_left=10_000)
     request = DecideInput(
         run_id="r",
         turn=1,
@@ -213,13 +214,58 @@ def test_a_second_source_is_sought_only_among_results_that_show_the_question() -
     name, arguments = next_call(SEARCHED, *before, looked)
     assert (name, arguments) == ("search_web", {"query": "lru_cache"}), "then what it names"
     again = entry(6, SearchArgs(query="lru_cache"), SEARCHED.result.data)
-    name, _ = next_call(SEARCHED, *before, looked, again)
-    assert name == "finish_research", "one find a page, no weak match, never the unrelated page"
+    assert next_call(SEARCHED, *before, looked, again) == (
+        "read_page",
+        {"source_id": "S2", "find": "typ"},
+    ), "then one more find in each page that showed the question"
+    deeper = entry(7, ReadPageArgs(source_id="S2", find="typ"), window("S2", OTHER, weak))
+    name, _ = next_call(SEARCHED, *before, looked, again, deeper)
+    assert name == "finish_research", "two finds a page, no weak match, never the unrelated page"
 
     strong = "With lru_cache, if typed is true, the arguments of different types are cached apart."
     found = entry(5, ReadPageArgs(url=OTHER, find="lru_cach"), window("S2", OTHER, strong))
     name, arguments = next_call(SEARCHED, *before, found)
     assert (name, arguments["source_id"], arguments["quote"]) == ("record_evidence", "S2", strong)
+
+
+def test_two_names_compared_are_looked_for_together_in_a_further_source() -> None:
+    brief = Brief.model_validate(
+        {
+            "question": "How does the re module match patterns?",
+            "questions": [
+                {"id": "Q1", "text": "What is the difference between re.match and re.search?"}
+            ],
+            "allowed_hosts": ["docs.example"],
+            "limits": {"min_sources": 2},
+        }
+    )
+    library, howto = "https://docs.example/re.html", "https://docs.example/regex.html"
+    says = (
+        "re.match() checks for a match only at the beginning of the string, re.search() anywhere."
+    )
+    searched = entry(1, SearchArgs(query=brief.questions[0].text), SearchData(results=[
+        SearchResultItem(url=library, title="re", snippet="re.match() and re.search()"),
+        SearchResultItem(url=howto, title="Regular Expression HOWTO", snippet="match() search()"),
+    ]))  # fmt: skip
+    read = entry(2, ReadPageArgs(url=library, find="search"), window("S1", library, says))
+    recorded = entry(
+        3,
+        RecordEvidenceArgs(
+            question_id="Q1", source_id="S1", claim="c", stance="supports", quote=says
+        ),
+        EvidenceData(evidence_id="E001", quote=says),
+    )
+    assert next_call(searched, read, recorded, brief=brief) == (
+        "read_page",
+        {"url": howto, "find": "match search"},
+    )
+
+
+def test_the_last_step_submits_what_there_is() -> None:
+    before = _recorded_then_short_of_sources()
+    assert next_call(SEARCHED, *before)[0] == "read_page", "a further source is sought"
+    assert next_call(SEARCHED, *before, steps_left=1)[0] == "finish_research"
+    assert next_call(SEARCHED, steps_left=1)[0] == "read_page", "nothing to submit yet"
 
 
 def test_a_passing_mention_is_never_a_further_source() -> None:
@@ -232,7 +278,8 @@ def test_a_passing_mention_is_never_a_further_source() -> None:
     looked = entry(5, ReadPageArgs(url=OTHER, find="lru_cach"), window("S2", OTHER, passing))
     assert next_call(SEARCHED, *before, looked)[0] == "search_web", "search its name"
     again = entry(6, SearchArgs(query="lru_cache"), SEARCHED.result.data)
-    assert next_call(SEARCHED, *before, looked, again)[0] == "finish_research"
+    deeper = entry(7, ReadPageArgs(source_id="S2", find="typ"), window("S2", OTHER, passing))
+    assert next_call(SEARCHED, *before, looked, again, deeper)[0] == "finish_research"
 
 
 def test_code_is_never_quoted_and_a_definition_beats_a_passing_mention() -> None:
