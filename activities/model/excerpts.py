@@ -271,9 +271,10 @@ def answers(excerpt: Excerpt, wanted: Wanted) -> bool:
     opening = " ".join(
         o for n, o in enumerate(_openings(said)) if not (n < len(elsewhere) and elsewhere[n])
     )
-    # A qualifier (`unittest` of `unittest.mock.patch`) may be the page's or the section's; a
+    # A qualifier (`unittest` of `unittest.mock.patch`) may be the page's, the section's or the
+    # paragraph's ("The new textwrap module ... The fill(text, width) function returns ..."); a
     # "glob" heading is not about `Path.glob` because a later aside names `pathlib.Path.glob()`.
-    where = f"{excerpt.title} {excerpt.context}"
+    where = f"{excerpt.title} {excerpt.context} {excerpt.lead_in}"
     codes = wanted.things
     qualified = all(
         holds_name(name, f"{where} {excerpt.above} {opening}") for name in wanted.qualifiers

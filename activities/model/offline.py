@@ -319,17 +319,13 @@ Lead = tuple[tuple[int, int, int, int, int], Question, Wanted, SearchResultItem,
 
 def _leads(request: DecideInput, seen: Seen) -> list[Lead]:
     """Uncited results that show a question's names or lead words, with how promising they are:
-    the share of the question's words (`content`) their title, address and snippet show, then
-    how many of its names, then their rank."""
+    the share of the question's words (`content`) their title, address and snippets show, then
+    how many of its names, then their best rank."""
     leads: list[Lead] = []
+    results = _every_result(seen)
     for number, question in enumerate(request.brief.questions):
         wanted = wanted_words(question, request)
-        ranked: dict[str, tuple[int, SearchResultItem]] = {}
-        for hits in seen.searches.values():
-            for position, hit in enumerate(hits):
-                if position < ranked.get(hit.url, (position + 1, hit))[0]:
-                    ranked[hit.url] = (position, hit)
-        for position, hit in ranked.values():
+        for position, hit in results:
             shown = _shown(hit, unique(_named_lead(wanted) + code_words(wanted) + wanted.lead))
             cited = seen.read_urls.get(hit.url) in seen.cited_sources
             if not shown or cited or hit.url in seen.failed_urls:
@@ -340,6 +336,28 @@ def _leads(request: DecideInput, seen: Seen) -> list[Lead]:
             rank = (-names, -share, -len(shown), position, number)
             leads.append((rank, question, wanted, hit, shown))
     return leads
+
+
+def _every_result(seen: Seen) -> list[tuple[int, SearchResultItem]]:
+    """Each page every search returned, once: its best rank, and the snippets of all of them (a
+    page found for one question shows another's words in the snippet of that one's search)."""
+    best: dict[str, int] = {}
+    found: dict[str, list[SearchResultItem]] = {}
+    for hits in seen.searches.values():
+        for position, hit in enumerate(hits):
+            best[hit.url] = min(position, best.get(hit.url, position))
+            found.setdefault(hit.url, []).append(hit)
+    return [
+        (
+            best[url],
+            SearchResultItem(
+                url=url,
+                title=hits[0].title,
+                snippet=" … ".join(unique([hit.snippet for hit in hits])),
+            ),
+        )
+        for url, hits in found.items()
+    ]
 
 
 def record_call(question: Question, excerpt: Excerpt, seen: Seen) -> ToolCall:

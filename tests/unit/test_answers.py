@@ -137,3 +137,20 @@ def test_a_qualifier_may_be_the_page_s_own_name() -> None:
     text = "The patch decorator replaces an object with a mock where it is looked up."
     assert _says(wanted, text, "Where to patch", title="unittest.mock — getting started")
     assert not _says(wanted, text, "Where to patch", title="Getting started")
+
+
+def test_a_qualifier_may_be_named_earlier_in_the_paragraph() -> None:
+    wanted = _wanted(
+        "How do I format and wrap text with textwrap?",
+        "What is the difference between textwrap.wrap and textwrap.fill?",
+        "What does textwrap.shorten do?",
+    )
+    functions = (
+        "The wrap(text, width) function takes a string and returns a list containing the text "
+        "split into lines of no more than the chosen width. The fill(text, width) function "
+        "returns a single string, reformatted to fit into lines no longer than the chosen width."
+    )
+    module = "The new textwrap module contains functions for wrapping strings of text. "
+    where = ("New, Improved, and Deprecated Modules", "What's New in Python 2.3")
+    assert _says(wanted, module + functions, *where)
+    assert not _says(wanted, functions, *where), "wrap and fill of which module?"
