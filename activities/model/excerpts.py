@@ -264,10 +264,8 @@ def answers(excerpt: Excerpt, wanted: Wanted) -> bool:
     # one led by another name ("BZ2File performance is improved by removing internal RLock") is
     # about that one. Both read as written, before the aside drops the calls' parentheses.
     ours = set(wanted.codes)
-    elsewhere = [
-        len(_code_tokens(opening)) >= LISTED_NAMES or _led_by_another(opening, ours)
-        for opening in _openings(excerpt.quote)
-    ]
+    written = [_written_names(opening, ours) for opening in _openings(excerpt.quote)]
+    elsewhere = [len(w) >= LISTED_NAMES or _led_by_another(w, ours) for w in written]
     opening = " ".join(
         o for n, o in enumerate(_openings(said)) if not (n < len(elsewhere) and elsewhere[n])
     )
@@ -308,10 +306,15 @@ _LEADING_CLAUSE = frozenset(
 )
 
 
-def _led_by_another(opening: str, names: set[str]) -> bool:
-    """The first name `opening` writes as code is none of `names` (nor qualified by one)."""
-    tokens = _code_tokens(opening)
-    return bool(tokens) and not set(_NAME.findall(tokens[0])) & names
+def _written_names(opening: str, names: set[str]) -> list[str]:
+    """What `opening` writes as code, acronyms aside ("PEP 485 adds the math.isclose()
+    function") unless they are among `names` (`VERBOSE`)."""
+    return [t for t in _code_tokens(opening) if not t.isupper() or set(_NAME.findall(t)) & names]
+
+
+def _led_by_another(written: list[str], names: set[str]) -> bool:
+    """The first name written is none of `names` (nor qualified by one)."""
+    return bool(written) and not set(_NAME.findall(written[0])) & names
 
 
 def _openings(text: str) -> list[str]:

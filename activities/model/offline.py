@@ -306,9 +306,12 @@ def _another_source(request: DecideInput, seen: Seen, finds: int = 1) -> ToolCal
         )
         if strong is not None:
             return record_call(question, strong, seen)
-        more = _look_further(
-            seen.finds.get(source_id, []), unique(together + shown + wanted.lead), finds
-        )
+        # Further into a page, only the names (their next matches): its other words are
+        # everywhere in it.
+        words = unique(together + shown + wanted.lead)
+        if finds > 1:
+            words = unique(together + code_words(wanted)) or wanted.lead[:1]
+        more = _look_further(seen.finds.get(source_id, []), words, finds)
         if more is not None:
             return tool_call(READ_PAGE, source_id=source_id, **more)
     return None

@@ -102,6 +102,14 @@ CASES = [
      "BZ2File performance is improved by removing internal RLock. This makes BZ2File thread "
      "unsafe in the face of multiple simultaneous readers or writers.", "bz2",
      "What's New In Python 3.10", False),
+    # an acronym leads, not another name
+    ("How do I compare and add floating-point numbers reliably with the math module?",
+     "How does math.isclose decide whether two values are close?",
+     "How does math.fsum differ from the built-in sum when adding floats?",
+     "PEP 485 adds the math.isclose() and cmath.isclose() functions which tell whether two "
+     "values are approximately equal or close to each other. Whether or not two values are "
+     "considered close is determined according to given absolute and relative tolerances.",
+     "PEP 485: A function for testing approximate equality", "What's New In Python 3.5", True),
     # `re.Match`, a class, is not the function `match`
     ("How does the re module match patterns?",
      "What is the difference between re.match and re.search?",

@@ -214,13 +214,17 @@ def test_a_second_source_is_sought_only_among_results_that_show_the_question() -
     name, arguments = next_call(SEARCHED, *before, looked)
     assert (name, arguments) == ("search_web", {"query": "lru_cache"}), "then what it names"
     again = entry(6, SearchArgs(query="lru_cache"), SEARCHED.result.data)
+    name, _ = next_call(SEARCHED, *before, looked, again)
+    assert name == "finish_research", "no weak match, never the unrelated page"
+    more = window("S2", OTHER, weak, next_offset=900)
+    looked = entry(5, ReadPageArgs(url=OTHER, find="lru_cach"), more)
     assert next_call(SEARCHED, *before, looked, again) == (
         "read_page",
-        {"source_id": "S2", "find": "typ"},
-    ), "then one more find in each page that showed the question"
-    deeper = entry(7, ReadPageArgs(source_id="S2", find="typ"), window("S2", OTHER, weak))
+        {"source_id": "S2", "find": "lru_cach", "offset": 900},
+    ), "then the name's next matches in each page that showed the question"
+    deeper = entry(7, ReadPageArgs(source_id="S2", find="lru_cach", offset=900), more)
     name, _ = next_call(SEARCHED, *before, looked, again, deeper)
-    assert name == "finish_research", "two finds a page, no weak match, never the unrelated page"
+    assert name == "finish_research", "two finds a page"
 
     strong = "With lru_cache, if typed is true, the arguments of different types are cached apart."
     found = entry(5, ReadPageArgs(url=OTHER, find="lru_cach"), window("S2", OTHER, strong))
@@ -278,8 +282,7 @@ def test_a_passing_mention_is_never_a_further_source() -> None:
     looked = entry(5, ReadPageArgs(url=OTHER, find="lru_cach"), window("S2", OTHER, passing))
     assert next_call(SEARCHED, *before, looked)[0] == "search_web", "search its name"
     again = entry(6, SearchArgs(query="lru_cache"), SEARCHED.result.data)
-    deeper = entry(7, ReadPageArgs(source_id="S2", find="typ"), window("S2", OTHER, passing))
-    assert next_call(SEARCHED, *before, looked, again, deeper)[0] == "finish_research"
+    assert next_call(SEARCHED, *before, looked, again)[0] == "finish_research"
 
 
 def test_code_is_never_quoted_and_a_definition_beats_a_passing_mention() -> None:
