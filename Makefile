@@ -72,7 +72,7 @@ eval: $(STAMP)
 	fi
 	@if [ -d $(PYDOCS) ]; then \
 		$(BIN)/research eval examples/golden/demo.json examples/golden/python311-docs.json \
-			examples/golden/python311-heldout.json; \
+			examples/golden/python311-heldout.json examples/golden/python311-heldout2.json; \
 	else \
 		echo "$(PYDOCS) is missing (apt-get install python3.11-doc): evaluating the demo set only"; \
 		$(BIN)/research eval examples/golden/demo.json; \

@@ -1,0 +1,46 @@
+"""The golden sets under examples/golden are usable as they stand: each loads, every page it labels
+is a document of its corpus, and every answer phrase is in the text of its question's first page
+(as `research eval` reads pages: extracted, lower-cased, whitespace normalised). A set whose
+corpus is not installed here (the Python documentation is a Debian package) is skipped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from activities.pages.extract import extract
+from runtime.settings import PROJECT_ROOT
+from starter.golden import GoldenSet, corpus_folder, load_golden
+
+SETS = sorted((PROJECT_ROOT / "examples" / "golden").glob("*.json"))
+
+
+def _document(golden: GoldenSet, folder: Path, page: str) -> Path:
+    if golden.host is not None and "://" not in page:
+        return folder / page
+    parts = urlsplit(page)
+    return folder / parts.hostname / parts.path.lstrip("/") if parts.hostname else folder / page
+
+
+@pytest.mark.parametrize("path", SETS, ids=[path.name for path in SETS])
+def test_a_golden_set_labels_documents_of_its_corpus_and_phrases_on_its_pages(path: Path) -> None:
+    golden = load_golden(path)
+    folder = corpus_folder(golden, path, None)
+    assert folder is not None, "every set names its corpus"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is not installed here")
+    for entry in golden.briefs:
+        for question in entry.questions:
+            documents = [_document(golden, folder, page) for page in question.pages]
+            missing = [str(document) for document in documents if not document.is_file()]
+            assert not missing, f"{question.text}: no such page {missing}"
+            if question.phrase:
+                first = extract(documents[0].read_bytes(), "text/html", max_chars=10**7)
+                text = " ".join(first.text.lower().split())
+                assert " ".join(question.phrase.lower().split()) in text, question.text
+
+
+def test_there_are_golden_sets_to_check() -> None:
+    assert len(SETS) >= 4
