@@ -414,7 +414,9 @@ def _excerpt(
         topic=len(set(wanted.topic) & words),
         asked=len(set(wanted.asked) & words),
         named=len(under.defined),
-        defines=bool(wanted.named) and len(under.defined) == len(wanted.named),
+        # of two names compared, the definition of either says half the answer
+        defines=bool(wanted.named)
+        and len(under.defined) >= (1 if len(wanted.things) > 1 else len(wanted.named)),
         opens=under.opens and first,
         above=under.above,
         title=under.title,

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from activities.model.excerpts import Passage, Wanted, answers, best_excerpt, wanted_words
+from activities.model.excerpts import (
+    Passage,
+    Wanted,
+    answers,
+    best_excerpt,
+    strong_needed,
+    wanted_words,
+)
 from workflows.contracts import DecideInput
 from workflows.models import Brief, Budget
 
@@ -162,3 +169,18 @@ def test_a_qualifier_may_be_named_earlier_in_the_paragraph() -> None:
     where = ("New, Improved, and Deprecated Modules", "What's New in Python 2.3")
     assert _says(wanted, module + functions, *where)
     assert not _says(wanted, functions, *where), "wrap and fill of which module?"
+
+
+def test_of_two_names_compared_the_definition_of_either_is_a_strong_excerpt() -> None:
+    wanted = _wanted(
+        "How do I compute descriptive statistics with the statistics module?",
+        "What is the difference between statistics.stdev and statistics.pstdev?",
+        "What does statistics.mode return when several values are equally common?",
+    )
+    text = (
+        "statistics.pstdev(data, mu=None)\n\nReturn the population standard deviation (the "
+        "square root of the population variance)."
+    )
+    passages = {"S1.P2": Passage("S1", text, "Function details", "statistics")}
+    found = best_excerpt(wanted, passages, set(), {"S1"}, strong_needed(wanted.lead))
+    assert found is not None and found.quote.startswith("Return the population")
