@@ -69,7 +69,8 @@ FROM ranked r
 JOIN research.corpus_documents d USING (url)
 CROSS JOIN q
 -- The body read once (not once for each term), with a lower-case copy to look in.
-CROSS JOIN LATERAL (SELECT d.body || '' AS body, lower(d.body) AS low OFFSET 0) b
+CROSS JOIN LATERAL (SELECT d.body || '' AS body OFFSET 0) b0
+CROSS JOIN LATERAL (SELECT b0.body, lower(b0.body) AS low OFFSET 0) b
 CROSS JOIN LATERAL (
     SELECT coalesce((SELECT found.at FROM picked p
                      CROSS JOIN LATERAL (SELECT replace(p.lexeme, 'underscore', '_') AS term) t

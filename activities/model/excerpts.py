@@ -93,7 +93,7 @@ class Excerpt:
     own: int  # lead words in the quote itself: what says the quote is about them
     topic: int  # topic words in the quote
     named: int  # names its heading or the signature above it holds (it defines them)
-    defines: bool  # it sits under the definition of every name
+    defines: bool  # it sits under the definition of every name (of either of names compared)
     opens: bool  # it opens the first paragraph of prose under a heading or signature
     asked: int  # the question's generic words in the quote ("return")
     above: str = ""  # its heading and the signature above it, argument lists aside
@@ -175,8 +175,8 @@ def names_itself(name: str, text: str) -> bool:
 
 def holds_name(name: str, text: str) -> bool:
     """`text` holds `name` as a word: exactly as written when it has capitals (`Optional` is not
-    "optional"), in any case otherwise (`disable` opens a sentence as "Disable"), but not as
-    another's qualified name (`re.Match`, a class, is not `match`)."""
+    "optional"), in any case otherwise (`disable` opens a sentence as "Disable") but only where
+    no dot comes before it (`re.Match`, a class, is not `match`; `re.match` is)."""
     escaped = re.escape(name)
     if re.search(rf"(?<![A-Za-z0-9_]){escaped}(?![A-Za-z0-9_])", text) is not None:
         return True
@@ -307,9 +307,15 @@ _LEADING_CLAUSE = frozenset(
 
 
 def _written_names(opening: str, names: set[str]) -> list[str]:
-    """What `opening` writes as code, acronyms aside ("PEP 485 adds the math.isclose()
-    function") unless they are among `names` (`VERBOSE`)."""
-    return [t for t in _code_tokens(opening) if not t.isupper() or set(_NAME.findall(t)) & names]
+    """What `opening` writes as code, acronyms ("PEP 485 adds the math.isclose() function"),
+    version numbers ("Changed in version 3.7:") and abbreviations ("e.g.") aside, unless they are
+    among `names` (`VERBOSE`)."""
+    written = []
+    for token in _code_tokens(opening):
+        parts = set(_NAME.findall(token))
+        if parts & names or (any(len(part) > 1 for part in parts) and not token.isupper()):
+            written.append(token)
+    return written
 
 
 def _led_by_another(written: list[str], names: set[str]) -> bool:
@@ -414,9 +420,14 @@ def _excerpt(
         topic=len(set(wanted.topic) & words),
         asked=len(set(wanted.asked) & words),
         named=len(under.defined),
-        # of two names compared, the definition of either says half the answer
+        # of two names compared, the definition of either says half the answer (a qualifier's,
+        # the module's introduction, does not)
         defines=bool(wanted.named)
-        and len(under.defined) >= (1 if len(wanted.things) > 1 else len(wanted.named)),
+        and (
+            bool(under.defined & set(wanted.things))
+            if len(wanted.things) > 1
+            else len(under.defined) == len(wanted.named)
+        ),
         opens=under.opens and first,
         above=under.above,
         title=under.title,

@@ -252,8 +252,13 @@ def _look_further(done: list[Find], words: list[str], budget: int) -> dict[str, 
         if (latest.term, latest.next_offset) not in read:
             return {"find": latest.term, "offset": latest.next_offset}
     tried = {find.term for find in done}
-    # A word inside one looked for already ("lru" after "lru_cach") finds nothing new first.
-    untried = [word for word in words if not any(word in term for term in tried)]
+    # A word inside one looked for already ("lru" after "lru_cach") finds nothing new first; one
+    # of several looked for together ("match" after "match search") may.
+    untried = [
+        word
+        for word in words
+        if word not in tried and not any(word in term for term in tried if " " not in term)
+    ]
     return {"find": untried[0]} if untried else None
 
 

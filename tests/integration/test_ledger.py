@@ -473,6 +473,28 @@ async def test_corpus_search_finds_identifiers_with_underscores_whole(
     assert hits[0].url == f"https://{host}/tasks.html", [hit.url for hit in hits]
 
 
+async def test_corpus_search_snippets_show_the_term_as_a_word_in_any_case(
+    ledger: Ledger, tmp_path: Path, tag: str
+) -> None:
+    """The snippet sits where the rarest term first appears as a word, whatever its case: at
+    "RLock" for the lexeme "rlock", at "lock" and not inside "blocking"."""
+    host = f"s{tag}.test"
+    filler = " ".join(["Threads share memory and run in turn."] * 60)
+    write_corpus(tmp_path, host, {
+        "rlock.html": f"<title>Reentrant</title><p>Blocking calls wait. {filler} "
+                      "An RLock may be acquired again by the thread that holds it.</p>",
+        "lock.html": f"<title>Primitive</title><p>Blocking calls wait. {filler} "
+                     "A lock is held by one thread at a time.</p>",
+    })  # fmt: skip
+    await index_corpus(ledger, tmp_path, max_chars=10_000)
+
+    hits = await ledger.search_corpus("What is an RLock?", [host], 8)
+    assert hits[0].url == f"https://{host}/rlock.html" and "RLock may be" in hits[0].snippet
+    hits = await ledger.search_corpus("What is a lock?", [host], 8)
+    snippets = {hit.url.rsplit("/", 1)[1]: hit.snippet for hit in hits}
+    assert "lock is held" in snippets["lock.html"], snippets
+
+
 async def test_corpus_search_can_use_the_gin_index(pool: Pool) -> None:
     from activities.ledger.corpus import _SEARCH, search_params
 

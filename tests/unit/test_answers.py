@@ -117,6 +117,13 @@ CASES = [
      "values are approximately equal or close to each other. Whether or not two values are "
      "considered close is determined according to given absolute and relative tolerances.",
      "PEP 485: A function for testing approximate equality", "What's New In Python 3.5", True),
+    # a version number does not lead the sentence
+    ("How does the re module match patterns?",
+     "What is the difference between re.match and re.search?",
+     "What does the re.VERBOSE flag allow?",
+     "Changed in version 3.7: match() checks for a match only at the beginning of the string, "
+     "while search() checks for a match anywhere in the string.", "Module Contents",
+     "re — Regular expression operations", True),
     # `re.Match`, a class, is not the function `match`
     ("How does the re module match patterns?",
      "What is the difference between re.match and re.search?",
@@ -184,3 +191,17 @@ def test_of_two_names_compared_the_definition_of_either_is_a_strong_excerpt() ->
     passages = {"S1.P2": Passage("S1", text, "Function details", "statistics")}
     found = best_excerpt(wanted, passages, set(), {"S1"}, strong_needed(wanted.lead))
     assert found is not None and found.quote.startswith("Return the population")
+
+
+def test_the_definition_of_a_qualifier_is_not_the_definition_of_names_compared() -> None:
+    wanted = _wanted(
+        "How do I read and write compressed files?",
+        "What is the difference between gzip.open and gzip.GzipFile?",
+        "What does the compresslevel argument set?",
+    )
+    text = (
+        "gzip\n\nThis module provides a simple interface to compress and decompress files just "
+        "like the GNU programs gzip and gunzip would."
+    )
+    passages = {"S1.P2": Passage("S1", text, "gzip — Support for gzip files", "gzip")}
+    assert best_excerpt(wanted, passages, set(), {"S1"}, strong_needed(wanted.lead)) is None

@@ -304,3 +304,11 @@ def test_the_fixed_pipeline_reads_the_first_result_and_records_without_finding()
     assert (name, arguments["quote"]) == ("record_evidence", ANSWER)
     nothing = entry(2, ReadPageArgs(url=PAGE), window("S1", PAGE, INTRO))
     assert next_call(SEARCHED, nothing, policy=decide_fixed)[0] == "finish_research"
+
+
+def test_names_looked_for_together_are_still_looked_for_one_by_one() -> None:
+    from activities.model.offline import Find, _look_further
+
+    together = [Find("match search", 0, None)]
+    assert _look_further(together, ["match search", "match", "search"], 2) == {"find": "match"}
+    assert _look_further([Find("lru_cach", 0, None)], ["lru_cach", "lru"], 2) is None
