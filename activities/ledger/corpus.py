@@ -60,8 +60,8 @@ WITH n AS (
 )
 SELECT r.url, r.host, r.title,
        ts_headline('english', regexp_replace(regexp_replace(
-                       substr(b.body, greatest(1, w.at - 150), 700),
-                       CASE WHEN w.at > 150 THEN '^\\S*\\s+' ELSE '^$' END, ''),
+                       substr(b.body, greatest(1, w.at - 60), 700),
+                       CASE WHEN w.at > 60 THEN '^\\S*\\s+' ELSE '^$' END, ''),
                        '\\s+\\S*$', ''), q.query,
                    'MaxWords=35, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", '
                    'StartSel="", StopSel=""') AS snippet
