@@ -25,7 +25,7 @@ PROSE_STOPWORDS = 3
 PROSE_WORDS = 3
 LISTED_NAMES = 3  # names written as code in an opening that make it a list
 OPENING_WORDS = 8  # a further source names what the question asks about this early
-EXCERPT_CHARS = 160  # a quote grows by whole sentences of its paragraph until this long
+EXCERPT_CHARS = 320  # a quote grows by whole sentences of its paragraph until this long
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(`\"'])")
 # Words that frame a question rather than name its subject: never looked for with `find`.
 GENERIC = frozenset(
