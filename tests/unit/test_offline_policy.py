@@ -186,7 +186,7 @@ def test_the_best_excerpt_is_quoted_with_its_signature_as_context() -> None:
     name, arguments = next_call(SEARCHED, opened(SIGNATURE + "\n\n" + ANSWER))
 
     assert name == "record_evidence"
-    assert arguments["quote"] == ANSWER, "the signature is not prose; whole sentences of the paragraph"
+    assert arguments["quote"] == ANSWER, "no signature; whole sentences"
     assert arguments["claim"] == ANSWER.split(". ")[0] + "."
 
 
