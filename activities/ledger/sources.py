@@ -79,24 +79,24 @@ ORDER BY length(s.source_id), s.source_id
 """
 )
 
-# Passages from the one containing `offset` on; with `find`, only those containing it. One row
-# more than the window is read: its start is the offset to continue from.
-# With `find`: the passages holding it (case aside); when no passage of the page holds it whole,
-# those holding each of its words ("match search" finds "match() versus search()").
+# Passages from the one containing `offset` on; with `find`, only those containing it (case
+# aside) or, when no passage of the page holds it whole, each of its words ("match search" finds
+# "match() versus search()"). One row more than the window is read: its start is the offset to
+# continue from. Without `find` the page's other passages are not looked at.
 _SELECT_WINDOW = """
-WITH page AS (
-    SELECT passage_no, passage_id, start_offset, end_offset, text, section, lower(text) AS low
-    FROM research.passages
-    WHERE run_id = %(run_id)s AND execution_id = %(execution_id)s AND source_id = %(source_id)s
-), whole AS (
-    SELECT EXISTS (SELECT 1 FROM page WHERE strpos(low, lower(%(find)s::text)) > 0) AS held
-)
 SELECT passage_id, start_offset, end_offset, text, section
-FROM page CROSS JOIN whole
-WHERE end_offset > %(offset)s
+FROM research.passages
+WHERE run_id = %(run_id)s AND execution_id = %(execution_id)s AND source_id = %(source_id)s
+  AND end_offset > %(offset)s
   AND (%(find)s::text IS NULL
-       OR CASE WHEN whole.held THEN strpos(low, lower(%(find)s::text)) > 0
-               ELSE (SELECT bool_and(strpos(low, word) > 0) FROM unnest(%(words)s::text[]) word)
+       OR CASE WHEN EXISTS (SELECT 1 FROM research.passages whole
+                            WHERE whole.run_id = %(run_id)s
+                              AND whole.execution_id = %(execution_id)s
+                              AND whole.source_id = %(source_id)s
+                              AND strpos(lower(whole.text), lower(%(find)s::text)) > 0)
+               THEN strpos(lower(text), lower(%(find)s::text)) > 0
+               ELSE (SELECT bool_and(strpos(lower(text), word) > 0)
+                     FROM unnest(%(words)s::text[]) word)
           END)
 ORDER BY passage_no
 LIMIT %(limit)s
