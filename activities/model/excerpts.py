@@ -250,9 +250,10 @@ def answers(excerpt: Excerpt, wanted: Wanted) -> bool:
     of its words. Outside what its parentheses hold ("(such as heapq.nlargest())"):
     - it is about what the question names as code: the heading or signature it sits under, or
       its opening words, hold each name ("The new contextlib.suppress context manager ...", not
-      "... or datetime.astimezone methods"); a qualifier (`typing` of `typing.Protocol`, not a
-      "Vectorcall Protocol") may be the page's title or the section's; with no name, they hold
-      the question's most specific word;
+      "... or datetime.astimezone methods"), and the opening neither lists names nor leads with
+      another; of two names compared, either; a qualifier (`typing` of `typing.Protocol`, not a
+      "Vectorcall Protocol") may be the page's title, the section's or named earlier in the
+      paragraph; with no name, they hold the question's most specific word;
     - with that heading or signature it holds every other word the question asks about, its
       framing aside: a page using the words for something else ("reuse a socket without waiting
       for its timeout to expire", for `subprocess.run`'s timeout) leaves one out. With names to

@@ -327,8 +327,8 @@ Lead = tuple[tuple[int, int, int, int, int], Question, Wanted, SearchResultItem,
 
 def _leads(request: DecideInput, seen: Seen) -> list[Lead]:
     """Uncited results that show a question's names or lead words, with how promising they are:
-    the share of the question's words (`content`) their title, address and snippets show, then
-    how many of its names, then their best rank."""
+    the share of its names their title and snippets hold, then the share of its words
+    (`content`) they and the address show, then how many lead words, then their best rank."""
     leads: list[Lead] = []
     results = _every_result(seen)
     for number, question in enumerate(request.brief.questions):

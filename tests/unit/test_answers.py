@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from activities.model.excerpts import (
+    Excerpt,
     Passage,
     Wanted,
     answers,
@@ -29,6 +30,12 @@ def _wanted(brief_question: str, question: str, other: str) -> Wanted:
     budget = Budget(steps_left=10, searches_left=3, pages_left=5, tokens_left=10_000)
     request = DecideInput(run_id="r", turn=1, brief=brief, transcript=[], budget=budget)
     return wanted_words(brief.questions[0], request)
+
+
+def _strong(wanted: Wanted, text: str, section: str, title: str) -> Excerpt | None:
+    """The excerpt of `text` the policy takes at once for a first source, if any."""
+    passages = {"S1.P2": Passage("S1", text, section, title)}
+    return best_excerpt(wanted, passages, set(), {"S1"}, strong_needed(wanted.lead))
 
 
 def _says(wanted: Wanted, text: str, section: str = "", title: str = "") -> bool:
@@ -188,8 +195,7 @@ def test_of_two_names_compared_the_definition_of_either_is_a_strong_excerpt() ->
         "statistics.pstdev(data, mu=None)\n\nReturn the population standard deviation (the "
         "square root of the population variance)."
     )
-    passages = {"S1.P2": Passage("S1", text, "Function details", "statistics")}
-    found = best_excerpt(wanted, passages, set(), {"S1"}, strong_needed(wanted.lead))
+    found = _strong(wanted, text, "Function details", "statistics")
     assert found is not None and found.quote.startswith("Return the population")
 
 
@@ -203,5 +209,4 @@ def test_the_definition_of_a_qualifier_is_not_the_definition_of_names_compared()
         "gzip\n\nThis module provides a simple interface to compress and decompress files just "
         "like the GNU programs gzip and gunzip would."
     )
-    passages = {"S1.P2": Passage("S1", text, "gzip — Support for gzip files", "gzip")}
-    assert best_excerpt(wanted, passages, set(), {"S1"}, strong_needed(wanted.lead)) is None
+    assert _strong(wanted, text, "gzip — Support for gzip files", "gzip") is None
