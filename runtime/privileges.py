@@ -1,7 +1,7 @@
 """Least privilege for the ledger: the worker's and the reader's roles, their grants, and the
 append-only triggers that bind even the tables' owner.
 
-Who may do what (the README's "Least privilege" section says it for people):
+Who may do what (docs/security.md, "Least privilege", says it for people):
 - the owner (whoever runs the migrations, `research init-db`): owns the schema, writes the corpus;
 - the worker role: SELECT and INSERT on the ledger, UPDATE of MUTABLE_COLUMNS only, SELECT on the
   corpus and the migrations' bookkeeping;

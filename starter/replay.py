@@ -89,7 +89,7 @@ async def replay(settings: Settings, args: argparse.Namespace) -> int:
     print(
         f"diverges: {history.workflow_id} ({events} events) does not replay against the current "
         f"code: {problem}. A running workflow with this history would fail its next workflow "
-        "task; guard the change with workflow.patched() (see README, Operations) or keep the "
+        "task; guard the change with workflow.patched() (see docs/operations.md) or keep the "
         "old code until such runs have ended."
     )
     return EXIT_DIVERGED

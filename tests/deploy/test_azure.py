@@ -1,5 +1,5 @@
 """azure.yaml and infra/ (azd + Bicep), checked offline: valid, parsed as checkov parses them, and
-wired as README "Deployment" says: one managed identity with three least-privilege roles, secrets
+wired as docs/deployment.md says: one managed identity with three least-privilege roles, secrets
 only through Key Vault references, Application Insights reaching the worker, PostgreSQL taking
 Entra tokens over TLS, and a worker configured only with variables it reads.
 """

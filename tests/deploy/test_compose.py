@@ -32,7 +32,7 @@ STACK_OWNED = {
     "RESEARCH_CORPUS_DIR": "a folder inside the image",
 }
 # Read by libraries rather than by our settings: azure-identity (Entra ID for Azure OpenAI from a
-# container) and the OpenTelemetry SDK (README "Configuration": headers, resource, sampling).
+# container) and the OpenTelemetry SDK (docs/configuration.md: headers, resource, sampling).
 LIBRARY_VARIABLES = {"AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_CLIENT_SECRET"}
 LIBRARY_VARIABLES |= {"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_RESOURCE_ATTRIBUTES"}
 LIBRARY_VARIABLES |= {"OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG"}

@@ -172,7 +172,7 @@ def test_the_owner_is_refused_too_unless_it_rewrites_history_on_purpose(
 
 @pytest.fixture
 def reviewer(pg_url: str, roles: LedgerRoles) -> Iterator[str]:
-    """A reviewer's login, granted the reader role as the README says."""
+    """A reviewer's login, granted the reader role as docs/security.md says."""
     login = unique("lp_reviewer")
     with psycopg.connect(pg_url, autocommit=True) as admin:
         admin.execute(

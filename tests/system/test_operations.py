@@ -220,15 +220,15 @@ def test_output_into_a_pipe_that_closed_ends_quietly(runs: Runs, command: str) -
     assert (piped.stdout, piped.stderr) == ("", "")
 
 
-def readme_queries() -> list[str]:
-    """The SQL statements of the README's ledger section, as written."""
-    section = (PROJECT_ROOT / "README.md").read_text().split("## The ledger (SQL)", 1)[1]
+def ledger_page_queries() -> list[str]:
+    """The SQL statements of the ledger's manual page (docs/ledger.md), as written."""
+    section = (PROJECT_ROOT / "docs" / "ledger.md").read_text().split("# The ledger (SQL)", 1)[1]
     block = section.split("```sql\n", 1)[1].split("```", 1)[0]
     return [statement.strip() for statement in block.split(";\n") if statement.strip()]
 
 
-def test_the_readme_queries_run_as_written(runs: Runs, embedded_pg_url: str) -> None:
-    queries = readme_queries()
+def test_the_ledger_page_queries_run_as_written(runs: Runs, embedded_pg_url: str) -> None:
+    queries = ledger_page_queries()
     assert any("research.evidence_trace" in query for query in queries)
     assert any("research.run_summary" in query for query in queries)
     results: dict[str, list[tuple[object, ...]]] = {}
