@@ -81,7 +81,7 @@ async def bench(concurrent: int) -> None:
             for label, run_id in (("demo run", demo_id), ("20-step run", long_id)):
                 events, size = await _history(stack, run_id)
                 rows.append((f"history, {label}", f"{events} events, {size / 1000:.0f} KB", ""))
-            fake = FakeOpenAI(_twelve_steps)
+            fake = FakeOpenAI(twelve_steps)
             with serve(fake) as url:
                 model = _model_stack(stack, url, "bench-model")
                 async with background_worker(model):
@@ -105,7 +105,7 @@ async def bench(concurrent: int) -> None:
                         f"no compaction {whole:,}",
                     )
                 )
-            slow = FakeOpenAI(_slowly(_twelve_steps))
+            slow = FakeOpenAI(_slowly(twelve_steps))
             with serve(slow) as url:
                 model = _model_stack(stack, url, "bench-slow")
                 async with background_worker(model), _more_workers(model, WORKERS - 1) as pids:
@@ -279,13 +279,14 @@ async def _one_bare_run(research: ResearchActivities, model: ModelActivities, br
         transcript = context.compact(state.transcript, state.limits.max_context_chars)
         request = contracts.DecideInput(
             run_id=run_id,
-            turn=state.take_model_call(),
+            turn=state.next_model_call(),
             brief=brief,
             transcript=transcript,
             budget=state.budget(datetime.now(UTC)),
             context_chars=context.size(transcript),
         )
         decision = await model.decide(request)
+        state.count_model_call(request.turn)
         state.add_usage(decision.usage)
         state.take_step()
         call_ = bounded_call(decision.tool_calls[0])
@@ -313,7 +314,7 @@ async def _one_bare_run(research: ResearchActivities, model: ModelActivities, br
 # ---------------------------------------------------------------- the scripted model
 
 
-def _twelve_steps(turn: int, sent: list[Message]) -> Reply:
+def twelve_steps(turn: int, sent: list[Message]) -> Reply:
     """A competent reader of the sample brief: 12 steps, three sources."""
     dead_letter = f"{DOCS}/guides/dead-letter-queues.html"
     visibility = f"{DOCS}/concepts/visibility-timeout.html"

@@ -91,7 +91,7 @@ USAGE: dict[str, tuple[str, list[str]]] = {
         "history, Temporal unreachable).",
         [
             f"research replay {RUN}",
-            "research replay tests/histories/demo-local.json",
+            "research replay tests/histories/demo-offline.json",
             f"temporal workflow show --workflow-id {RUN} --output json > h.json && "
             "research replay h.json",
         ],

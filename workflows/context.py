@@ -37,7 +37,7 @@ def compact(transcript: list[TranscriptEntry], budget_chars: int) -> list[Transc
 
 
 def filled(request: DecideInput, entries: list[TranscriptEntry]) -> DecideInput | Decision:
-    """A lean-loop decide input with its transcript (the steps read back up to its watermark)
+    """A decide input with its transcript (the steps read back up to its watermark)
     compacted to its context budget and measured; when even that does not fit, the Decision that
     asks no model and ends the run `context_limit`."""
     transcript = compact(entries, request.context_budget)

@@ -18,7 +18,6 @@ with workflow.unsafe.imports_passed_through():
     # only when its own name is imported. `from workflows import x` imports the package (already
     # loaded inside the sandbox, with this module) and loads `x` afresh for every run: measured,
     # a run's sandbox took 56 ms of CPU to create, 15 ms with these passed through.
-    import workflows.context as context
     import workflows.contracts as contracts
     import workflows.gate as gate
     import workflows.tracing as tracing
@@ -73,12 +72,11 @@ WRAP_UP_TIMEOUT = timedelta(seconds=30)  # saving the report after a bound tripp
 MAX_GUIDANCE = 10  # operator guidance kept (newest)
 MAX_REASON_CHARS = 500  # an operator's finish_now reason, as the report shows it
 RECENT_STEPS = 50  # step lines the progress query carries, so a poller misses none
-RETRY = RetryPolicy(maximum_attempts=5, initial_interval=timedelta(seconds=1))
-# Runs started since retry by cause: infrastructure faults (a lost worker, a timeout, a database
-# restarting) are retried until the run's deadline (schedule-to-close), not a fixed count; what a
-# retry cannot fix fails at once: errors raised non-retryable (a provider's refusal, a refused
-# ledger write) and programming errors. A provider's Retry-After still sets the next delay.
-RETRY_UNTIL_DEADLINE = RetryPolicy(
+# Retry by cause: infrastructure faults (a lost worker, a timeout, a database restarting) are
+# retried until the run's deadline (schedule-to-close), not a fixed count; what a retry cannot fix
+# fails at once: errors raised non-retryable (a provider's refusal, a refused ledger write) and
+# programming errors. A provider's Retry-After still sets the next delay.
+RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_interval=timedelta(seconds=10),
     maximum_attempts=0,
@@ -101,28 +99,6 @@ UNCAPPED_ATTEMPTS = 5
 # Measured: 6 s let 100 runs on one saturated worker time out healthy calls (10 in one bench, each
 # a model call asked again); 8 s, none, and a killed call runs again after 9.5 s (median, chaos).
 HEARTBEAT = timedelta(seconds=8)
-RETRY_BY_CAUSE = "retry-by-cause-1"
-# The lean loop (runs started since): ledger and local-corpus work as local activities, no timer
-# per turn, search attributes upserted when they change. Runs started before replay as they ran.
-LEAN_LOOP = "lean-loop-1"
-# Runs started since: the transcript lives in the ledger (each step written with its entry) and
-# decide reads it back, so history carries no transcript.
-TRANSCRIPT_IN_LEDGER = "transcript-in-ledger-1"
-# Runs started since: a model that is a policy inside the worker (offline, fixed) decides in a
-# local activity; a real model's call stays a regular activity.
-LOCAL_POLICY = "local-policy-1"
-# Runs started since: an operator's seed URLs are checked as the fetcher checks URLs (no IP
-# literals, no credentials, an allowed host), capped, shown to the model and counted against the
-# context. The `add_seeds` update reports each refusal; the signal only logs them.
-SEED_CHECKS = "seed-checks-1"
-# Runs started since: a local activity that fails for good ends the run by cause, with its report,
-# as a regular activity does. (The SDK raises a local activity's failure itself, not wrapped in an
-# ActivityError, so before this it failed the whole workflow without a report.)
-LOCAL_FAILURES = "local-failures-1"
-# Runs started since: a brief whose seed URL the fetcher would refuse (credentials, an IP address,
-# not http(s)) fails at once, before its brief reaches the ledger or a prompt, as `research start`
-# refuses it. The marker is written only by such a run (a run with good seeds asks no patch).
-BRIEF_SEED_CHECKS = "brief-seed-checks-1"
 HEARTBEATING = frozenset({contracts.DECIDE, contracts.SEARCH_WEB, contracts.READ_PAGE})
 LEDGER_ACTIVITIES = frozenset(
     {contracts.START_RUN, contracts.RECORD_STEP, contracts.RECORD_EVIDENCE, contracts.SAVE_REPORT}
@@ -155,23 +131,17 @@ class ResearchWorkflow:
         self._tools = ToolDispatcher(self._state, self._run_id, self._call, workflow.now)
         self._search_attributes = False
         self._started = False
-        self._lean = False
-        self._ledger_transcript = False
-        self._local_policy = False
-        self._by_cause = False
         self._local_model = False
         self._local_search = False
         self._upserted: tuple[str, str] | None = None
         self._turn_start = 0  # the first step of the latest turn (its results are shown whole)
         self._timer: asyncio.Future[None] | None = None
         self._timer_limit = 0
-        self._seed_checks: bool | None = None  # SEED_CHECKS, asked when first needed
 
     @workflow.run
     async def run(self, brief: Brief | Any = None) -> RunResult:
-        seeds = None if self._invalid else seeds_problem(self._state.brief)
-        if seeds is not None and workflow.patched(BRIEF_SEED_CHECKS):
-            self._invalid = seeds  # started past `research start` (Temporal CLI, Web UI)
+        if not self._invalid:  # a seed the fetcher would refuse, started past `research start`
+            self._invalid = seeds_problem(self._state.brief) or ""
         if self._invalid:
             raise ApplicationError(self._invalid, type=INVALID_INPUT, non_retryable=True)
         # One trace per investigation: this span is its root, every activity runs below it.
@@ -192,10 +162,6 @@ class ResearchWorkflow:
 
     async def _start(self) -> None:
         brief = self._state.brief
-        self._lean = workflow.patched(LEAN_LOOP)
-        self._ledger_transcript = self._lean and workflow.patched(TRANSCRIPT_IN_LEDGER)
-        self._local_policy = self._ledger_transcript and workflow.patched(LOCAL_POLICY)
-        self._by_cause = self._local_policy and workflow.patched(RETRY_BY_CAUSE)
         started = await self._call(
             contracts.START_RUN_ACTIVITY,
             contracts.StartRunInput(
@@ -212,7 +178,7 @@ class ResearchWorkflow:
         self._state.writer = started.execution_id
         self._search_attributes = started.search_attributes
         self._local_search = started.local_search
-        self._local_model = self._local_policy and started.local_model
+        self._local_model = started.local_model
         self._publish()
 
     # ------------------------------------------------------------ the loop
@@ -222,7 +188,7 @@ class ResearchWorkflow:
             try:
                 outcome = await _cancellable(self._turn())
             except ActivityError as error:
-                return self._failed(error)
+                return _failed(error, self._state.seconds_left(workflow.now()) <= 0)
             if outcome is not None:
                 return outcome
 
@@ -231,15 +197,7 @@ class ResearchWorkflow:
         stop = self._state.tripped(workflow.now())
         if stop is not None:
             return await self._stopped(stop)
-        budget = self._context_budget()
-        if self._ledger_transcript:  # decide builds the transcript from the ledger
-            decision = await self._decide([], 0, watermark=self._state.counters.steps, room=budget)
-        else:
-            transcript = context.compact(self._state.transcript, budget)
-            chars = context.size(transcript)
-            if chars > budget:
-                return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.CONTEXT_LIMIT)
-            decision = await self._decide(transcript, chars)
+        decision = await self._decide()  # decide builds the transcript from the ledger
         if isinstance(decision, Outcome):
             return decision
         if decision.over_context:
@@ -247,25 +205,6 @@ class ResearchWorkflow:
         self._state.add_usage(decision.usage)
         tracing.tokens(decision.usage.input_tokens, decision.usage.output_tokens)
         return await self._act(decision)
-
-    def _failed(self, error: ActivityError) -> Outcome:
-        """An activity gave up: past the deadline that is the deadline; else the run failed."""
-        if self._by_cause:
-            return _failed_by_cause(error, self._state.seconds_left(workflow.now()) <= 0)
-        if self._state.seconds_left(workflow.now()) <= 0:
-            return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
-        cause = error.cause
-        detail = cause.message if isinstance(cause, ApplicationError) else str(cause or error)
-        provider = isinstance(cause, ApplicationError) and cause.type in (
-            contracts.PROVIDER_ERROR,
-            contracts.PROVIDER_RETRYABLE,
-        )
-        reason = (
-            StopReason.PROVIDER_ERROR
-            if provider or error.activity_type == contracts.DECIDE
-            else StopReason.INFRASTRUCTURE_ERROR
-        )
-        return Outcome(status=RunStatus.FAILED, stop_reason=reason, detail=detail)
 
     async def _stopped(self, stop: StopReason) -> Outcome:
         """A bound tripped, or an operator asked to finish: the composed report may still pass."""
@@ -278,37 +217,21 @@ class ResearchWorkflow:
         return Outcome(status=status, stop_reason=stop, report=report)
 
     def _context_budget(self) -> int:
-        fixed = len(self._state.brief.model_dump_json()) + sum(map(len, self._state.guidance))
-        if self._checks_seeds():
-            fixed += sum(len(url) + 2 for url in self._state.added_seeds())
-        return self._state.limits.max_context_chars - fixed
+        state = self._state
+        fixed = len(state.brief.model_dump_json()) + sum(map(len, state.guidance))
+        fixed += sum(len(url) + 2 for url in state.added_seeds())
+        return state.limits.max_context_chars - fixed
 
-    def _checks_seeds(self) -> bool:
-        if self._seed_checks is None:  # never from a query: a patch marker is a command
-            self._seed_checks = workflow.patched(SEED_CHECKS)
-        return self._seed_checks
-
-    async def _decide(
-        self,
-        transcript: list[TranscriptEntry],
-        chars: int,
-        *,
-        watermark: int | None = None,
-        room: int = 0,
-    ) -> Decision | Outcome:
+    async def _decide(self) -> Decision | Outcome:
         request = contracts.DecideInput(
             run_id=self._run_id,
-            turn=(
-                self._state.next_model_call() if self._by_cause else self._state.take_model_call()
-            ),
+            turn=self._state.next_model_call(),
             brief=self._state.brief,
-            transcript=transcript,
             guidance=list(self._state.guidance),
-            seeds=self._state.added_seeds() if self._checks_seeds() else [],
+            seeds=self._state.added_seeds(),
             budget=self._state.budget(workflow.now()),
-            context_chars=chars,
-            watermark=watermark,
-            context_budget=room,
+            watermark=self._state.counters.steps,
+            context_budget=self._context_budget(),
             turn_start=self._turn_start,
             parent_execution=self._state.writer,
         )
@@ -317,18 +240,14 @@ class ResearchWorkflow:
                 contracts.DECIDE_ACTIVITY,
                 request,
                 timeout=DECIDE_TIMEOUT,
-                heartbeat=HEARTBEAT if self._by_cause else timedelta(seconds=15),
                 grace=DEADLINE_GRACE,
                 summary=f"decide: turn {request.turn}",
             )
         )
         # Waiting on the model races the deadline; the activity's own timeout ends a little later.
         try:
-            if self._lean:  # one deadline timer for the run, not one per turn
-                racing: list[asyncio.Future[Any]] = [call, self._deadline_timer()]
-                await workflow.wait(racing, return_when=asyncio.FIRST_COMPLETED)
-            else:
-                await workflow.wait([call], timeout=self._state.seconds_left(workflow.now()))
+            racing: list[asyncio.Future[Any]] = [call, self._deadline_timer()]
+            await workflow.wait(racing, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             _abandon(call)  # the run is being cancelled: do not leave the model call running
             raise
@@ -336,7 +255,7 @@ class ResearchWorkflow:
             _abandon(call)
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
         decision = call.result()
-        if self._by_cause and not decision.over_context:  # a model answered: count it
+        if not decision.over_context:  # a model answered: count it
             self._state.count_model_call(request.turn)
         return decision
 
@@ -397,7 +316,7 @@ class ResearchWorkflow:
                 error=_step_error(result),
                 insufficient=result.insufficient,
                 summary=summary,
-                entry=entry if self._ledger_transcript else None,
+                entry=entry,
                 parent_execution=state.writer,
             ),
             summary=f"step {state.counters.steps}: {call.name}",
@@ -472,20 +391,17 @@ class ResearchWorkflow:
         *,
         summary: str,
         timeout: timedelta = ACTIVITY_TIMEOUT,  # noqa: ASYNC109 (activity timeout)
-        heartbeat: timedelta | None = None,
         capped: bool = True,
         grace: timedelta = timedelta(0),
     ) -> Out:
         """Run an activity; its timeout never reaches past the run's deadline."""
         name, result_type = activity.name, activity.result
-        retry = RETRY_UNTIL_DEADLINE if self._by_cause else RETRY
-        total = timeout * (RETRY.maximum_attempts or UNCAPPED_ATTEMPTS)
-        if self._by_cause and heartbeat is None and name in HEARTBEATING:
-            heartbeat = HEARTBEAT
+        total = timeout * UNCAPPED_ATTEMPTS
+        heartbeat = HEARTBEAT if name in HEARTBEATING else None
         if capped:
             left = timedelta(seconds=max(self._state.seconds_left(workflow.now()), 1.0)) + grace
             timeout, total = min(timeout, left), min(total, left)
-        if self._lean and self._is_local(name):
+        if self._is_local(name):
             try:
                 local: Out = await workflow.execute_local_activity(
                     name,
@@ -493,12 +409,12 @@ class ResearchWorkflow:
                     result_type=result_type,
                     start_to_close_timeout=min(timeout, LOCAL_TIMEOUT),
                     schedule_to_close_timeout=total,
-                    retry_policy=retry,
+                    retry_policy=RETRY,
                     summary=summary,
                 )
             except (ApplicationError, ActivityTimeout) as failure:
                 in_loop = self._started and self._outcome is None  # not start_run, not the save
-                if not (in_loop and self._by_cause and workflow.patched(LOCAL_FAILURES)):
+                if not in_loop:
                     raise
                 raise _local_failure(name, failure) from failure
             return local
@@ -509,7 +425,7 @@ class ResearchWorkflow:
             start_to_close_timeout=timeout,
             schedule_to_close_timeout=total,
             heartbeat_timeout=heartbeat,
-            retry_policy=retry,
+            retry_policy=RETRY,
             summary=summary,
         )
         return result
@@ -535,7 +451,7 @@ class ResearchWorkflow:
         if not self._search_attributes:
             return
         values = (progress.status.value, progress.stop_reason.value if progress.stop_reason else "")
-        if self._lean and values == self._upserted:
+        if values == self._upserted:
             return  # unchanged: no command, no history event
         self._upserted = values
         workflow.upsert_search_attributes(
@@ -583,14 +499,14 @@ class ResearchWorkflow:
 
     @workflow.signal
     def add_seed_urls(self, seeds: SeedUrlsInput) -> None:
-        added = self._state.add_seeds(seeds.urls, checked=self._checks_seeds())
+        added = self._state.add_seeds(seeds.urls)
         for refused in added.refused:  # a signal cannot answer: `add_seeds` (the update) does
             workflow.logger.warning("seed URL %s refused: it %s", refused.url, refused.reason)
 
     @workflow.update
     def add_seeds(self, seeds: SeedUrlsInput) -> SeedsAdded:
         """Seed URLs the model may read from now on; the answer names each refused one and why."""
-        return self._state.add_seeds(seeds.urls, checked=self._checks_seeds())
+        return self._state.add_seeds(seeds.urls)
 
     @workflow.signal
     def finish_now(self, request: FinishNowInput) -> None:
@@ -630,7 +546,7 @@ def _local_failure(name: str, failure: ApplicationError | ActivityTimeout) -> Ac
     )
 
 
-def _failed_by_cause(error: ActivityError, past_deadline: bool) -> Outcome:
+def _failed(error: ActivityError, past_deadline: bool) -> Outcome:
     """How a run ends when an activity gave up (retried until the deadline, or refused at once):
     `provider_error` only on the provider's word; the deadline when the activity merely ran out of
     time; otherwise `infrastructure_error`, naming the activity and the last fault."""

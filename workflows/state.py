@@ -64,22 +64,18 @@ class RunState(BaseModel):
         """The seed URLs the operator added while the run ran (the brief lists its own)."""
         return [url for url in self.seeds if url not in self.brief.seed_urls]
 
-    def add_seeds(self, urls: list[str], *, checked: bool = True) -> SeedsAdded:
-        """Take the operator's seed URLs that may be read, saying why each other one is refused.
-        `checked=False`: only the host check, as runs started before these checks had it."""
+    def add_seeds(self, urls: list[str]) -> SeedsAdded:
+        """Take the operator's seed URLs that may be read, saying why each other one is refused."""
         added = SeedsAdded()
         allowed = self.brief.allowed_hosts
         for sent in urls:
-            url = sent.strip() if checked else sent
+            url = sent.strip()
             if url in self.seeds:
                 added.known.append(url)
                 continue
-            if checked:
-                problem = seed_problem(url, allowed)
-                if problem is None and len(self.seeds) >= MAX_SEEDS:
-                    problem = f"is one too many: a run keeps at most {MAX_SEEDS} seed URLs"
-            else:
-                problem = None if host_allowed(url, allowed) else "is not on an allowed host"
+            problem = seed_problem(url, allowed)
+            if problem is None and len(self.seeds) >= MAX_SEEDS:
+                problem = f"is one too many: a run keeps at most {MAX_SEEDS} seed URLs"
             if problem is None:
                 self.seeds.append(url)
                 added.accepted.append(url)
@@ -112,11 +108,6 @@ class RunState(BaseModel):
         """Spend one step (every tool call, valid or not, and every malformed turn): its number."""
         self.counters.steps += 1
         return self.counters.steps
-
-    def take_model_call(self) -> int:
-        """Count one model turn: its 1-based number, the ledger key of the call."""
-        self.counters.model_calls += 1
-        return self.counters.model_calls
 
     def next_model_call(self) -> int:
         """The next turn's number, not yet counted (`count_model_call` once it answered)."""

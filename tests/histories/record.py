@@ -1,9 +1,10 @@
 """Record histories for the replay test: `python -m tests.histories.record [SCENARIO ...]`.
 
-Runs the sample brief with the offline policy on the same embedded stack as `research demo`
-(its own temporary state folder and ports), then writes the workflow history as JSON beside this
-file. Re-record only on purpose: a history that no longer replays means running workflows would
-break.
+Runs the sample brief on the same embedded stack as `research demo` (its own temporary state
+folder and ports), then writes the workflow history as JSON beside this file. Two provider shapes:
+the offline policy (`decide` a local activity, as `research demo`) and an OpenAI-compatible model
+(a scripted local server: `decide` a regular activity with heartbeats, the real model's path).
+Re-record only on purpose: a history that no longer replays means running workflows would break.
 """
 
 from __future__ import annotations
@@ -12,47 +13,40 @@ import asyncio
 import sys
 import tempfile
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import ExitStack, asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 
 from temporalio.client import WorkflowHistory
 
+from bench.lean import twelve_steps
 from runtime.devstack import EmbeddedStack, embedded_stack
 from runtime.settings import Settings
 from starter.briefs import load_brief
 from starter.local import DEMO_BRIEF, background_worker
 from tests.conftest import free_port
+from tests.fakes.openai_server import FakeOpenAI, serve
 from workflows.models import Brief, RunResult
 from workflows.research import ResearchWorkflow
 
 HERE = Path(__file__).parent
 
-# Scenario name -> limits overriding the sample brief's (a completed run, and one stopped early).
-# The *-offline histories were recorded before the lean loop (patch "lean-loop-1") and replay its
-# old branch; the *-lean ones with it, before "transcript-in-ledger-1"; the *-ledger ones with
-# both, before "local-policy-1"; the *-local ones with all three, before "retry-by-cause-1"; the
-# *-cause ones with all four, before "seed-checks-1"; the *-seeds ones with all five.
-# ("local-failures-1" marks only a run whose local activity failed for good: a workflow test.)
-SCENARIOS: dict[str, dict[str, int]] = {
-    "demo-offline": {},
-    "step-limit-offline": {"max_steps": 4},
-    "demo-lean": {},
-    "step-limit-lean": {"max_steps": 4},
-    "demo-ledger": {},
-    "step-limit-ledger": {"max_steps": 4},
-    "demo-local": {},
-    "step-limit-local": {"max_steps": 4},
-    "demo-cause": {},
-    "step-limit-cause": {"max_steps": 4},
-    "demo-seeds": {},
-    "step-limit-seeds": {"max_steps": 4},
+Shape = Literal["offline", "openai"]
+# Scenario name -> its provider shape and the limits overriding the sample brief's (a completed
+# run, and one stopped early). Recorded once each with the one code path (no patch markers).
+SCENARIOS: dict[str, tuple[Shape, dict[str, int]]] = {
+    "demo-offline": ("offline", {}),
+    "step-limit-offline": ("offline", {"max_steps": 4}),
+    "demo-openai": ("openai", {}),
+    "step-limit-openai": ("openai", {"max_steps": 4}),
 }
 
 
 async def record(name: str) -> None:
     target = HERE / f"{name}.json"
-    async with sample_run(f"{name}-recorded", SCENARIOS[name]) as (_, result, history):
+    shape, limits = SCENARIOS[name]
+    async with sample_run(f"{name}-recorded", limits, shape) as (_, result, history):
         pass
     target.write_text(history.to_json())
     print(f"{result.status} / {result.stop_reason}: {len(history.events)} events -> {target}")
@@ -60,17 +54,22 @@ async def record(name: str) -> None:
 
 @asynccontextmanager
 async def sample_run(
-    run_id: str, limits: dict[str, int]
+    run_id: str, limits: dict[str, int], shape: Shape = "offline"
 ) -> AsyncIterator[tuple[EmbeddedStack, RunResult, WorkflowHistory]]:
-    """The sample brief with `limits`, run by the offline policy on an embedded stack of its own
+    """The sample brief with `limits`, decided by `shape` on an embedded stack of its own
     (temporary state folder and ports); the stack stays up inside the block (its ledger too)."""
-    with tempfile.TemporaryDirectory(prefix="recorded-") as state:
+    with tempfile.TemporaryDirectory(prefix="recorded-") as state, ExitStack() as model:
         settings = replace(
             Settings.from_env({}),
             state_dir=Path(state),
             temporal_address=f"127.0.0.1:{free_port()}",
             ui_port=free_port(),
         )
+        if shape == "openai":
+            url = model.enter_context(serve(FakeOpenAI(twelve_steps)))
+            settings = replace(
+                settings, model_provider="openai", openai_base_url=url, openai_api_key="sk-record"
+            )
         async with embedded_stack(settings) as stack, background_worker(stack):
             handle = await stack.client.start_workflow(
                 ResearchWorkflow.run,

@@ -17,7 +17,7 @@ from activities.ledger import ledger_errors
 from activities.spans import _shown_url
 from workflows import contracts
 from workflows.models import RunStatus, StopReason
-from workflows.research import _failed_by_cause
+from workflows.research import _failed
 from workflows.tracing import tool_label
 
 
@@ -41,12 +41,12 @@ def heartbeat_timeout() -> TimeoutError:
 
 def test_retries_stopped_early_for_the_deadline_end_the_run_at_the_deadline() -> None:
     # Temporal stops (retry state TIMEOUT) when the next back-off would pass the deadline.
-    outcome = _failed_by_cause(gave_up(heartbeat_timeout(), RetryState.TIMEOUT), False)
+    outcome = _failed(gave_up(heartbeat_timeout(), RetryState.TIMEOUT), False)
     assert (outcome.status, outcome.stop_reason) == (RunStatus.INCOMPLETE, StopReason.DEADLINE)
     busy = ApplicationError(
         "model provider x answered HTTP 429, will retry", type=contracts.PROVIDER_RETRYABLE
     )
-    outcome = _failed_by_cause(gave_up(busy, RetryState.TIMEOUT, "decide"), False)
+    outcome = _failed(gave_up(busy, RetryState.TIMEOUT, "decide"), False)
     assert (outcome.status, outcome.stop_reason) == (RunStatus.INCOMPLETE, StopReason.DEADLINE)
 
 
@@ -54,10 +54,10 @@ def test_only_the_providers_word_is_a_provider_error_and_the_rest_names_the_faul
     refused = ApplicationError(
         "model provider x answered HTTP 401", type=contracts.PROVIDER_ERROR, non_retryable=True
     )
-    outcome = _failed_by_cause(gave_up(refused, RetryState.NON_RETRYABLE_FAILURE, "decide"), False)
+    outcome = _failed(gave_up(refused, RetryState.NON_RETRYABLE_FAILURE, "decide"), False)
     assert (outcome.status, outcome.stop_reason) == (RunStatus.FAILED, StopReason.PROVIDER_ERROR)
     down = ApplicationError("connection refused", type="OperationalError")
-    outcome = _failed_by_cause(gave_up(down, RetryState.TIMEOUT), False)
+    outcome = _failed(gave_up(down, RetryState.TIMEOUT), False)
     assert (outcome.status, outcome.stop_reason) == (
         RunStatus.FAILED,
         StopReason.INFRASTRUCTURE_ERROR,

@@ -6,26 +6,22 @@ They replay through `research replay`'s own function, so CI and an operator run 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowHistory
 
 from starter.replay import replay_history
+from tests.histories.record import SCENARIOS
 from tests.workflow.harness import markers_of, patches_of
-from workflows.research import (
-    LEAN_LOOP,
-    LOCAL_POLICY,
-    RETRY_BY_CAUSE,
-    SEED_CHECKS,
-    TRANSCRIPT_IN_LEDGER,
-)
 
-HISTORIES = sorted((Path(__file__).parent.parent / "histories").glob("*.json"))
+ROOT = Path(__file__).parent.parent.parent
+HISTORIES = sorted((ROOT / "tests" / "histories").glob("*.json"))
 
 
-def test_there_are_recorded_histories() -> None:
-    assert HISTORIES, "tests/histories holds no recorded history"
+def test_every_scenario_is_recorded() -> None:
+    assert [path.stem for path in HISTORIES] == sorted(SCENARIOS)
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda path: path.stem)
@@ -34,22 +30,27 @@ async def test_recorded_history_replays(path: Path) -> None:
     assert await replay_history(history) is None
 
 
-# Each recorded history's name says which patches it was recorded with: every branch stays covered.
-BRANCHES = {
-    "offline": set(),
-    "lean": {LEAN_LOOP},
-    "ledger": {LEAN_LOOP, TRANSCRIPT_IN_LEDGER},
-    "local": {LEAN_LOOP, TRANSCRIPT_IN_LEDGER, LOCAL_POLICY},
-    "cause": {LEAN_LOOP, TRANSCRIPT_IN_LEDGER, LOCAL_POLICY, RETRY_BY_CAUSE},
-    "seeds": {LEAN_LOOP, TRANSCRIPT_IN_LEDGER, LOCAL_POLICY, RETRY_BY_CAUSE, SEED_CHECKS},
-}
-
-
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda path: path.stem)
-def test_each_history_shows_the_branch_it_replays(path: Path) -> None:
+def test_each_history_shows_its_provider_shape(path: Path) -> None:
+    """Ledger work is always a local activity; `decide` is one only for a policy in the worker."""
     history = WorkflowHistory.from_json("replayed", path.read_text())
-    markers = markers_of(history)
-    patches = patches_of(history)
-    assert patches == BRANCHES[path.stem.rsplit("-", 1)[1]]
-    local = any(marker.marker_name == "core_local_activity" for marker in markers)
-    assert local is bool(patches), "the lean loop runs ledger work as local activities"
+    shape, _ = SCENARIOS[path.stem]
+    scheduled = [
+        event.activity_task_scheduled_event_attributes.activity_type.name
+        for event in history.events
+        if event.HasField("activity_task_scheduled_event_attributes")
+    ]
+    assert any(marker.marker_name == "core_local_activity" for marker in markers_of(history))
+    assert ("decide" in scheduled) is (shape == "openai"), scheduled
+    assert not patches_of(history), "recorded with the one code path: no patch markers"
+
+
+def test_at_most_one_live_patch() -> None:
+    """Workflow changes ship as new worker deployment versions; `workflow.patched` is for a
+    hotfix only, one at a time (then `deprecate_patch`, then removal)."""
+    calls = [
+        match
+        for source in (ROOT / "workflows").rglob("*.py")
+        for match in re.findall(r"workflow\.(?:patched|deprecate_patch)\(", source.read_text())
+    ]
+    assert len(calls) <= 1, calls

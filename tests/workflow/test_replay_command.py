@@ -24,17 +24,17 @@ def replay(target: Path | str, capsys: pytest.CaptureFixture[str]) -> tuple[int,
 
 
 def test_a_recorded_history_replays_cleanly(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = replay(history("demo-local"), capsys)
+    code, out, err = replay(history("demo-offline"), capsys)
 
     assert (code, err) == (0, "")
-    assert out == "replays cleanly: demo-local-recorded (52 events) against the current code\n"
+    assert out == "replays cleanly: demo-offline-recorded (46 events) against the current code\n"
 
 
 def test_a_history_the_code_would_not_repeat_diverges_in_one_paragraph(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The first model call recorded as a search: the current code schedules `decide` there."""
-    data = json.loads(history("demo-lean").read_text())
+    data = json.loads(history("demo-openai").read_text())
     scheduled = next(
         event["activityTaskScheduledEventAttributes"]
         for event in data["events"]
@@ -49,7 +49,7 @@ def test_a_history_the_code_would_not_repeat_diverges_in_one_paragraph(
 
     assert (code, err) == (1, "")
     assert out.count("\n") == 1, out  # one paragraph
-    assert out.startswith("diverges: demo-lean-recorded (")
+    assert out.startswith("diverges: demo-openai-recorded (")
     assert (
         "[TMPRL1100] Nondeterminism error: Activity type of scheduled event 'search_web' does not "
         "match activity type of activity command 'decide'"
