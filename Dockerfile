@@ -20,6 +20,7 @@ COPY workflows workflows
 COPY activities activities
 COPY runtime runtime
 COPY starter starter
+COPY baselines baselines
 # Editable, without dependencies: the `research` command and the import path point at /app, so
 # the project root (examples/, the default corpus) is /app as in a checkout. Then pip and
 # setuptools leave: nothing installs at run time.

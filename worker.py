@@ -26,6 +26,7 @@ from activities.ledger import Ledger
 from activities.model import ModelActivities
 from activities.pages.fetch import build_http_client
 from activities.research import ResearchActivities
+from baselines import local_policy  # the one place product wiring names a baseline
 from runtime.database import DatabaseError, pending_migrations
 from runtime.devstack import open_ledger, open_worker_database
 from runtime.providers import (
@@ -104,7 +105,9 @@ async def _activities(settings: Settings) -> AsyncIterator[list[Callable[..., An
 
         model_client = await resources.enter_async_context(open_model_client(settings))
         search = await resources.enter_async_context(open_search(settings, ledger))
-        model = ModelActivities(settings, ledger, model_client)
+        # RESEARCH_MODEL_PROVIDER=offline or fixed: a baseline policy decides, not a model.
+        policy = local_policy(settings.model_provider)
+        model = ModelActivities(settings, ledger, model_client, policy)
         research = ResearchActivities(
             ledger,
             client_for(folders),

@@ -38,6 +38,7 @@ from activities.model import ModelActivities
 from activities.pages.fetch import build_http_client
 from activities.research import ResearchActivities
 from activities.search import CorpusSearch
+from baselines.offline import decide_offline
 from bench import cpu
 from runtime.devstack import EmbeddedStack, embedded_stack
 from runtime.settings import PROJECT_ROOT, Settings
@@ -242,7 +243,7 @@ async def _bare_loop(stack: EmbeddedStack, brief: Brief) -> float:
     settings = replace(stack.settings, model_provider="offline")
     http = build_http_client(settings)
     research = ResearchActivities(stack.ledger, http, settings, CorpusSearch(stack.ledger))
-    model = ModelActivities(settings, stack.ledger, None)
+    model = ModelActivities(settings, stack.ledger, None, decide_offline)
     per_step = []
     try:
         for _ in range(RUNS):

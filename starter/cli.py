@@ -165,9 +165,9 @@ def _add_extend(commands: Commands) -> None:
 
 
 def _command(args: argparse.Namespace) -> Command:
+    from baselines import evaluation
     from starter import (
         check,
-        evaluation,
         export,
         local,
         replay,

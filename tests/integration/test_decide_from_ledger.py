@@ -12,6 +12,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.ledger import Ledger
 from activities.model import ModelActivities
+from baselines.offline import decide_offline
 from runtime.database import open_pool
 from runtime.settings import Settings
 from workflows import context
@@ -51,7 +52,9 @@ async def test_decide_reads_the_steps_up_to_the_watermark(ledger: Ledger) -> Non
     assert await ledger.start_run(run_id, BRIEF, "2025-01-02T03:04:05+00:00")
     for number in (1, 2, 3):
         await ledger.record_step(step(run_id, number))
-    decide = ModelActivities(Settings(model_provider="offline"), ledger, None).decide
+    decide = ModelActivities(
+        Settings(model_provider="offline"), ledger, None, decide_offline
+    ).decide
     env = ActivityEnvironment()
 
     request = DecideInput(run_id=run_id, turn=3, brief=BRIEF, watermark=2, context_budget=60_000)

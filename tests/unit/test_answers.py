@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from activities.model.excerpts import (
+from baselines.excerpts import (
     Excerpt,
     Passage,
     Wanted,

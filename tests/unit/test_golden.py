@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from starter.evaluation import render, summarise
-from starter.golden import Cited, GoldenSet, load_golden, score
+from baselines.evaluation import render, summarise
+from baselines.golden import Cited, GoldenSet, load_golden, score
 
 GOLDEN = GoldenSet.model_validate(
     {

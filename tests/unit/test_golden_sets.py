@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from activities.pages.extract import extract
+from baselines.golden import GoldenSet, corpus_folder, load_golden
 from runtime.settings import PROJECT_ROOT
-from starter.golden import GoldenSet, corpus_folder, load_golden
 
 SETS = sorted((PROJECT_ROOT / "examples" / "golden").glob("*.json"))
 

@@ -11,8 +11,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from activities.model.fixed import decide_fixed
-from activities.model.offline import decide_offline
+from baselines.fixed import decide_fixed
+from baselines.offline import decide_offline
 from workflows.contracts import DecideInput
 from workflows.models import (
     Brief,
@@ -307,7 +307,7 @@ def test_the_fixed_pipeline_reads_the_first_result_and_records_without_finding()
 
 
 def test_names_looked_for_together_are_still_looked_for_one_by_one() -> None:
-    from activities.model.offline import Find, _look_further
+    from baselines.offline import Find, _look_further
 
     together = [Find("match search", 0, None)]
     assert _look_further(together, ["match search", "match", "search"], 2) == {"find": "match"}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-from activities.model.offline import estimate_usage
 from activities.model.prompt import (
     OLDER_WINDOW,
     RECENT_SEARCH,
@@ -12,6 +11,7 @@ from activities.model.prompt import (
     WHOLE_WINDOWS,
     messages,
 )
+from baselines.offline import estimate_usage
 from workflows.contracts import DecideInput
 from workflows.models import (
     Brief,

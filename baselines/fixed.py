@@ -7,8 +7,8 @@ second source: what the agent policy and models add is measured against this.
 
 from __future__ import annotations
 
-from activities.model.excerpts import best_excerpt, wanted_words
-from activities.model.offline import (
+from baselines.excerpts import best_excerpt, wanted_words
+from baselines.offline import (
     Seen,
     estimate_usage,
     finish_call,

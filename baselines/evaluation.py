@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from activities.search import index_corpus
+from baselines.golden import GoldenSet, corpus_folder, load_golden, score
 from runtime.devstack import EmbeddedStack, embedded_stack
 from runtime.providers import check_model_settings
 from runtime.settings import LOCAL_PROVIDERS, Settings, SettingsError
 from starter.errors import EXIT_USAGE, CliError
-from starter.golden import GoldenSet, corpus_folder, load_golden, score
 from starter.local import background_worker
 from starter.runs import start_run
 

@@ -4,7 +4,7 @@ It reads only what a model would see (the brief and the transcript) and, per ope
 searches the question, walks the results in rank order (results whose title and address share
 no word with the question or the brief last), opens each page with `find` at its most telling
 word (a name the question writes as code, else a lead word the result shows) and quotes the best
-excerpt (`activities.model.excerpts`), its best-matching sentence as the claim; `find` looks
+excerpt (`baselines.excerpts`), its best-matching sentence as the claim; `find` looks
 further before the next result is read. Before settling for a page that only mentions what is
 asked, it reads the next result when that shows the question's names, and takes an excerpt that
 says what is asked (`answers`) from either. Once every question it can answer has evidence and
@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from activities.model.excerpts import (
+from activities.model.prompt import messages
+from baselines.excerpts import (
     MIN_SHARED_KEYWORDS,
     Excerpt,
     Passage,
@@ -35,7 +36,6 @@ from activities.model.excerpts import (
     unique,
     wanted_words,
 )
-from activities.model.prompt import messages
 from workflows.contracts import DecideInput
 from workflows.models import (
     Decision,
