@@ -33,6 +33,7 @@ from starter.progress import (
     query_progress,
     result_summary,
 )
+from workflows.cleaning import for_terminal
 from workflows.hosts import has_credentials, without_credentials
 from workflows.models import (
     Brief,
@@ -88,7 +89,7 @@ async def print_report(settings: Settings, run_id: str, ledger: Ledger | None = 
             markdown = await opened.report(run_id)
     if markdown is None:
         raise CliError(f"no report is stored for run {run_id} (yet)")
-    print(markdown)
+    print(for_terminal(markdown))  # a report stored before text was made canonical, too
 
 
 async def start(settings: Settings, args: argparse.Namespace) -> int:

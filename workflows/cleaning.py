@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from workflows.canonical import strip_invisible
+
 # Sizes of what a model may send in one turn; anything above is cut here and refused with a
 # sentence by `workflows.tools.parse_call` (the step is spent, the run goes on).
 MAX_CALLS_PER_TURN = 8
@@ -49,7 +51,7 @@ def clean_value(value: Any) -> Any:
 
 def echo(text: str, limit: int = MAX_ECHO_CHARS) -> str:
     """A piece of model input fit to quote in an error: cleaned, one line, shortened."""
-    line = " ".join(_CONTROL.sub(_REPLACEMENT, clean(text[: limit * 4])).split())
+    line = " ".join(_CONTROL.sub(_REPLACEMENT, strip_invisible(clean(text[: limit * 4]))).split())
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
@@ -67,10 +69,17 @@ def as_text(text: str) -> str:
     """Model or page text as Markdown that renders as exactly that text: no markup at all, and
     no control character a terminal would obey."""
     lines = []
-    for line in _CONTROL.sub(_REPLACEMENT, clean(text)).splitlines():
+    for line in _CONTROL.sub(_REPLACEMENT, strip_invisible(clean(text))).splitlines():
         line = _INLINE.sub(r"\\\1", line)
         line = _AUTOLINK.sub(lambda m: f"{m[1] or m[3]}\\{m[2] or m[4]}", line)
         line = _EMAIL.sub("@\u2060", line)
         line = _BLOCK_START.sub(lambda m: f"{m[1]}{m[2]}\\{m[3]}", line.strip())
         lines.append(line)
     return "\n".join(line for line in lines if line)
+
+
+def for_terminal(text: str) -> str:
+    """Text fit to print: no control character a terminal would obey (ANSI escapes) and no
+    invisible format character (a direction override would show the text in another order);
+    line breaks and tabs stay."""
+    return _CONTROL.sub(_REPLACEMENT, strip_invisible(clean(text)))

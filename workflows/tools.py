@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from workflows.canonical import canonical_value, direction_controls
 from workflows.cleaning import (
     MAX_ARGUMENT_CHARS,
     MAX_ERROR_CHARS,
@@ -95,6 +96,10 @@ _TOOL_SCHEMAS = json.dumps(
 )
 
 
+# A quote is page text, matched against the page as stored: never rewritten (the evidence keeps
+# the snapshot's own text, and every check reads it through `canonical`).
+VERBATIM_FIELDS = frozenset({"quote"})
+
 MAX_NESTING = 32  # the arguments' JSON never needs more than a few levels
 
 
@@ -134,9 +139,15 @@ def parse_call(call: ToolCall) -> BaseModel:
             f"arguments of {call.name} are {size:,} characters, above the limit of "
             f"{MAX_ARGUMENT_CHARS:,}: send shorter arguments"
         )
-    raw = _json_object(call)
+    raw = clean_value(_json_object(call))
+    controls = direction_controls(raw)
+    if controls:
+        raise InvalidCall(
+            f"arguments of {call.name} hold the direction control {', '.join(controls[:3])}, "
+            "which shows text in another order than it is stored: send plain text"
+        )
     try:
-        return model.model_validate(clean_value(raw))
+        return model.model_validate(canonical_value(raw, VERBATIM_FIELDS))
     except ValidationError as error:
         raise InvalidCall(f"invalid arguments for {call.name}: {describe(error)}") from None
     except (ValueError, TypeError):  # a validator meeting something exotic

@@ -1,0 +1,682 @@
+# ruff: noqa: RUF001, RUF002 -- confusable characters are what this module is about
+"""Figures as quantities (pure): what a sentence states, read as value, unit or noun, qualifier.
+
+`read(text)` finds every figure of a sentence and says what it is:
+
+- an **amount**: a value (digits, "1,000", "10k", "2.5 million", or number words both ways:
+  "zero" to "twenty", tens, "twenty-five", "one billion", "a dozen", "twice"), its **unit**
+  (durations and sizes converted to seconds and bytes, so 60 s is 1 minute; percentages) or the
+  **noun** it counts ("5 delivery attempts"), its **qualifier** (exactly, at least, at most / up
+  to, more than, fewer than, about, or a range "1 to 1000"), what it is **per** ("50 messages
+  per second"), and the **era** its sentence ties it to ("Releases before 2.0 used 60 seconds");
+- a **version**, **year** or **date** ("PostgreSQL 15", "v1.4", "2.0" after "before", "2023",
+  "18 April"): names, not counts; they must appear as they are;
+- nothing at all: ordinals ("third-party", "first-class", "5th"), identifiers ("E001",
+  "max_deliveries", "7f3c9a", "0.0.0.0:7450"), "one" as a pronoun ("one of them").
+
+`matches(stated, evidence)` says whether a stated figure is one its evidence states: the same
+value, a compatible unit or noun (a bare "Default: 5" supports "5 attempts", "30 seconds" does
+not support "30 attempts"), the same qualifier ("up to 1000" is not "1 to 1000", "at least 5" is
+not "5"; "about 5" may say "5" more loosely), and the same era.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Literal
+
+from workflows.canonical import canonical
+
+Kind = Literal["amount", "version", "year", "date"]
+
+# ---------------------------------------------------------------- vocabulary
+
+_UNITS: dict[str, tuple[str, str]] = {}
+for _spellings, _kind, _factor in (
+    ("ms msec millisecond milliseconds", "duration", "0.001"),
+    ("us μs microsecond microseconds", "duration", "0.000001"),
+    ("ns nanosecond nanoseconds", "duration", "0.000000001"),
+    ("s sec secs second seconds", "duration", "1"),
+    ("m min mins minute minutes", "duration", "60"),
+    ("h hr hrs hour hours", "duration", "3600"),
+    ("d day days", "duration", "86400"),
+    ("w week weeks", "duration", "604800"),
+    ("b byte bytes", "size", "1"),
+    ("kb kilobyte kilobytes", "size", "1000"),
+    ("kib kibibyte kibibytes", "size", "1024"),
+    ("mb megabyte megabytes", "size", "1000000"),
+    ("mib mebibyte mebibytes", "size", "1048576"),
+    ("gb gigabyte gigabytes", "size", "1000000000"),
+    ("gib gibibyte gibibytes", "size", "1073741824"),
+    ("tb terabyte terabytes", "size", "1000000000000"),
+    ("% percent per-cent", "percent", "1"),
+):
+    for _spelling in _spellings.split():
+        _UNITS[_spelling] = (_kind, _factor)
+# Units that are also ordinary words or letters: read as units only glued to digits ("5m",
+# "4d"); "5 m" could be metres, "5 d" anything.
+_GLUED_ONLY = frozenset("m d w b h s us ns".split())
+
+_SMALL = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90,
+}  # fmt: skip
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9,
+           "trillion": 10**12}  # fmt: skip
+_GLUED_SCALES = {"k": 1000, "K": 1000, "M": 10**6, "bn": 10**9}
+_ORDINALS = frozenset(
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
+    "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth "
+    "thirtieth fortieth fiftieth hundredth thousandth millionth".split()
+)
+_MONTHS = frozenset(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+
+# Qualifier phrases, longest first; each names its class.
+_BEFORE = [
+    ("no fewer than", "at least"), ("no less than", "at least"), ("not less than", "at least"),
+    ("a minimum of", "at least"), ("at least", "at least"), ("minimum", "at least"),
+    ("min", "at least"),
+    ("no more than", "at most"), ("not more than", "at most"), ("a maximum of", "at most"),
+    ("at most", "at most"), ("up to", "at most"), ("maximum", "at most"), ("max", "at most"),
+    ("capped at", "at most"), ("not exceeding", "at most"),
+    ("more than", "more than"), ("greater than", "more than"), ("over", "more than"),
+    ("above", "more than"), ("fewer than", "fewer than"), ("less than", "fewer than"),
+    ("under", "fewer than"), ("below", "fewer than"),
+    ("approximately", "about"), ("about", "about"), ("around", "about"), ("roughly", "about"),
+    ("nearly", "about"), ("almost", "about"), ("circa", "about"), ("~", "about"),
+    ("exactly", "exactly"), ("precisely", "exactly"),
+]  # fmt: skip
+_AFTER = [("or more", "at least"), ("or fewer", "at most"), ("or less", "at most"),
+          ("and more", "at least"), ("and above", "at least"), ("or above", "at least"),
+          ("+", "at least")]  # fmt: skip
+QUALIFIERS = ("exactly", "at least", "at most", "more than", "fewer than", "about", "range")
+
+# Nouns that count one thing: "5 times", "5 tries", "5 retries", "5 delivery attempts".
+_SYNONYMS = {
+    word: "attempt"
+    for word in "time times try tries retry retries attempt attempts delivery deliveries "
+    "redelivery redeliveries".split()
+}
+# Words after a number that do not say what it counts.
+_NOT_NOUNS = frozenset(
+    "a an and are as at be been but by can could do does for from had has have if in into is it "
+    "its may might must no not of on or our should so such than that the their them then there "
+    "these they this those to was we were when where which while will with would default "
+    "defaults per times x vs versus before after over under between during until since via "
+    "within without against among across through".split()
+) - {"times"}
+# Words before a bare number that make it a version or a name: "version 2", "PostgreSQL 15".
+_VERSION_WORDS = frozenset("version versions release releases v ver python postgresql".split())
+_ERA = re.compile(
+    r"(?i)\b(?:before|prior to|until|earlier than|older than|up to and including)\s+"
+    r"(?:version\s+|release\s+|v)?\d+(?:\.\d+)*(?:\.x)?\b"
+    r"|\b\d+(?:\.\d+)*\.x\b|\b\d+(?:\.\d+)+\s+and\s+(?:earlier|older|below)\b"
+    r"|\b(?:older|earlier|previous|legacy|old)\s+(?:releases?|versions?|servers?|clients?)\b"
+    r"|\b(?:used to|previously|formerly|originally|no longer)\b"
+)
+_BEFORE_PRONOUN = frozenset("no any every some each the this that which".split())
+_ERA_WORDS = frozenset("before since until after in than from to and or".split())
+_QUALIFIER_WORDS = frozenset(word for phrase, _ in _BEFORE for word in phrase.split())
+_SENTENCE_END = re.compile(r"[.;!?](?=\s|$)|\n")
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:\.x\b)?|[^\W\d_]+|\S")
+
+
+# ---------------------------------------------------------------- what a figure is
+
+
+@dataclass(frozen=True)
+class Quantity:
+    kind: Kind
+    value: Decimal | None  # base unit for durations and sizes; the low end of a range
+    text: str  # as the sentence shows it: "30 seconds", "up to 1000 attempts", "v1.4"
+    at: int  # where it starts in the canonical text
+    high: Decimal | None = None  # the high end of a range
+    unit: str = ""  # "duration", "size", "percent" or "" (a count or a bare number)
+    noun: str = ""  # what it counts ("attempt", "message"), "" when bare or measured
+    qualifier: str = "exactly"
+    per: str = ""  # "second" for "per second"
+    era: str = ""  # "before 2.0": the sentence ties the figure to an older version or time
+    name: str = field(default="", compare=False)  # a version, year or date as written
+
+    def describe(self) -> str:
+        """The figure in words, for a refusal: "30 (seconds)", "1 to 1000 (a range)"."""
+        parts = []
+        if self.qualifier == "range":
+            parts.append("a range")
+        elif self.qualifier != "exactly":
+            parts.append(self.qualifier)
+        if self.unit:
+            parts.append(self.unit)
+        elif self.noun:
+            parts.append(f"counting {self.noun}s")
+        if self.era:
+            parts.append(f"tied to {self.era}")
+        return f"{self.text} ({', '.join(parts)})" if parts else self.text
+
+
+@dataclass
+class _Token:
+    text: str
+    start: int
+    end: int
+
+    @property
+    def lower(self) -> str:
+        return self.text.lower()
+
+    @property
+    def number(self) -> bool:
+        return self.text[0].isdigit()
+
+    @property
+    def word(self) -> bool:
+        return self.text[0].isalpha()
+
+
+def read(text: str) -> list[Quantity]:
+    """Every figure `text` states (amounts, versions, years, dates), in order."""
+    text = canonical(text)
+    tokens = [_Token(m[0], m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    eras = _eras(text)
+    found: list[Quantity] = []
+    index = 0
+    while index < len(tokens):
+        quantity, index = _at(text, tokens, index)
+        if quantity is not None:
+            era = next((name for start, end, name in eras if start <= quantity.at < end), "")
+            if era and quantity.kind == "amount":
+                quantity = _replace(quantity, era=era)
+            found.append(quantity)
+    return found
+
+
+def _replace(quantity: Quantity, **changes: object) -> Quantity:
+    values = {name: getattr(quantity, name) for name in quantity.__dataclass_fields__}
+    values.update(changes)
+    return Quantity(**values)
+
+
+def _eras(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, era) of each sentence that ties what it says to an older version or time."""
+    spans, start = [], 0
+    for end_match in [*_SENTENCE_END.finditer(text), None]:
+        end = end_match.end() if end_match else len(text)
+        sentence = text[start:end]
+        era = _ERA.search(sentence)
+        if era is not None:
+            spans.append((start, end, " ".join(era[0].lower().split())))
+        start = end
+    return spans
+
+
+def _glued(tokens: list[_Token], index: int) -> bool:
+    return 0 < index < len(tokens) and tokens[index - 1].end == tokens[index].start
+
+
+def _at(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | None, int]:
+    """The figure starting at tokens[index] (or None) and the index after it."""
+    token = tokens[index]
+    if token.number:
+        return _digits(text, tokens, index)
+    if token.word:
+        return _words(text, tokens, index)
+    return None, index + 1
+
+
+def _digits(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | None, int]:
+    token = tokens[index]
+    before = tokens[index - 1] if index else None
+    if before is not None and _glued(tokens, index):
+        if before.lower in ("v", "ver") and not _glued(tokens, index - 1):
+            return _name("version", token, tokens, index, prefix=before), index + 1
+        if before.word or before.text in "_./:#@-–&=":
+            return None, _skip_identifier(tokens, index)
+    after = tokens[index + 1] if index + 1 < len(tokens) else None
+    if after is not None and _glued(tokens, index + 1):
+        if after.lower in ("st", "nd", "rd", "th"):  # 5th: an ordinal
+            return None, index + 2
+        if token.text.endswith(".x"):
+            return _name("version", token, tokens, index), index + 1
+        if after.word and after.text not in _GLUED_SCALES and after.lower not in _UNITS:
+            return None, _skip_identifier(tokens, index)
+        if after.text in (":", "/", "_") and index + 2 < len(tokens) and _glued(tokens, index + 2):
+            return None, _skip_identifier(tokens, index)
+    if token.text.count(".") >= 2 or token.text.endswith(".x"):
+        return _name("version", token, tokens, index), index + 1
+    if after is not None and after.lower in _MONTHS and 1 <= _int(token.text) <= 31:
+        return _name("date", token, tokens, index, suffix=after), index + 2
+    if before is not None and before.lower in _MONTHS and 1 <= _int(token.text) <= 31:
+        return _name("date", token, tokens, index, prefix=before), index + 1
+    value = _decimal(token.text)
+    if value is None:
+        return None, index + 1
+    if _year(token.text) and not _counted_after(tokens, index + 1):
+        return _name("year", token, tokens, index), index + 1
+    if before is not None and "," not in token.text and _names_version(tokens, index):
+        return _name("version", token, tokens, index), index + 1
+    fraction = _fraction_at(tokens, index)
+    if fraction is not None:
+        return _amount(text, tokens, index, fraction[1], fraction[0])
+    return _amount(text, tokens, index, index + 1, value)
+
+
+def _names_version(tokens: list[_Token], index: int) -> bool:
+    """ "version 2", "PostgreSQL 15", "Harbor Queue 2.1", "before 2.0": a name, not an amount."""
+    before, token = tokens[index - 1], tokens[index]
+    if _unit(tokens, index + 1)[1]:
+        return False  # "after 2.5 seconds": measured
+    counted = _counted_after(tokens, index + 1)
+    if before.lower in _VERSION_WORDS:
+        return True
+    if "." in token.text and before.lower in _ERA_WORDS:
+        return not counted
+    if not before.word or not before.text[0].isupper() or before.lower in _NOT_NOUNS:
+        return False
+    if before.lower in _QUALIFIER_WORDS:
+        return False
+    product = any(char.isupper() or char.isdigit() for char in before.text[1:])
+    sentence_start = index < 2 or tokens[index - 2].text in ".;:!?"
+    return product or not (sentence_start or counted)
+
+
+def _fraction_at(tokens: list[_Token], index: int) -> tuple[Decimal, int] | None:
+    """ "1⁄2" (a vulgar fraction as `canonical` writes it) or "1 1⁄2": (value, end)."""
+
+    def simple(at: int) -> Decimal | None:
+        if at + 2 >= len(tokens) or tokens[at + 1].text != "\u2044":
+            return None
+        if not (_glued(tokens, at + 1) and _glued(tokens, at + 2) and tokens[at + 2].number):
+            return None
+        numerator, denominator = _decimal(tokens[at].text), _decimal(tokens[at + 2].text)
+        if numerator is None or not denominator:
+            return None
+        return numerator / denominator
+
+    alone = simple(index)
+    if alone is not None:
+        return alone, index + 3
+    whole = _decimal(tokens[index].text)
+    if whole is not None and index + 1 < len(tokens) and not _glued(tokens, index + 1):
+        part = simple(index + 1) if tokens[index + 1].number else None
+        if part is not None:
+            return whole + part, index + 4
+    return None
+
+
+def _int(raw: str) -> int:
+    return int(raw) if raw.isdigit() else -1
+
+
+def _year(raw: str) -> bool:
+    return raw.isdigit() and len(raw) == 4 and 1900 <= int(raw) <= 2100
+
+
+def _counted_after(tokens: list[_Token], index: int) -> bool:
+    """A plural noun or a unit follows: "2000 messages", "2048 bytes" are amounts, not years."""
+    if index >= len(tokens):
+        return False
+    word = tokens[index].lower
+    return (
+        word in _UNITS
+        or word in _SCALES
+        or (tokens[index].word and word.endswith("s") and word not in _NOT_NOUNS and len(word) > 3)
+    )
+
+
+def _skip_identifier(tokens: list[_Token], index: int) -> int:
+    while index + 1 < len(tokens) and _glued(tokens, index + 1):
+        index += 1
+    return index + 1
+
+
+def _name(
+    kind: Kind,
+    token: _Token,
+    tokens: list[_Token],
+    index: int,
+    prefix: _Token | None = None,
+    suffix: _Token | None = None,
+) -> Quantity:
+    shown = token.text
+    if kind == "version":
+        shown = token.text.removeprefix("v")
+    elif kind == "date":
+        month = (prefix or suffix or token).lower[:3]
+        shown = f"{int(token.text)} {month}"
+    first = prefix or token
+    last = suffix or token
+    shown_text = first.text + ("" if first is token or _glued(tokens, index) else " ")
+    shown_text = token.text if first is token else shown_text + token.text
+    if last is not token:
+        shown_text += " " + last.text
+    return Quantity(kind, _decimal(token.text), shown_text, first.start, name=shown)
+
+
+def _decimal(raw: str) -> Decimal | None:
+    if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", raw):  # 1,234,567.5
+        raw = raw.replace(",", "")
+    elif re.fullmatch(r"\d+,\d{1,2}", raw):  # a decimal comma: 1,5
+        raw = raw.replace(",", ".")
+    try:
+        return Decimal(raw)
+    except InvalidOperation:  # 1.2,3 or 4,5678: not one number
+        return None
+
+
+# ---------------------------------------------------------------- number words
+
+
+def _words(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | None, int]:
+    token = tokens[index]
+    word = token.lower
+    if word in _ORDINALS or word not in (*_SMALL, *_SCALES, "dozen", "a", "an", "twice", "half"):
+        return None, index + 1
+    if _glued(tokens, index) and tokens[index - 1].text in "-_":  # "one-third-party", x_two
+        return None, index + 1
+    if word == "twice":
+        return _amount(text, tokens, index, index + 1, Decimal(2), noun="attempt")
+    parsed = _number_words(tokens, index)
+    if parsed is None:
+        return None, index + 1
+    value, end = parsed
+    pronoun = index > 0 and tokens[index - 1].lower in _BEFORE_PRONOUN
+    if word == "one" and end == index + 1 and (pronoun or not _noun_follows(tokens, end)):
+        return None, end  # "one of them", "no one": a pronoun
+    return _amount(text, tokens, index, end, value)
+
+
+def _number_words(tokens: list[_Token], index: int) -> tuple[Decimal, int] | None:
+    """A run of number words from tokens[index]: "twenty-five", "two hundred and fifty",
+    "one billion", "a dozen"; None when there is none."""
+    first = tokens[index].lower
+    if first == "zero":
+        return Decimal(0), index + 1
+    total, current, last, end = 0, 0, "", index
+    position = index
+    while position < len(tokens):
+        word = tokens[position].lower
+        following = tokens[position + 1].lower if position + 1 < len(tokens) else ""
+        if word in ("a", "an") and not last and following in (*_SCALES, "dozen"):
+            current, last = 1, "a"
+        elif word in _SMALL and word != "zero" and _may_follow(last, _SMALL[word]):
+            current += _SMALL[word]
+            last = "unit" if _SMALL[word] < 10 else "teen" if _SMALL[word] < 20 else "tens"
+        elif word == "hundred" and last in ("a", "unit", "teen"):
+            current, last = current * 100, "hundred"
+        elif word in _SCALES and word != "hundred" and last and last != "scale":
+            total, current, last = total + current * _SCALES[word], 0, "scale"
+        elif word == "dozen" and last in ("a", "unit", "teen"):
+            current, last = current * 12, "dozen"
+        elif word == "and" and last in ("hundred", "scale") and following in _SMALL:
+            pass
+        elif word in ("-", "\u2013") and last == "tens" and following in _SMALL:
+            if not (_glued(tokens, position) and _glued(tokens, position + 1)):
+                break
+        else:
+            break
+        position += 1
+        if word not in ("and", "-", "\u2013"):
+            end = position
+    if not last or last == "a":
+        return None
+    return Decimal(total + current), end
+
+
+def _may_follow(last: str, value: int) -> bool:
+    """Whether a number word of `value` may follow the word kind `last` in one number."""
+    if not last:
+        return True
+    if value < 10:
+        return last in ("tens", "hundred", "scale")
+    return last in ("hundred", "scale")
+
+
+def _noun_follows(tokens: list[_Token], index: int) -> bool:
+    if index >= len(tokens):
+        return False
+    word = tokens[index].lower
+    return word in _UNITS or (tokens[index].word and word not in _NOT_NOUNS and word != "another")
+
+
+# ---------------------------------------------------------------- amounts
+
+
+def _amount(
+    text: str, tokens: list[_Token], start: int, end: int, value: Decimal, noun: str = ""
+) -> tuple[Quantity, int]:
+    """The amount whose number spans tokens[start:end]: scale, unit or noun, qualifier, range."""
+    end, value = _scaled(tokens, end, value)
+    end, value = _exponent(tokens, end, value)
+    end, unit, noun_found, factor = _unit(tokens, end)
+    noun = noun or noun_found
+    base = value * factor
+    qualifier, first = _qualifier_before(tokens, start)
+    high: Decimal | None = None
+    ranged = _range_end(tokens, end, start)
+    if ranged is not None and (ranged[2] == unit or not ranged[2] or not unit):
+        high_end, high_value, high_unit, high_factor = ranged
+        if not unit:
+            unit, base = high_unit, value * high_factor
+        high, end, qualifier = (
+            high_value * (high_factor if high_unit else factor),
+            high_end,
+            "range",
+        )
+    else:
+        end, qualifier = _qualifier_after(tokens, end, qualifier)
+    end, per = _per(tokens, end)
+    if qualifier == "range" and first > 0 and tokens[first - 1].lower in ("between", "from"):
+        first -= 1
+    shown = text[tokens[first].start : tokens[end - 1].end]
+    return (
+        Quantity(
+            "amount", base, shown, tokens[first].start, high=high, unit=unit, noun=noun,
+            qualifier=qualifier, per=per,
+        ),
+        end,
+    )  # fmt: skip
+
+
+def _scaled(tokens: list[_Token], end: int, value: Decimal) -> tuple[int, Decimal]:
+    """ "10k", "2.5 million", "1 billion": the number times its scale."""
+    if end < len(tokens):
+        word = tokens[end]
+        if word.text in _GLUED_SCALES and _glued(tokens, end):
+            return end + 1, value * _GLUED_SCALES[word.text]
+        if word.lower in _SCALES:
+            return end + 1, value * _SCALES[word.lower]
+    return end, value
+
+
+def _exponent(tokens: list[_Token], end: int, value: Decimal) -> tuple[int, Decimal]:
+    """10^2 (a superscript written out by `canonical`): the power."""
+    power = end + 1 < len(tokens) and tokens[end].text == "^" and tokens[end + 1].text.isdigit()
+    if power and _glued(tokens, end) and _glued(tokens, end + 1) and len(tokens[end + 1].text) < 3:
+        return end + 2, value ** int(tokens[end + 1].text)
+    return end, value
+
+
+def _unit(tokens: list[_Token], end: int) -> tuple[int, str, str, Decimal]:
+    """(end, unit kind, counted nouns, factor to the base unit) of what follows a number."""
+    position, glued = end, _glued(tokens, end)
+    hyphen = position + 1 < len(tokens) and tokens[position].text in ("-", "\u2013")
+    if hyphen and glued and _glued(tokens, position + 1) and tokens[position + 1].word:
+        position, glued = position + 1, False  # "60-second", "two-phase"
+    if position >= len(tokens):
+        return end, "", "", Decimal(1)
+    token = tokens[position]
+    name = token.lower
+    if name in _UNITS and (glued or name not in _GLUED_ONLY):
+        kind, factor = _UNITS[name]
+        return position + 1, kind, "", Decimal(factor)
+    if not token.word or glued:
+        return end, "", "", Decimal(1)
+    nouns: list[str] = []
+    while position < len(tokens) and len(nouns) < 2:
+        word = tokens[position]
+        if not word.word or word.lower in _NOT_NOUNS or word.text[0].isupper():
+            break
+        if word.lower in _UNITS and word.lower not in _GLUED_ONLY:
+            break
+        nouns.append(word.lower)
+        position += 1
+    if not nouns:
+        return end, "", "", Decimal(1)
+    return position, "", _nouns(nouns), Decimal(1)
+
+
+def _nouns(words: list[str]) -> str:
+    """The counted words as one sorted, space-separated set ("attempt", "consumer handle")."""
+    return " ".join(sorted({_SYNONYMS.get(word) or singular(word) for word in words}))
+
+
+def singular(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _qualifier_before(tokens: list[_Token], start: int) -> tuple[str, int]:
+    """The qualifier just before tokens[start] and the index where the figure's text starts."""
+    for phrase, qualifier in _BEFORE:
+        words = phrase.split()
+        first = start - len(words)
+        if first < 0:
+            continue
+        if [token.lower for token in tokens[first:start]] == words:
+            return qualifier, first
+    return "exactly", start
+
+
+def _qualifier_after(tokens: list[_Token], end: int, qualifier: str) -> tuple[int, str]:
+    for phrase, after in _AFTER:
+        words = phrase.split()
+        if [token.lower for token in tokens[end : end + len(words)]] == words:
+            if phrase == "+" and not _glued(tokens, end):
+                continue
+            return end + len(words), after if qualifier == "exactly" else qualifier
+    return end, qualifier
+
+
+def _range_end(
+    tokens: list[_Token], end: int, start: int
+) -> tuple[int, Decimal, str, Decimal] | None:
+    """The high end of "1 to 1000", "5-10 seconds", "between 2 and 5", "1 second to 12 hours":
+    (end, value, unit kind, factor), or None."""
+    if end + 1 >= len(tokens):
+        return None
+    joiner = tokens[end].lower
+    between = start > 0 and tokens[start - 1].lower == "between"
+    dash = joiner in ("-", "\u2013") and _glued(tokens, end) == _glued(tokens, end + 1)
+    if not (joiner in ("to", "through") or dash or (joiner == "and" and between)):
+        return None
+    following = tokens[end + 1]
+    if following.number and following.text.count(".") < 2:
+        value = _decimal(following.text)
+        position = end + 2
+    elif following.lower in _SMALL:
+        parsed = _number_words(tokens, end + 1)
+        value, position = parsed if parsed is not None else (None, end)
+    else:
+        return None
+    if value is None or (position < len(tokens) and _glued(tokens, position)
+                         and tokens[position].word and tokens[position].lower not in _UNITS
+                         and tokens[position].text not in _GLUED_SCALES):  # fmt: skip
+        return None
+    position, value = _scaled(tokens, position, value)
+    position, unit, _, factor = _unit(tokens, position)
+    return position, value, unit, factor
+
+
+def _per(tokens: list[_Token], end: int) -> tuple[int, str]:
+    """ "per second", "/s", "a day" after an amount: what it is a rate of."""
+    if end + 1 < len(tokens) and tokens[end].lower in ("per", "/", "a", "an", "each", "every"):
+        unit = tokens[end + 1].lower
+        if unit in _UNITS and _UNITS[unit][0] == "duration":
+            if tokens[end].lower in ("a", "an") and unit in _GLUED_ONLY:
+                return end, ""
+            return end + 2, _UNIT_NAMES.get(_UNITS[unit][1], unit)
+        if tokens[end].lower == "per" and tokens[end + 1].word:
+            return end + 2, singular(unit)
+    return end, ""
+
+
+_UNIT_NAMES = {"0.001": "millisecond", "1": "second", "60": "minute", "3600": "hour",
+               "86400": "day", "604800": "week"}  # fmt: skip
+
+
+# ---------------------------------------------------------------- matching
+
+
+def same_value(left: Quantity, right: Quantity) -> bool:
+    if left.value is None or right.value is None:
+        return left.name == right.name and bool(left.name)
+    return left.value == right.value and left.high == right.high
+
+
+def compatible_unit(stated: Quantity, evidence: Quantity) -> bool:
+    if stated.unit or evidence.unit:
+        return stated.unit == evidence.unit or (not stated.unit and not stated.noun)
+    return not stated.noun or not evidence.noun or bool(_words_of(stated) & _words_of(evidence))
+
+
+def _words_of(quantity: Quantity) -> set[str]:
+    return set(quantity.noun.split())
+
+
+def compatible_qualifier(stated: Quantity, evidence: Quantity) -> bool:
+    return stated.qualifier == evidence.qualifier or (
+        stated.qualifier == "about" and evidence.qualifier == "exactly"
+    )
+
+
+def matches(stated: Quantity, evidence: Quantity) -> bool:
+    """`evidence` states the figure `stated` states: value, unit or noun, qualifier, era."""
+    if stated.kind != "amount" or evidence.kind != "amount":
+        if stated.name and stated.name == evidence.name:
+            return True
+        bare = stated.kind == "amount" and not stated.unit and not stated.noun
+        return bare and stated.qualifier == "exactly" and same_value(stated, evidence)
+    return (
+        same_value(stated, evidence)
+        and compatible_unit(stated, evidence)
+        and compatible_qualifier(stated, evidence)
+        and bool(stated.era) == bool(evidence.era)
+        and (not stated.per or not evidence.per or stated.per == evidence.per)
+    )
+
+
+def mismatch(stated: Quantity, evidence: list[Quantity]) -> str:
+    """Why none of `evidence` states `stated`, in plain words (the closest figure named)."""
+    same = [item for item in evidence if same_value(stated, item) or _same_low(stated, item)]
+    if not same:
+        return "which the evidence does not state"
+    closest = same[0]
+    if stated.kind == "amount" and closest.kind == "amount":
+        if not compatible_unit(stated, closest):
+            return f"but the evidence states {closest.describe()}: not the same unit or thing"
+        if closest.era and not stated.era:
+            return f"as current, but the evidence ties {closest.text} to {closest.era}: say so"
+        if stated.era and not closest.era:
+            return f"as of {stated.era}, but the evidence states {closest.text} as current"
+    return f"but the evidence states {closest.describe()}: keep its qualifier"
+
+
+def _same_low(stated: Quantity, evidence: Quantity) -> bool:
+    if stated.value is None or evidence.value is None:
+        return False
+    return stated.value in (evidence.value, evidence.high) or (
+        stated.high is not None and stated.high == evidence.high
+    )
