@@ -26,6 +26,7 @@ from activities.ledger import Ledger
 from activities.model import ModelActivities
 from activities.pages.fetch import build_http_client
 from activities.research import ResearchActivities
+from activities.secrets import MIN_SECRET_CHARS, short_secrets
 from baselines import local_policy  # the one place product wiring names a baseline
 from runtime.database import DatabaseError, pending_migrations
 from runtime.devstack import open_ledger, open_worker_database
@@ -108,6 +109,13 @@ async def _activities(settings: Settings) -> AsyncIterator[list[Callable[..., An
         # RESEARCH_MODEL_PROVIDER=offline or fixed: a baseline policy decides, not a model.
         policy = local_policy(settings.model_provider)
         model = ModelActivities(settings, ledger, model_client, policy)
+        for name in short_secrets(settings.secrets()):
+            print(
+                f"warning: {name} holds fewer than {MIN_SECRET_CHARS} characters: too short to "
+                "tell apart from words, it is not scrubbed from what the model sends",
+                file=sys.stderr,
+                flush=True,
+            )
         research = ResearchActivities(
             ledger,
             client_for(folders),

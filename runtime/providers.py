@@ -122,13 +122,16 @@ async def open_search(settings: Settings, ledger: Ledger) -> AsyncIterator[Searc
     if settings.search_provider == "corpus":
         yield CorpusSearch(ledger)
         return
+    secrets = tuple(settings.secrets().values())
     async with search_http_client(settings) as http:
         if settings.search_provider == "serper":
             assert settings.serper_api_key is not None
-            yield SerperSearch(http, api_key=settings.serper_api_key, url=settings.serper_url)
+            yield SerperSearch(
+                http, api_key=settings.serper_api_key, url=settings.serper_url, secrets=secrets
+            )
         else:
             assert settings.searxng_url is not None
-            yield SearxngSearch(http, url=settings.searxng_url)
+            yield SearxngSearch(http, url=settings.searxng_url, secrets=secrets)
 
 
 def search_http_client(settings: Settings) -> httpx.AsyncClient:

@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -70,6 +70,7 @@ def _positive(name: str, raw: str, value: T) -> T:
 
 @dataclass(frozen=True)
 class Settings:
+    # A field declared `repr=False` holds a secret: never printed, and scrubbed (`secrets()`).
     state_dir: Path = PROJECT_ROOT / ".research"
     database_url: str | None = None  # None: the embedded PostgreSQL under state_dir
     database_entra: bool = False  # sign in to DATABASE_URL with a Microsoft Entra token
@@ -106,6 +107,19 @@ class Settings:
     max_decoded_bytes: int = 20_000_000  # a compressed page may expand to at most this
     local_hosts: tuple[str, ...] = ()  # `host` or `host=IP`: plain http, any port, inside addresses
     workflow_cache: int = 1_000  # workflows a worker keeps in memory (0: replay every task)
+
+    def secrets(self) -> dict[str, str]:
+        """Every secret this process holds, by the variable it came from: each field declared
+        `repr=False` (a URL's password, not the URL), and DATABASE_URL's password. The scrubber
+        (`activities.secrets`) removes them from whatever a model or provider hands back."""
+        held = {"DATABASE_URL": _password_of(self.database_url)}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if not item.repr and isinstance(value, str):
+                held[_SECRET_SOURCES.get(item.name, item.name.upper())] = (
+                    _password_of(value) if "://" in value else value
+                )
+        return {name: value for name, value in held.items() if value}
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -208,6 +222,26 @@ def _role(env: dict[str, str], name: str, default: str) -> str:
             f"starting with a digit), got {raw!r}"
         )
     return raw
+
+
+# A secret field's variable, where it is not the field's name in capitals.
+_SECRET_SOURCES = {
+    "worker_database_url": "RESEARCH_WORKER_DATABASE_URL",
+    "verifier_api_key": "RESEARCH_VERIFIER_API_KEY",
+}
+
+
+def _password_of(url: str | None) -> str:
+    """The password a database URL (or key=value string) holds, "" when none."""
+    if not url:
+        return ""
+    from psycopg import ProgrammingError
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        return str(conninfo_to_dict(url).get("password") or "")
+    except ProgrammingError:
+        return ""
 
 
 def _has_password(url: str) -> bool:

@@ -76,6 +76,8 @@ class ToolDispatcher:
 
     async def dispatch(self, call: ToolCall) -> Handled:
         """Run one call: a validated call's result, or its refusal with one sentence."""
+        if call.refusal:  # the host refused it before it reached the workflow
+            return Handled(result=self.result(ok=False, error=call.refusal))
         try:
             args = parse_call(call)
         except InvalidCall as error:

@@ -212,6 +212,9 @@ class ToolCall(BaseModel):
     name: str = ""
     arguments: str = "{}"
     oversized: int = 0
+    # Set by the host before the call reaches the workflow (a call that carried one of the
+    # worker's secrets): the call is refused with this sentence and never run.
+    refusal: str = ""
 
 
 # One model turn may report at most this many tokens (input + output): the largest context

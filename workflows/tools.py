@@ -120,6 +120,7 @@ def bounded_call(call: ToolCall) -> ToolCall:
         name=clean(call.name, MAX_TOOL_NAME_CHARS + 1),  # one over: an unknown name, not a cut one
         arguments=arguments[:MAX_ARGUMENT_CHARS],
         oversized=oversized,
+        refusal=call.refusal,
     )
 
 

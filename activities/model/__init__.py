@@ -38,6 +38,7 @@ from activities.model.provider_errors import (
     network_failure,
     status_failure,
 )
+from activities.secrets import Scrubber, scrubbed_decision
 from runtime.settings import LOCAL_PROVIDERS, Settings
 from workflows import context
 from workflows.cleaning import MAX_CALLS_PER_TURN, MAX_TEXT_CHARS, clean
@@ -93,8 +94,10 @@ class ModelActivities:
         self._ledger = ledger
         self._client = client
         self._policy = policy if local else None
+        secrets = settings.secrets()
+        self._scrubber = Scrubber(secrets)  # every secret of the worker, not only the model's
         self._provider = PROVIDERS.get(settings.model_provider, PROVIDERS["openai"]).with_secrets(
-            settings.openai_api_key, settings.azure_openai_api_key
+            *secrets.values()
         )
 
     def definitions(self) -> list[Callable[..., Any]]:
@@ -173,7 +176,9 @@ class ModelActivities:
             getattr(response, "choices", None), list
         ):  # an HTML login page, a JSON list, an error object answered with 200, ...
             raise malformed_failure(self._provider, "a body that is not a chat completion")
-        return to_decision(response, request, parallel_tool_calls=settings.parallel_tool_calls)
+        decision = to_decision(response, request, parallel_tool_calls=settings.parallel_tool_calls)
+        # Before the turn reaches a span, the ledger or history: no secret, in any form.
+        return scrubbed_decision(decision, self._scrubber)
 
 
 def _fork_point(request: DecideInput) -> ForkPoint:

@@ -8,28 +8,24 @@ text: it can echo part of the key.
 
 from __future__ import annotations
 
-import base64
 import math
-import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from urllib.parse import unquote
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.secrets import MIN_SECRET_CHARS, REDACTED, Scrubber, spread_pattern
 from workflows.cleaning import clean
 from workflows.contracts import PROVIDER_ERROR, PROVIDER_RETRYABLE
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 MAX_RETRY_DELAY_SECONDS = 120.0
 MAX_DETAIL_CHARS = 300
+MIN_SHORT_SECRET_CHARS = 4  # a shorter secret is not looked for at all
 MAX_SCANNED_CHARS = 4_000  # of a provider's text, before redaction; the rest is never kept
-PARTIAL_SECRET_CHARS = 12  # a token holding this many consecutive characters of a key goes too
-REDACTED = "[redacted]"
 
 
 @dataclass(frozen=True)
@@ -39,8 +35,8 @@ class Provider:
     label: str  # "model provider openai", "search provider serper"
     credentials: str  # what to check when the provider refuses the credentials
     endpoint: str  # what to check when the provider answers 404
-    # The configured keys: blanked out of any provider text an error repeats (a gateway may echo
-    # the request's headers in its error page).
+    # Every secret the worker holds: blanked out of any provider text an error repeats (a gateway
+    # may echo the request's headers in its error page, a hostile one the key in disguise).
     secrets: tuple[str, ...] = field(default=(), repr=False)
 
     def with_secrets(self, *secrets: str | None) -> Provider:
@@ -142,61 +138,14 @@ def excerpt(text: str, secrets: tuple[str, ...]) -> str:
 
 
 def redacted(text: str, secrets: tuple[str, ...]) -> str:
-    """`text` without any form of the secrets. The text is first folded (NFKC: fullwidth letters
-    become plain ones; invisible format characters dropped; URL-decoded twice), then removed:
-    the whole secret in any letter case, its characters split by whitespace or punctuation, and
-    any token holding PARTIAL_SECRET_CHARS consecutive characters of the secret, of its base64
-    encoding or of its hex encoding (a key cut short, only its tail, a Basic auth header)."""
-    text = _folded(text)
+    """`text` without any form of the secrets (`activities.secrets.Scrubber`). A secret too short
+    for the scrubber is still never repeated whole in an error (a provider's text can lose a word
+    that happens to be a short password)."""
+    text = Scrubber(secrets).scrub(text)
     for secret in secrets:
-        if len(secret) >= 4:
-            text = _secret_pattern(secret).sub(REDACTED, text)
-    grams = {gram for secret in secrets for form in _forms(secret) for gram in _grams(form)}
-    if not grams:
-        return text
-    return re.sub(
-        r"\S+",
-        lambda token: REDACTED if _holds_any(token[0].lower(), grams) else token[0],
-        text,
-    )
-
-
-def _folded(text: str) -> str:
-    text = "".join(char for char in unicodedata.normalize("NFKC", text) if not _invisible(char))
-    return unquote(unquote(text))
-
-
-def _invisible(char: str) -> bool:
-    return unicodedata.category(char) == "Cf"
-
-
-def _forms(secret: str) -> list[str]:
-    """The secret and the encodings a gateway may echo it in, lower-cased. Base64 depends on
-    what precedes the secret (three alignments); the edges of each encoding are left out."""
-    raw = secret.encode()
-    forms = [secret.lower(), raw.hex()]
-    for pad in range(3):
-        encoded = base64.b64encode(b"\0" * pad + raw).decode().rstrip("=")
-        forms.append(encoded[4:-4].lower())
-    return forms
-
-
-def _grams(form: str) -> set[str]:
-    size = min(PARTIAL_SECRET_CHARS, len(form))
-    return {form[start : start + size] for start in range(len(form) - size + 1)} if size else set()
-
-
-def _secret_pattern(secret: str) -> re.Pattern[str]:
-    gap = r"(?:\s|%(?:20|09|0a|0d)|[-+_.,:;|/\\])*"
-    chars = [rf"(?:{re.escape(char)}|%{ord(char):02x})" for char in secret if not char.isspace()]
-    return re.compile(gap.join(chars), re.IGNORECASE)
-
-
-def _holds_any(token: str, grams: set[str]) -> bool:
-    return any(
-        token[start : start + PARTIAL_SECRET_CHARS] in grams
-        for start in range(len(token) - PARTIAL_SECRET_CHARS + 1)
-    )
+        if MIN_SHORT_SECRET_CHARS <= len(secret) < MIN_SECRET_CHARS:
+            text = spread_pattern(secret).sub(REDACTED, text)
+    return text
 
 
 def _final(message: str) -> ApplicationError:

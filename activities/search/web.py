@@ -45,11 +45,18 @@ class SerperSearch:
 
     name = "serper"
 
-    def __init__(self, http: httpx.AsyncClient, *, api_key: str, url: str = SERPER_URL) -> None:
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        *,
+        api_key: str,
+        url: str = SERPER_URL,
+        secrets: tuple[str, ...] = (),  # the worker's others, kept out of its errors too
+    ) -> None:
         self._http = http
         self._api_key = api_key
         self._url = url
-        self._provider = SERPER.with_secrets(api_key)
+        self._provider = SERPER.with_secrets(api_key, *secrets)
 
     async def search(self, query: str, allowed_hosts: list[str], limit: int) -> list[SearchHit]:
         if limit <= 0 or not allowed_hosts:
@@ -70,8 +77,9 @@ class SearxngSearch:
 
     name = "searxng"
 
-    def __init__(self, http: httpx.AsyncClient, *, url: str) -> None:
+    def __init__(self, http: httpx.AsyncClient, *, url: str, secrets: tuple[str, ...] = ()) -> None:
         self._http = http
+        self._provider = SEARXNG.with_secrets(*secrets)
         base = url.rstrip("/")
         self._url = base if base.endswith("/search") else f"{base}/search"
 
@@ -80,7 +88,7 @@ class SearxngSearch:
             return []
         params = {"q": scoped_query(query, allowed_hosts), "format": "json"}
         request = self._http.build_request("GET", self._url, params=params)
-        rows = _rows(await _json(self._http, request, SEARXNG), "results", SEARXNG)
+        rows = _rows(await _json(self._http, request, self._provider), "results", self._provider)
         hits = (_hit(row, "url", "title", "content") for row in rows)
         return keep_allowed(hits, allowed_hosts, limit)
 
