@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -110,15 +110,11 @@ class Settings:
 
     def secrets(self) -> dict[str, str]:
         """Every secret this process holds, by the variable it came from: each field declared
-        `repr=False` (a URL's password, not the URL), and DATABASE_URL's password. The scrubber
-        (`activities.secrets`) removes them from whatever a model or provider hands back."""
+        `repr=False`, here or in a settings object of its own (a URL's password, not the URL),
+        and DATABASE_URL's password. The scrubber (`activities.secrets`) removes them from
+        whatever a model or provider hands back."""
         held = {"DATABASE_URL": _password_of(self.database_url)}
-        for item in fields(self):
-            value = getattr(self, item.name)
-            if not item.repr and isinstance(value, str):
-                held[_SECRET_SOURCES.get(item.name, item.name.upper())] = (
-                    _password_of(value) if "://" in value else value
-                )
+        held |= _secret_fields(self, "")
         return {name: value for name, value in held.items() if value}
 
     @classmethod
@@ -225,10 +221,21 @@ def _role(env: dict[str, str], name: str, default: str) -> str:
 
 
 # A secret field's variable, where it is not the field's name in capitals.
-_SECRET_SOURCES = {
-    "worker_database_url": "RESEARCH_WORKER_DATABASE_URL",
-    "verifier_api_key": "RESEARCH_VERIFIER_API_KEY",
-}
+_SECRET_SOURCES = {"worker_database_url": "RESEARCH_WORKER_DATABASE_URL"}
+
+
+def _secret_fields(settings: Any, prefix: str) -> dict[str, str]:
+    """The `repr=False` fields of a settings dataclass and of the ones it holds (`verifier`:
+    its key is RESEARCH_VERIFIER_API_KEY), by variable name."""
+    held: dict[str, str] = {}
+    for item in fields(settings):
+        value = getattr(settings, item.name)
+        if is_dataclass(value) and not isinstance(value, type):
+            held |= _secret_fields(value, f"RESEARCH_{item.name.upper()}_")
+        elif not item.repr and isinstance(value, str):
+            name = _SECRET_SOURCES.get(item.name, item.name.upper())
+            held[prefix + name] = _password_of(value) if "://" in value else value
+    return held
 
 
 def _password_of(url: str | None) -> str:
