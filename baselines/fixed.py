@@ -17,8 +17,8 @@ from baselines.offline import (
     tool_call,
 )
 from workflows.contracts import DecideInput
-from workflows.models import Decision, Question, RecordEvidenceArgs, ToolCall
-from workflows.tools import READ_PAGE, SEARCH_WEB
+from workflows.models import Decision, Question, ToolCall
+from workflows.tools import READ_PAGE, SEARCH_WEB, RecordEvidenceArgs
 
 
 def decide_fixed(request: DecideInput) -> Decision:

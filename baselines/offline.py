@@ -37,18 +37,23 @@ from baselines.excerpts import (
     wanted_words,
 )
 from workflows.contracts import DecideInput
-from workflows.models import (
-    Decision,
-    Question,
+from workflows.models import Decision, Question, ToolCall, Usage
+from workflows.substance import keywords
+from workflows.tools import (
+    FINISH_RESEARCH,
+    READ_PAGE,
+    RECORD_EVIDENCE,
+    SEARCH_WEB,
+    EvidenceData,
+    GateFailed,
+    PageWindow,
     ReadPageArgs,
     RecordEvidenceArgs,
     SearchArgs,
-    ToolCall,
-    Usage,
+    SearchData,
+    SearchResultItem,
+    tool_schemas,
 )
-from workflows.results import EvidenceData, GateFailed, PageWindow, SearchData, SearchResultItem
-from workflows.substance import keywords
-from workflows.tools import FINISH_RESEARCH, READ_PAGE, RECORD_EVIDENCE, SEARCH_WEB, tool_schemas
 
 STRICT_RESULTS = 2  # results read for an excerpt that says what is asked before settling
 MAX_FINDS = 3  # `find` reads for one question's words on one page before the next result

@@ -11,8 +11,8 @@ from runtime.providers import open_search
 from runtime.settings import Settings
 from starter.errors import EXIT_USAGE, CliError
 from workflows.contracts import SearchInput
-from workflows.dispatch import search_data
 from workflows.hosts import normalise_host
+from workflows.tools import search_data
 
 NOTHING_INDEXED = (
     "no results: the corpus has no document on these hosts (index a folder laid out as "

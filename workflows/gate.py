@@ -10,11 +10,12 @@ figure check (`conflicts`), is disclosed by its whole ID in a finding or in the 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from workflows.cleaning import echo
-from workflows.models import Brief, Evidence, FinishArgs, SourceRef
+from workflows.models import Brief, Evidence, SourceRef
 from workflows.substance import (
     MIN_SHARED_WORDS,
     Labelled,
@@ -25,6 +26,9 @@ from workflows.substance import (
     negates,
     unsupported_figures,
 )
+
+if TYPE_CHECKING:  # the finish tool runs the gate: its argument model names only a type here
+    from workflows.tools.finish_research import FinishArgs
 
 
 class GateResult(BaseModel):

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    WrapValidator,
+    field_validator,
+    model_validator,
+)
 
-from workflows.hosts import MAX_URL_CHARS, host_allowed, normalise_host
-from workflows.results import ToolData
+from workflows.hosts import host_allowed, normalise_host
+from workflows.tool_base import ToolArgs, ToolData, read_arguments, read_data
 
 TASK_QUEUE = "research"
 
@@ -191,11 +199,16 @@ class Budget(BaseModel):
     seconds_left: int = 0
 
 
+# A tool's result, read back by its `kind` (`workflows.tool_base.read_data`) and written as the
+# model it is (not as the base).
+ToolDataField = Annotated[SerializeAsAny[ToolData], WrapValidator(read_data)]
+
+
 class ToolResult(BaseModel):
     """The one envelope every tool returns to the model."""
 
     ok: bool
-    data: ToolData | None = None
+    data: ToolDataField | None = None
     error: str | None = None
     insufficient: bool = False
     budget: Budget = Field(default_factory=Budget)
@@ -263,51 +276,6 @@ class Decision(BaseModel):
 MAX_ID_CHARS = 40  # question, source, passage and evidence ids
 
 
-class SearchArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    query: str = Field(min_length=1, max_length=400)
-
-    @field_validator("query")
-    @classmethod
-    def _words(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("the query is blank")
-        return value
-
-
-class ReadPageArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    url: str | None = Field(default=None, max_length=MAX_URL_CHARS)
-    source_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
-    offset: int = Field(default=0, ge=0, le=1_000_000_000)
-    find: str | None = Field(default=None, max_length=200)
-
-    @model_validator(mode="after")
-    def _one_target(self) -> ReadPageArgs:
-        if (self.url is None) == (self.source_id is None):
-            raise ValueError("give exactly one of url or source_id")
-        return self
-
-
-class RecordEvidenceArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    question_id: str = Field(max_length=MAX_ID_CHARS)
-    source_id: str = Field(max_length=MAX_ID_CHARS)
-    claim: str = Field(min_length=1, max_length=2_000)
-    stance: Stance
-    passage_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
-    quote: str | None = Field(default=None, max_length=4_000)
-
-    @model_validator(mode="after")
-    def _one_origin(self) -> RecordEvidenceArgs:
-        if (self.passage_id is None) == (self.quote is None):
-            raise ValueError("give exactly one of passage_id or quote")
-        return self
-
-
 class Finding(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -316,24 +284,22 @@ class Finding(BaseModel):
     evidence_ids: list[Annotated[str, Field(max_length=MAX_ID_CHARS)]] = Field(default_factory=list)
 
 
-class FinishArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    answer: str = Field(min_length=1)
-    findings: list[Finding] = Field(default_factory=list)
-    limitations: str = ""
-
-
-ToolArgs = SearchArgs | ReadPageArgs | RecordEvidenceArgs | FinishArgs
-
-
 class TranscriptEntry(BaseModel):
     step: int
     call: ToolCall
     result: ToolResult
     # The validated arguments; None when the call was refused before they were valid. Readers
-    # use these, never the raw text.
-    args: ToolArgs | None = None
+    # use these, never the raw text. Read back as the arguments of the tool `call` names.
+    args: SerializeAsAny[ToolArgs] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _arguments_of_the_named_tool(cls, value: Any) -> Any:
+        if isinstance(value, dict) and isinstance(value.get("args"), dict):
+            call = value.get("call")
+            name = call.get("name") if isinstance(call, dict) else getattr(call, "name", "")
+            value = {**value, "args": read_arguments(str(name or ""), value["args"])}
+        return value
 
 
 # ---------------------------------------------------------------- ledger-facing records

@@ -35,7 +35,6 @@ with workflow.unsafe.imports_passed_through():
         Brief,
         Decision,
         ExtendLimitsInput,
-        FinishArgs,
         FinishNowInput,
         GuidanceInput,
         Limits,
@@ -48,14 +47,13 @@ with workflow.unsafe.imports_passed_through():
         SeedUrlsInput,
         StepNote,
         StopReason,
-        ToolArgs,
         ToolCall,
         ToolResult,
         TranscriptEntry,
     )
-    from workflows.results import GateFailed
     from workflows.state import RunState
-    from workflows.tools import bounded_call
+    from workflows.tool_base import ToolArgs
+    from workflows.tools import REGISTRY, FinishArgs, bounded_call
     from workflows.validation import INVALID_INPUT, read_brief, seeds_problem
 
 T = TypeVar("T")
@@ -99,10 +97,8 @@ UNCAPPED_ATTEMPTS = 5
 # Measured: 6 s let 100 runs on one saturated worker time out healthy calls (10 in one bench, each
 # a model call asked again); 8 s, none, and a killed call runs again after 9.5 s (median, chaos).
 HEARTBEAT = timedelta(seconds=8)
-HEARTBEATING = frozenset({contracts.DECIDE, contracts.SEARCH_WEB, contracts.READ_PAGE})
-LEDGER_ACTIVITIES = frozenset(
-    {contracts.START_RUN, contracts.RECORD_STEP, contracts.RECORD_EVIDENCE, contracts.SAVE_REPORT}
-)
+HEARTBEATING = frozenset({contracts.DECIDE})  # and the tools' activities that say so
+LEDGER_ACTIVITIES = frozenset({contracts.START_RUN, contracts.RECORD_STEP, contracts.SAVE_REPORT})
 
 
 @workflow.defn(name="ResearchWorkflow", failure_exception_types=[ValidationError])
@@ -397,7 +393,9 @@ class ResearchWorkflow:
         """Run an activity; its timeout never reaches past the run's deadline."""
         name, result_type = activity.name, activity.result
         total = timeout * UNCAPPED_ATTEMPTS
-        heartbeat = HEARTBEAT if name in HEARTBEATING else None
+        heartbeat = (
+            HEARTBEAT if name in HEARTBEATING | REGISTRY.activities(heartbeat=True) else None
+        )
         if capped:
             left = timedelta(seconds=max(self._state.seconds_left(workflow.now()), 1.0)) + grace
             timeout, total = min(timeout, left), min(total, left)
@@ -433,10 +431,10 @@ class ResearchWorkflow:
     def _is_local(self, name: str) -> bool:
         """Ledger work, the local corpus search and a policy model run in the worker as local
         activities; real models and page reads (which may go to the web, or be redirected there)
-        stay regular activities."""
-        if name in LEDGER_ACTIVITIES:
+        stay regular activities. A tool's activity runs where its spec says."""
+        if name in LEDGER_ACTIVITIES or name in REGISTRY.activities(local="always"):
             return True
-        if name == contracts.SEARCH_WEB:
+        if name in REGISTRY.activities(local="when_search_is_local"):
             return self._local_search
         if name == contracts.DECIDE:
             return self._local_model
@@ -618,7 +616,8 @@ def _malformed(decision: Decision) -> str:
 
 
 def _step_error(result: ToolResult) -> str | None:
-    """The ledger's step error: the tool's, with the gate's gaps when a finish failed."""
-    if result.error is None or not isinstance(result.data, GateFailed):
+    """The ledger's step error: the tool's, with what its result adds (a failed finish's gaps)."""
+    detail = None if result.data is None else result.data.error_detail()
+    if result.error is None or detail is None:
         return result.error
-    return clean(f"{result.error}: {'; '.join(result.data.gaps)}", 4 * MAX_ERROR_CHARS)
+    return clean(f"{result.error}: {detail}", 4 * MAX_ERROR_CHARS)

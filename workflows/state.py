@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -16,8 +17,6 @@ from workflows.models import (
     Evidence,
     ExtendLimitsInput,
     Limits,
-    ReadPageArgs,
-    RecordEvidenceArgs,
     RefusedSeed,
     SearchHit,
     SeedsAdded,
@@ -27,7 +26,11 @@ from workflows.models import (
     Usage,
 )
 from workflows.substance import distinctive_words
-from workflows.tools import InvalidCall
+from workflows.tool_base import InvalidCall
+
+if TYPE_CHECKING:  # the tools run on this state: their argument models name only types here
+    from workflows.tools.read_page import ReadPageArgs
+    from workflows.tools.record_evidence import RecordEvidenceArgs
 
 MAX_SEEDS = 20  # seed URLs a run keeps (the brief's and the operator's): each is in every prompt
 

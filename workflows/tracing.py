@@ -30,8 +30,9 @@ with workflow.unsafe.imports_passed_through():
     from opentelemetry.trace import Span as Span
     from opentelemetry.trace import SpanKind, StatusCode
 
+from workflows.tools.registry import REGISTRY
+
 TRACER = "research.workflow"
-TOOL_NAMES = frozenset({"search_web", "read_page", "record_evidence", "finish_research"})
 NO_SPAN: Span = trace.INVALID_SPAN  # before the root span exists
 AGENT = "research-agent"
 _log = logging.getLogger("research.workflow")
@@ -111,9 +112,8 @@ def tool_step(name: str, call_id: str, step: int) -> Iterator[Span]:
 
 
 def tool_label(name: str) -> str:
-    """A tool name fit for a metric label or a span name: a known tool, else `unknown` (the name is
-    the model's text: it may be anything, and every distinct value would be a new series)."""
-    return name if name in TOOL_NAMES else "unknown" if name else "(none)"
+    """A tool name fit for a metric label or a span name (`Registry.label`)."""
+    return REGISTRY.label(name)
 
 
 def step_done(span: Span, name: str, step: int, outcome: str, error: str | None) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from workflows.contracts import DecideInput
 from workflows.models import Brief, ToolResult, TranscriptEntry
-from workflows.results import EvidenceData, PageWindow, SearchData
+from workflows.tools import REGISTRY, Slimming, read_page, search_web
 
 SYSTEM_RULES = """You are a careful research agent. Answer an engineer's question using only \
 evidence recorded from pages on the allowed hosts.
@@ -53,16 +53,14 @@ def brief_message(brief: Brief) -> str:
     return "\n".join(lines)
 
 
-# Results resent whole each turn: the newest search and the newest page windows, while they are
-# among the last steps. Older searches keep only their URLs and older windows show passage ids
-# and first lines (the model can cite a passage_id, or read the page again: no fetch). The prefix
-# (system, brief, tools) never changes, so providers' prompt caching applies to it.
-WHOLE_WINDOWS = 2
-RECENT_STEPS = 3
-RECENT_SEARCH = 2
-FIRST_LINE_CHARS = 60
-OLDER_WINDOW = "older window: passage ids and first lines only; read_page again for the text"
-OLDER_QUOTE = "recorded quote, shown in full when it was recorded"
+# Results resent whole each turn: the newest of each kind while among the last steps; older ones
+# are cut down as their tool's spec says (`Slimming`: a search keeps its URLs, a page window its
+# passage ids and first lines, recorded evidence the start of its quote). The prefix (system,
+# brief, tools) never changes, so providers' prompt caching applies to it.
+WHOLE_WINDOWS = read_page.WHOLE_WINDOWS
+RECENT_STEPS = read_page.RECENT_STEPS
+RECENT_SEARCH = search_web.RECENT_SEARCH
+OLDER_WINDOW = read_page.OLDER_WINDOW
 
 
 def messages(request: DecideInput, *, parallel_tool_calls: bool = False) -> list[dict[str, Any]]:
@@ -84,48 +82,36 @@ def messages(request: DecideInput, *, parallel_tool_calls: bool = False) -> list
 
 
 def _slimmed(transcript: list[TranscriptEntry], turn_start: int = 0) -> list[TranscriptEntry]:
-    """The transcript with older search results and page windows cut down (see WHOLE_WINDOWS);
-    the results of the latest turn (steps from `turn_start`: a turn may run several calls) stay
-    whole."""
-    searches = [i for i, e in enumerate(transcript) if isinstance(e.result.data, SearchData)]
-    windows = [i for i, e in enumerate(transcript) if isinstance(e.result.data, PageWindow)]
-    older = set(searches[:-1]) | set(windows[:-WHOLE_WINDOWS])
-    # ... and only while recent: a search RECENT_SEARCH steps back and a window RECENT_STEPS steps
-    # back are cut too (snippets serve one choice of page; a window serves its evidence records).
-    older |= {i for i in searches if i < len(transcript) - RECENT_SEARCH}
-    older |= {i for i in windows if i < len(transcript) - RECENT_STEPS}
-    # Recorded evidence echoes its quote once; later turns show its start.
-    older |= {i for i, e in enumerate(transcript[:-1]) if isinstance(e.result.data, EvidenceData)}
+    """The transcript with older results cut down (see each tool's `Slimming`); the results of
+    the latest turn (steps from `turn_start`: a turn may run several calls) stay whole."""
+    by_tool: dict[str, list[int]] = {}
+    for index, entry in enumerate(transcript):
+        spec = REGISTRY.of(entry.result.data)
+        if spec is not None and spec.slimming is not None:
+            by_tool.setdefault(spec.name, []).append(index)
+    older: set[int] = set()
+    for name, indices in by_tool.items():
+        slimming = _slimming(name)
+        if slimming.keep_latest is not None:
+            older |= set(indices[: len(indices) - slimming.keep_latest])
+        older |= {i for i in indices if i < len(transcript) - slimming.recent_steps}
     if turn_start:
         older = {i for i in older if transcript[i].step < turn_start}
     return [_cut(entry) if index in older else entry for index, entry in enumerate(transcript)]
 
 
+def _slimming(name: str) -> Slimming[Any]:
+    spec = REGISTRY.get(name)
+    assert spec is not None and spec.slimming is not None
+    return spec.slimming
+
+
 def _cut(entry: TranscriptEntry) -> TranscriptEntry:
     data = entry.result.data
-    if isinstance(data, EvidenceData):
-        data = data.model_copy(update={"quote": _first_line(data.quote, OLDER_QUOTE)})
-    elif isinstance(data, SearchData):
-        results = [
-            item.model_copy(update={"snippet": "", "title": ""})  # the URL says enough
-            for item in data.results
-        ]
-        data = data.model_copy(update={"results": results})
-    elif isinstance(data, PageWindow):
-        passages = [  # the note once, on the first passage
-            passage.model_copy(
-                update={"text": _first_line(passage.text, "" if n else OLDER_WINDOW)}
-            )
-            for n, passage in enumerate(data.passages)
-        ]
-        data = data.model_copy(update={"passages": passages})
+    spec = REGISTRY.of(data)
+    assert spec is not None and spec.slimming is not None and data is not None
+    data = spec.slimming.cut(data)
     return entry.model_copy(update={"result": entry.result.model_copy(update={"data": data})})
-
-
-def _first_line(text: str, note: str) -> str:
-    line = text.strip().split("\n", 1)[0]
-    shown = line if len(line) <= FIRST_LINE_CHARS else line[:FIRST_LINE_CHARS].rstrip() + " …"
-    return f"{shown} [{note}]" if note else shown
 
 
 def _turn(entry: TranscriptEntry, *, budget: bool) -> list[dict[str, Any]]:
@@ -152,16 +138,19 @@ def _turn(entry: TranscriptEntry, *, budget: bool) -> list[dict[str, Any]]:
 
 def render_result(result: ToolResult, *, budget: bool = True) -> str:
     """The envelope as JSON without fields at their defaults (no `error: null`) and, unless
-    `budget`, without the budget, with any page passages moved into an untrusted block."""
+    `budget`, without the budget, with the result's page text (its tool's `untrusted`) moved
+    into an untrusted block."""
     envelope = result.model_dump(mode="json", exclude_defaults=True)
     envelope.pop("budget", None)
     if budget:
         envelope["budget"] = result.budget.model_dump(mode="json")
-    window = result.data if isinstance(result.data, PageWindow) else None
-    if window is not None:
-        envelope["data"].pop("passages")
+    spec = REGISTRY.of(result.data)
+    page = None
+    if spec is not None and spec.untrusted is not None and result.data is not None:
+        page = spec.untrusted(result.data)
+    if page is not None:
+        envelope["data"].pop(page.field, None)
     text = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))  # compact: resent
-    if window is None or not window.passages:
+    if page is None or not page.body:
         return text
-    body = "\n\n".join(f"[{p.id} offset={p.offset}] {p.text}" for p in window.passages)
-    return f'{text}\n<untrusted_page source="{window.source_id}">\n{body}\n</untrusted_page>'
+    return f'{text}\n<untrusted_page source="{page.source}">\n{page.body}\n</untrusted_page>'

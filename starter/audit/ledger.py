@@ -10,7 +10,7 @@ from activities.ledger import chain
 from activities.ledger.review import EvidenceRow, StepRow
 from activities.pages.extract import content_hash
 from starter.audit.base import AuditData, check, numbered
-from workflows.models import FinishArgs
+from workflows.tools import FinishArgs
 
 SOURCE_STATUSES = ("ok", "failed", "refused")
 

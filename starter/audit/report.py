@@ -9,7 +9,8 @@ from activities.markdown import render_markdown
 from starter.audit.base import AuditData, check
 from workflows import gate
 from workflows.composer import compose
-from workflows.models import FinishArgs, RunStatus, StopReason
+from workflows.models import RunStatus, StopReason
+from workflows.tools import FinishArgs
 
 _STOP_REASONS = {reason.value for reason in StopReason}
 

@@ -17,8 +17,8 @@ from runtime.database import open_pool
 from runtime.settings import Settings
 from workflows import context
 from workflows.contracts import DecideInput, StepRecord
-from workflows.models import Brief, SearchArgs, ToolCall, ToolResult, TranscriptEntry
-from workflows.results import SearchData, SearchResultItem
+from workflows.models import Brief, ToolCall, ToolResult, TranscriptEntry
+from workflows.tools import SearchArgs, SearchData, SearchResultItem
 
 BRIEF = Brief(question="How do caches invalidate?", allowed_hosts=["docs.example"])
 

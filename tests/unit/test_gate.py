@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from workflows.gate import check, open_questions
-from workflows.models import Brief, Evidence, Finding, FinishArgs, SourceRef, Stance
+from workflows.models import Brief, Evidence, Finding, SourceRef, Stance
+from workflows.tools import FinishArgs
 
 SOURCES = {
     "S1": SourceRef(id="S1", url="https://a.example/one", content_hash="hash-one"),

@@ -22,16 +22,7 @@ from runtime.settings import child_environment
 from workflows import contracts, gate
 from workflows.cleaning import MAX_ARGUMENT_CHARS, MAX_ERROR_CHARS, clean
 from workflows.dispatch import ToolDispatcher
-from workflows.models import (
-    Brief,
-    Evidence,
-    Finding,
-    FinishArgs,
-    SearchArgs,
-    SourceRef,
-    ToolCall,
-    Usage,
-)
+from workflows.models import Brief, Evidence, Finding, SourceRef, ToolCall, Usage
 from workflows.state import RunState
 from workflows.substance import (
     disagreement,
@@ -40,7 +31,14 @@ from workflows.substance import (
     figures,
     labelled,
 )
-from workflows.tools import ARGUMENT_MODELS, InvalidCall, bounded_call, parse_call
+from workflows.tools import (
+    REGISTRY,
+    FinishArgs,
+    InvalidCall,
+    SearchArgs,
+    bounded_call,
+    parse_call,
+)
 
 BRIEF = Brief.model_validate(
     {
@@ -66,7 +64,7 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
     max_leaves=20,
 )
-names = st.sampled_from([*ARGUMENT_MODELS, "", "x" * 500]) | st.text(max_size=80)
+names = st.sampled_from([*REGISTRY.names(), "", "x" * 500]) | st.text(max_size=80)
 raw_arguments = st.one_of(
     json_values.map(json.dumps),
     st.text(max_size=400),
@@ -96,7 +94,7 @@ def test_any_call_becomes_a_validated_call_or_one_refusal(name: str, arguments: 
     except InvalidCall as refusal:
         assert len(str(refusal)) <= MAX_ERROR_CHARS
         return
-    assert type(parsed) in ARGUMENT_MODELS.values()
+    assert type(parsed) in REGISTRY.argument_models().values()
 
 
 @settings(max_examples=300, **FUZZ)

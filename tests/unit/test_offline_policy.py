@@ -14,25 +14,18 @@ from typing import Any
 from baselines.fixed import decide_fixed
 from baselines.offline import decide_offline
 from workflows.contracts import DecideInput
-from workflows.models import (
-    Brief,
-    Budget,
-    Decision,
+from workflows.models import Brief, Budget, Decision, ToolCall, ToolResult, TranscriptEntry
+from workflows.tools import (
+    EvidenceData,
     FinishArgs,
+    GateFailed,
+    PageWindow,
     ReadPageArgs,
     RecordEvidenceArgs,
     SearchArgs,
-    ToolArgs,
-    ToolCall,
-    ToolResult,
-    TranscriptEntry,
-)
-from workflows.results import (
-    EvidenceData,
-    GateFailed,
-    PageWindow,
     SearchData,
     SearchResultItem,
+    ToolArgs,
     ToolData,
     WindowPassage,
 )

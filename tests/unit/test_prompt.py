@@ -13,26 +13,20 @@ from activities.model.prompt import (
 )
 from baselines.offline import estimate_usage
 from workflows.contracts import DecideInput
-from workflows.models import (
-    Brief,
-    Budget,
+from workflows.models import Brief, Budget, ToolCall, ToolResult, TranscriptEntry
+from workflows.tools import (
+    EvidenceData,
+    PageWindow,
     ReadPageArgs,
     RecordEvidenceArgs,
     SearchArgs,
-    ToolArgs,
-    ToolCall,
-    ToolResult,
-    TranscriptEntry,
-)
-from workflows.results import (
-    EvidenceData,
-    PageWindow,
     SearchData,
     SearchResultItem,
+    ToolArgs,
     ToolData,
     WindowPassage,
+    tool_schemas,
 )
-from workflows.tools import tool_schemas
 
 BRIEF = Brief(question="How do caches invalidate?", allowed_hosts=["docs.example"])
 LONG = "First line of the passage.\nThen a great deal more text that only the newest windows show."

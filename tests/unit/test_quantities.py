@@ -258,8 +258,8 @@ def test_a_call_with_a_direction_control_is_refused_with_one_sentence() -> None:
 
 
 def test_model_text_is_stored_canonical_and_quotes_verbatim() -> None:
-    from workflows.models import RecordEvidenceArgs, ToolCall
-    from workflows.tools import parse_call
+    from workflows.models import ToolCall
+    from workflows.tools import RecordEvidenceArgs, parse_call
 
     arguments = (
         '{"question_id": "Q1", "source_id": "S1", "stance": "supports", '

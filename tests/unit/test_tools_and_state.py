@@ -14,11 +14,7 @@ from workflows.models import (
     Budget,
     Evidence,
     ExtendLimitsInput,
-    FinishArgs,
     Limits,
-    ReadPageArgs,
-    RecordEvidenceArgs,
-    SearchArgs,
     SearchHit,
     SourceRef,
     StopReason,
@@ -26,9 +22,19 @@ from workflows.models import (
     ToolResult,
     TranscriptEntry,
 )
-from workflows.results import PageWindow, SearchData, SearchResultItem, WindowPassage
 from workflows.state import MAX_SEEDS, ReadTarget, RunState
-from workflows.tools import InvalidCall, parse_call
+from workflows.tools import (
+    FinishArgs,
+    InvalidCall,
+    PageWindow,
+    ReadPageArgs,
+    RecordEvidenceArgs,
+    SearchArgs,
+    SearchData,
+    SearchResultItem,
+    WindowPassage,
+    parse_call,
+)
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 SEED = "https://a.example/seed"

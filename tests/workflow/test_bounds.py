@@ -21,7 +21,7 @@ from tests.workflow.harness import (
 )
 from workflows.context import COMPACTED
 from workflows.models import Brief, Decision, RunResult, RunStatus, StopReason, ToolResult
-from workflows.results import PageWindow
+from workflows.tools import PageWindow
 
 SEARCH = call("search_web", query="timeout attempts")
 READ_A = call("read_page", url=PAGE_A)
@@ -247,6 +247,7 @@ async def test_finish_attempts_exhausted_after_three_failed_submissions(client: 
         assert failed.error == "the coverage gate failed"
         assert failed.data is not None
         assert failed.data.model_dump() == {
+            "kind": "gate_failed",
             "gaps": gaps,
             "finish_attempts_left": left,
             "unread_urls": [PAGE_B],

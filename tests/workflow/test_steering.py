@@ -54,7 +54,7 @@ from workflows.models import (
     StopReason,
 )
 from workflows.research import ResearchWorkflow
-from workflows.results import PageWindow
+from workflows.tools import PageWindow
 
 MODEL = Provider(label="model provider fake", credentials="FAKE_KEY", endpoint="FAKE_URL")
 SEARCH = call("search_web", query="timeout attempts")

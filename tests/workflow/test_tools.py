@@ -31,7 +31,7 @@ from workflows.models import (
     TranscriptEntry,
     Usage,
 )
-from workflows.results import GateFailed
+from workflows.tools import GateFailed
 
 SEARCH = call("search_web", query="timeout attempts")
 READ_A = call("read_page", url=PAGE_A)
@@ -115,6 +115,7 @@ async def test_a_fabricated_quote_is_refused_naming_the_source(client: Client) -
     accepted = result_of_step(web, 4)
     assert accepted.data is not None
     assert accepted.data.model_dump() == {
+        "kind": "evidence",
         "evidence_id": "E001",
         "quote": "default timeout of a queue message is 30",
     }
@@ -156,6 +157,7 @@ async def test_a_passage_id_records_the_exact_stored_text(client: Client) -> Non
     data = result_of_step(web, 3).data
     assert data is not None
     assert data.model_dump() == {
+        "kind": "evidence",
         "evidence_id": "E001",
         "quote": "The default timeout of a queue message is 30 seconds.",
     }

@@ -1,11 +1,12 @@
-"""The tool contract the model reasons with: names, JSON schemas and argument validation (pure)."""
+"""A model's tool call, checked (pure): cleaned and capped, then validated into the arguments of
+the registered tool it names, or refused with one sentence."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from workflows.canonical import canonical_value, direction_controls
 from workflows.cleaning import (
@@ -16,95 +17,15 @@ from workflows.cleaning import (
     clean_value,
     echo,
 )
-from workflows.models import FinishArgs, ReadPageArgs, RecordEvidenceArgs, SearchArgs, ToolCall
-
-SEARCH_WEB = "search_web"
-READ_PAGE = "read_page"
-RECORD_EVIDENCE = "record_evidence"
-FINISH_RESEARCH = "finish_research"
-
-ARGUMENT_MODELS: dict[str, type[BaseModel]] = {
-    SEARCH_WEB: SearchArgs,
-    READ_PAGE: ReadPageArgs,
-    RECORD_EVIDENCE: RecordEvidenceArgs,
-    FINISH_RESEARCH: FinishArgs,
-}
-
-# Short: the system prompt holds the rules, and these bytes are resent every turn.
-DESCRIPTIONS: dict[str, str] = {
-    SEARCH_WEB: "Find pages on the allowed hosts: URLs, titles, snippets (never evidence).",
-    READ_PAGE: (
-        "Read passages of a page by url (a seed or search result) or source_id. offset (from "
-        "next_offset) pages on; find lists passages containing a term (else each of its "
-        "words). A stored page costs a step, no fetch."
-    ),
-    RECORD_EVIDENCE: (
-        "Record evidence for a question from a page you read: passage_id (the host copies it) "
-        "or a verbatim quote."
-    ),
-    FINISH_RESEARCH: (
-        "Submit answer, findings citing evidence ids (E001) and limitations. If coverage fails "
-        "you get the gaps and may go on."
-    ),
-}
-
-
-def tool_schemas() -> list[dict[str, Any]]:
-    """OpenAI-style function tool definitions, generated from the argument models once (a fresh
-    copy each call) and kept lean (`_lean`): the same bytes every turn, and fewer."""
-    schemas: list[dict[str, Any]] = json.loads(_TOOL_SCHEMAS)
-    return schemas
-
-
-# JSON-schema keywords a model does not need to choose its arguments (the host caps and checks
-# every argument itself): labels, defaults, length and range limits.
-_NOT_SENT = frozenset(
-    {"title", "default", "maxLength", "minLength", "maximum", "minimum", "additionalProperties"}
-)
-
-
-def _lean(schema: Any) -> Any:
-    """The schema without _NOT_SENT keywords, an optional `X or null` written as X."""
-    if isinstance(schema, list):
-        return [_lean(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    options = schema.get("anyOf")
-    if isinstance(options, list) and {"type": "null"} in options and len(options) == 2:
-        other = next(option for option in options if option != {"type": "null"})
-        rest = {key: value for key, value in schema.items() if key != "anyOf"}
-        return _lean({**rest, **other})
-    return {
-        key: _lean(value)
-        for key, value in schema.items()
-        if not (key in _NOT_SENT and not isinstance(value, dict))  # a keyword, not a field
-    }
-
-
-_TOOL_SCHEMAS = json.dumps(
-    [
-        {
-            "type": "function",
-            "function": {
-                "name": name,
-                "description": DESCRIPTIONS[name],
-                "parameters": _lean(model.model_json_schema()),
-            },
-        }
-        for name, model in ARGUMENT_MODELS.items()
-    ]
-)
-
+from workflows.models import ToolCall
+from workflows.tool_base import InvalidCall, ToolArgs
+from workflows.tools.registry import REGISTRY
 
 # A quote is page text, matched against the page as stored: never rewritten (the evidence keeps
 # the snapshot's own text, and every check reads it through `canonical`).
 VERBATIM_FIELDS = frozenset({"quote"})
 
 MAX_NESTING = 32  # the arguments' JSON never needs more than a few levels
-
-
-class InvalidCall(ValueError):
-    """The call cannot be executed; the message is returned to the model as the tool error."""
 
 
 def bounded_call(call: ToolCall) -> ToolCall:
@@ -124,15 +45,15 @@ def bounded_call(call: ToolCall) -> ToolCall:
     )
 
 
-def parse_call(call: ToolCall) -> BaseModel:
+def parse_call(call: ToolCall) -> ToolArgs:
     """Validate a raw call into its argument model, or raise InvalidCall with one sentence.
 
     Whatever the model sent (any size, nesting, number or character) ends here as a model or as
     InvalidCall: nothing else escapes.
     """
-    model = ARGUMENT_MODELS.get(call.name)
-    if model is None:
-        known = ", ".join(ARGUMENT_MODELS)
+    spec = REGISTRY.get(call.name)
+    if spec is None:
+        known = ", ".join(REGISTRY.names())
         raise InvalidCall(f"unknown tool {echo(call.name)!r}; the tools are {known}")
     if call.oversized or len(call.arguments) > MAX_ARGUMENT_CHARS:
         size = call.oversized or len(call.arguments)
@@ -148,7 +69,8 @@ def parse_call(call: ToolCall) -> BaseModel:
             "which shows text in another order than it is stored: send plain text"
         )
     try:
-        return model.model_validate(canonical_value(raw, VERBATIM_FIELDS))
+        parsed: ToolArgs = spec.arguments.model_validate(canonical_value(raw, VERBATIM_FIELDS))
+        return parsed
     except ValidationError as error:
         raise InvalidCall(f"invalid arguments for {call.name}: {describe(error)}") from None
     except (ValueError, TypeError):  # a validator meeting something exotic

@@ -1,0 +1,138 @@
+"""The tool registry: a spec with a missing or clashing part is refused with every problem named,
+and what is derived from the specs (schemas, labels, where activities run, how stored results and
+arguments read back) is what the model and the workflow have always had."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from workflows import contracts
+from workflows.models import ToolCall, ToolResult, TranscriptEntry
+from workflows.tools import (
+    REGISTRY,
+    EvidenceData,
+    GateFailed,
+    GatePassed,
+    PageWindow,
+    Registry,
+    SearchArgs,
+    SearchData,
+    ToolData,
+    ToolSpec,
+    tool_schemas,
+)
+from workflows.tools import search_web as search_tool
+
+SEARCH = search_tool.SPEC
+
+
+def fresh() -> Registry:
+    return Registry()
+
+
+def test_the_four_tools_are_registered_in_the_order_the_model_is_offered_them() -> None:
+    assert REGISTRY.names() == ["search_web", "read_page", "record_evidence", "finish_research"]
+    assert [tool["function"]["name"] for tool in tool_schemas()] == REGISTRY.names()
+    assert Registry([REGISTRY.get(name) for name in REGISTRY.names()])  # each spec is complete
+
+
+def test_every_parameter_the_model_is_offered_is_described_and_kind_is_not_offered() -> None:
+    for tool in tool_schemas():
+        properties = tool["function"]["parameters"]["properties"]
+        assert properties, tool["function"]["name"]
+        for name, schema in properties.items():
+            assert schema.get("description"), f"{tool['function']['name']}.{name}"
+    assert '"kind"' not in json.dumps(tool_schemas())
+
+
+def test_a_spec_missing_a_part_cannot_be_written() -> None:
+    fields = {field.name: getattr(SEARCH, field.name) for field in dataclasses.fields(SEARCH)}
+    del fields["compact"]  # every part is said, "none" included
+    with pytest.raises(TypeError, match="compact"):
+        ToolSpec(**fields)
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"parameters": {}}, "parameter 'query' has no description"),
+        ({"parameters": {"query": " "}}, "parameter 'query' has an empty description"),
+        ({"parameters": {"query": "q", "page": "p"}}, "'page' is described but is no parameter"),
+        ({"description": ""}, "it has no description"),
+        ({"label": ""}, "it has no trace label"),
+        ({"name": "Search Web"}, "its name must be lower-case letters"),
+        ({"results": ()}, "it declares no result model"),
+        ({"arguments": BaseModel}, "its argument model is not a ToolArgs"),
+    ],
+)
+def test_an_incomplete_spec_is_refused_naming_what_is_missing(
+    change: dict[str, Any], problem: str
+) -> None:
+    spec = dataclasses.replace(SEARCH, **change)
+    with pytest.raises(ValueError, match="incomplete") as refused:
+        fresh().register(spec)
+    assert problem in str(refused.value)
+
+
+def test_a_result_needs_its_own_kind() -> None:
+    class Untagged(ToolData):
+        value: str
+
+    class Clashing(ToolData):
+        kind: str = "search_results"
+
+    registry = Registry([SEARCH])
+    for model, problem in [(Untagged, "has no kind"), (Clashing, "has no kind")]:
+        spec = dataclasses.replace(SEARCH, name="other", results=(model,))
+        assert any(problem in text for text in registry.problems(spec))
+    taken = dataclasses.replace(SEARCH, name="other")
+    assert "result kind 'search_results' is taken" in registry.problems(taken)
+    assert "a tool of that name is registered already" in registry.problems(SEARCH)
+
+
+def test_labels_and_where_each_activity_runs_come_from_the_specs() -> None:
+    assert REGISTRY.label("read_page") == "read_page"
+    assert REGISTRY.label("drop_tables") == "unknown" and REGISTRY.label("") == "(none)"
+    assert REGISTRY.activities(heartbeat=True) == {contracts.SEARCH_WEB, contracts.READ_PAGE}
+    assert REGISTRY.activities(local="always") == {contracts.RECORD_EVIDENCE}
+    assert REGISTRY.activities(local="when_search_is_local") == {contracts.SEARCH_WEB}
+    assert REGISTRY.activities(local="never") == {contracts.READ_PAGE}
+
+
+def test_stored_results_read_back_by_kind_and_older_ones_by_their_fields() -> None:
+    window = {"source_id": "S1", "url": "https://a.example/", "passages": []}
+    cases: list[tuple[dict[str, Any], type[ToolData]]] = [
+        ({"results": []}, SearchData),
+        (window, PageWindow),
+        ({"evidence_id": "E001", "quote": "q"}, EvidenceData),
+        ({"gaps": ["g"], "finish_attempts_left": 1}, GateFailed),
+        ({"passed": True}, GatePassed),
+    ]
+    for stored, model in cases:
+        legacy = ToolResult.model_validate({"ok": True, "data": stored}).data
+        assert type(legacy) is model  # recorded before results had a kind
+        tagged = ToolResult.model_validate_json(ToolResult(ok=True, data=legacy).model_dump_json())
+        assert tagged.data == legacy and f'"kind":"{legacy.kind}"' in tagged.model_dump_json()
+    with pytest.raises(ValueError, match="unknown kind 'nope'"):
+        ToolResult.model_validate({"ok": True, "data": {"kind": "nope"}})
+
+
+def test_stored_arguments_read_back_as_the_named_tool_s() -> None:
+    entry = TranscriptEntry(
+        step=1,
+        call=ToolCall(name="search_web", arguments='{"query": "q"}'),
+        result=ToolResult(ok=True, data=SearchData(results=[])),
+        args=SearchArgs(query="q"),
+    )
+    again = TranscriptEntry.model_validate_json(entry.model_dump_json())
+    assert again == entry and type(again.args) is SearchArgs
+    assert '"args":{"query":"q"}' in entry.model_dump_json(), "arguments carry no kind"
+    with pytest.raises(ValueError, match="arguments of an unknown tool"):
+        TranscriptEntry.model_validate(
+            {**entry.model_dump(), "call": {"name": "drop_tables"}, "args": {"query": "q"}}
+        )

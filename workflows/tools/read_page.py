@@ -1,0 +1,162 @@
+"""`read_page`: a window of a page's passages, by URL (fetched once) or by stored source id."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from workflows import contracts
+from workflows.hosts import MAX_URL_CHARS
+from workflows.models import MAX_ID_CHARS
+from workflows.tool_base import ToolArgs, ToolData
+from workflows.tools.spec import (
+    Executed,
+    Runs,
+    Slimming,
+    ToolContext,
+    ToolSpec,
+    Untrusted,
+    first_line,
+)
+
+NAME = "read_page"
+COMPACTED = "[compacted to save context: read_page this source again to see it]"
+# The prompt shows the newest WHOLE_WINDOWS windows whole while they are among the last
+# RECENT_STEPS steps (a window serves its evidence records); older ones show passage ids and
+# first lines (the model can cite a passage_id, or read the page again: no fetch).
+WHOLE_WINDOWS = 2
+RECENT_STEPS = 3
+OLDER_WINDOW = "older window: passage ids and first lines only; read_page again for the text"
+
+
+class ReadPageArgs(ToolArgs):
+    url: str | None = Field(default=None, max_length=MAX_URL_CHARS)
+    source_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    offset: int = Field(default=0, ge=0, le=1_000_000_000)
+    find: str | None = Field(default=None, max_length=200)
+
+    @model_validator(mode="after")
+    def _one_target(self) -> ReadPageArgs:
+        if (self.url is None) == (self.source_id is None):
+            raise ValueError("give exactly one of url or source_id")
+        return self
+
+
+class WindowPassage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str  # "S1.P4"
+    offset: int = 0
+    section: str = ""
+    text: str
+
+
+class PageWindow(ToolData):
+    """A window of a stored source's passages."""
+
+    kind: Literal["page_window"] = "page_window"
+    source_id: str
+    url: str
+    title: str = ""
+    passages: list[WindowPassage]
+    next_offset: int | None = None
+    total_chars: int = 0
+    truncated: bool = False
+
+
+async def run(args: ReadPageArgs, tool: ToolContext) -> Executed:
+    state = tool.state
+    target = state.read_target(args)
+    if not state.take_fetch(target):
+        error = "page budget exhausted: stored pages stay readable by source_id"
+        return Executed(tool.result(ok=False, error=error))
+    page = await tool.activity(
+        contracts.READ_PAGE_ACTIVITY,
+        contracts.ReadPageInput(
+            run_id=tool.run_id,
+            step=state.counters.steps,
+            turn=state.counters.model_calls,
+            parent_execution=state.writer,
+            source_id=target.source_id,
+            url=target.url,
+            allowed_hosts=state.brief.allowed_hosts,
+            fetch=target.fetch,
+            offset=args.offset,
+            find=args.find,
+        ),
+        summary=f"read: {target.source_id} {target.url[:80]}",
+    )
+    state.sources[target.source_id] = page.source
+    if not page.source.ok:
+        error = f"{target.url} could not be read: {page.source.error}"
+        return Executed(tool.result(ok=False, error=error))
+    return Executed(tool.result(data=window(page), insufficient=not page.passages))
+
+
+def window(page: contracts.ReadPageResult) -> PageWindow:
+    source = page.source
+    return PageWindow(
+        source_id=source.id,
+        url=source.url,
+        title=source.title,
+        passages=[
+            WindowPassage(id=p.id, offset=p.start, section=p.section, text=p.text)
+            for p in page.passages
+        ],
+        next_offset=page.next_offset,
+        total_chars=page.total_chars,
+        truncated=page.truncated,
+    )
+
+
+def describe(args: ReadPageArgs, data: PageWindow) -> str:
+    url = data.url.split("://", 1)[-1]
+    return f"read {data.source_id} {url} ({len(data.passages)} passages)"
+
+
+def compact(data: PageWindow) -> PageWindow | None:
+    """The window without its passages' text (ids and offsets stay), or None: it has none."""
+    if not data.passages:
+        return None
+    passages = [WindowPassage(id=p.id, offset=p.offset, text=COMPACTED) for p in data.passages]
+    return data.model_copy(update={"passages": passages})
+
+
+def cut(data: PageWindow) -> PageWindow:
+    """Passage ids and first lines, the note once (on the first passage)."""
+    passages = [
+        passage.model_copy(update={"text": first_line(passage.text, "" if n else OLDER_WINDOW)})
+        for n, passage in enumerate(data.passages)
+    ]
+    return data.model_copy(update={"passages": passages})
+
+
+def untrusted(data: PageWindow) -> Untrusted:
+    body = "\n\n".join(f"[{p.id} offset={p.offset}] {p.text}" for p in data.passages)
+    return Untrusted(field="passages", source=data.source_id, body=body)
+
+
+SPEC = ToolSpec(
+    name=NAME,
+    description=(
+        "Read passages of a page by url (a seed or search result) or source_id. offset (from "
+        "next_offset) pages on; find lists passages containing a term (else each of its "
+        "words). A stored page costs a step, no fetch."
+    ),
+    arguments=ReadPageArgs,
+    parameters={
+        "url": "A seed or search result URL.",
+        "source_id": "A read page's id (S1).",
+        "offset": "A window's next_offset.",
+        "find": "A term the passages must contain.",
+    },
+    results=(PageWindow,),
+    runs=Runs(contracts.READ_PAGE_ACTIVITY, local="never", heartbeat=True),
+    run=run,
+    describe=describe,
+    compact=compact,
+    slimming=Slimming(cut, keep_latest=WHOLE_WINDOWS, recent_steps=RECENT_STEPS),
+    untrusted=untrusted,
+    label=NAME,
+)

@@ -1,0 +1,109 @@
+"""`record_evidence`: a quote from a page read, proven against its stored snapshot."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+
+from workflows import contracts, gate
+from workflows.models import MAX_ID_CHARS, Stance
+from workflows.tool_base import ToolArgs, ToolData
+from workflows.tools.spec import Executed, Runs, Slimming, ToolContext, ToolSpec, first_line
+
+NAME = "record_evidence"
+OLDER_QUOTE = "recorded quote, shown in full when it was recorded"
+
+
+class RecordEvidenceArgs(ToolArgs):
+    question_id: str = Field(max_length=MAX_ID_CHARS)
+    source_id: str = Field(max_length=MAX_ID_CHARS)
+    claim: str = Field(min_length=1, max_length=2_000)
+    stance: Stance
+    passage_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    quote: str | None = Field(default=None, max_length=4_000)
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> RecordEvidenceArgs:
+        if (self.passage_id is None) == (self.quote is None):
+            raise ValueError("give exactly one of passage_id or quote")
+        return self
+
+
+class EvidenceData(ToolData):
+    """The id assigned and the exact stored text; the host's conflicts."""
+
+    kind: Literal["evidence"] = "evidence"
+    evidence_id: str
+    quote: str
+    conflicts: list[str] = Field(default_factory=list)  # sentences naming both evidence ids
+
+    @model_serializer(mode="wrap")
+    def _without_empty_conflicts(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not data.get("conflicts"):
+            data.pop("conflicts", None)
+        return data
+
+
+async def run(args: RecordEvidenceArgs, tool: ToolContext) -> Executed:
+    state = tool.state
+    state.check_evidence(args)
+    evidence_id = state.next_evidence_id()
+    recorded = await tool.activity(
+        contracts.RECORD_EVIDENCE_ACTIVITY,
+        contracts.RecordEvidenceInput(
+            run_id=tool.run_id,
+            evidence_id=evidence_id,
+            terms=state.question_terms(args.question_id),
+            step=state.counters.steps,
+            turn=state.counters.model_calls,
+            parent_execution=state.writer,
+            **args.model_dump(),
+        ),
+        summary=f"record: {evidence_id} for {args.question_id}",
+    )
+    if recorded.evidence is None:
+        return Executed(tool.result(ok=False, error=recorded.error or "evidence refused"))
+    state.evidence[evidence_id] = recorded.evidence
+    found = [  # the host's own check: the report must disclose both sides
+        conflict.sentence()
+        for conflict in gate.conflicts(state.evidence, state.sources, involving=evidence_id)
+    ]
+    data = EvidenceData(evidence_id=evidence_id, quote=recorded.evidence.quote, conflicts=found)
+    return Executed(tool.result(data=data))
+
+
+def describe(args: RecordEvidenceArgs, data: EvidenceData) -> str:
+    return f"record {data.evidence_id} for {args.question_id} from {args.source_id}"
+
+
+def cut(data: EvidenceData) -> EvidenceData:
+    """The quote's start: it was shown whole when it was recorded."""
+    return data.model_copy(update={"quote": first_line(data.quote, OLDER_QUOTE)})
+
+
+SPEC = ToolSpec(
+    name=NAME,
+    description=(
+        "Record evidence for a question from a page you read: passage_id (the host copies it) "
+        "or a verbatim quote."
+    ),
+    arguments=RecordEvidenceArgs,
+    parameters={
+        "question_id": "Its question (Q1).",
+        "source_id": "Its page (S1).",
+        "claim": "What the quote states.",
+        "stance": "How it bears on the question.",
+        "passage_id": "A passage id (S1.P4).",
+        "quote": "Verbatim page text, instead of passage_id.",
+    },
+    results=(EvidenceData,),
+    runs=Runs(contracts.RECORD_EVIDENCE_ACTIVITY, local="always", heartbeat=False),
+    run=run,
+    describe=describe,
+    compact=None,
+    slimming=Slimming(cut, keep_latest=None, recent_steps=1),
+    untrusted=None,
+    label=NAME,
+)

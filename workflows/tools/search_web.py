@@ -1,0 +1,102 @@
+"""`search_web`: find pages on the allowed hosts (URLs, titles, snippets; never evidence)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from workflows import contracts
+from workflows.cleaning import echo
+from workflows.models import SearchHit
+from workflows.tool_base import ToolArgs, ToolData
+from workflows.tools.spec import Executed, Runs, Slimming, ToolContext, ToolSpec
+
+NAME = "search_web"
+# The prompt shows an older search with its URLs only (snippets serve one choice of page), and
+# even the newest once it is this many steps back.
+RECENT_SEARCH = 2
+NOTE = "snippets are for discovery only: read a page before recording evidence"
+
+
+class SearchArgs(ToolArgs):
+    query: str = Field(min_length=1, max_length=400)
+
+    @field_validator("query")
+    @classmethod
+    def _words(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the query is blank")
+        return value
+
+
+class SearchResultItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: str
+    title: str = ""
+    snippet: str = ""
+
+
+class SearchData(ToolData):
+    """Results on allowed hosts; snippets are for discovery only."""
+
+    kind: Literal["search_results"] = "search_results"
+    results: list[SearchResultItem]
+    note: str = ""
+
+
+def search_data(hits: list[SearchHit]) -> SearchData:
+    """What `search_web` returns to the model for these hits (`research search` prints it too)."""
+    results = [SearchResultItem(url=hit.url, title=hit.title, snippet=hit.snippet) for hit in hits]
+    return SearchData(results=results, note=NOTE)
+
+
+async def run(args: SearchArgs, tool: ToolContext) -> Executed:
+    state = tool.state
+    if not state.take_search():
+        return Executed(
+            tool.result(ok=False, error="search budget exhausted: read or record instead")
+        )
+    found = await tool.activity(
+        contracts.SEARCH_WEB_ACTIVITY,
+        contracts.SearchInput(
+            run_id=tool.run_id,
+            step=state.counters.steps,
+            turn=state.counters.model_calls,
+            parent_execution=state.writer,
+            query=args.query,
+            allowed_hosts=state.brief.allowed_hosts,
+        ),
+        summary=f"search: {args.query[:80]}",
+    )
+    for hit in found.hits:
+        state.discovered.setdefault(hit.url, hit)
+    data = search_data(found.hits)
+    return Executed(tool.result(data=data, insufficient=not data.results))
+
+
+def describe(args: SearchArgs, data: SearchData) -> str:
+    return f"search {echo(args.query, 50)!r}: {len(data.results)} results"
+
+
+def cut(data: SearchData) -> SearchData:
+    """Only the URLs: they say enough to read a page again."""
+    results = [item.model_copy(update={"snippet": "", "title": ""}) for item in data.results]
+    return data.model_copy(update={"results": results})
+
+
+SPEC = ToolSpec(
+    name=NAME,
+    description="Find pages on the allowed hosts: URLs, titles, snippets (never evidence).",
+    arguments=SearchArgs,
+    parameters={"query": "Search terms."},
+    results=(SearchData,),
+    runs=Runs(contracts.SEARCH_WEB_ACTIVITY, local="when_search_is_local", heartbeat=True),
+    run=run,
+    describe=describe,
+    compact=None,
+    slimming=Slimming(cut, keep_latest=1, recent_steps=RECENT_SEARCH),
+    untrusted=None,
+    label=NAME,
+)

@@ -1,0 +1,127 @@
+"""What one tool declares (pure): a `ToolSpec` is the single place a tool is described.
+
+Everything else is derived from the registered specs (`workflows.tools.registry`): the names and
+JSON schemas offered to the model, argument validation, dispatch in the workflow, the step line
+of progress displays, context compaction, the prompt's cut-down older results, the untrusted page
+text block and the trace label. Every field is required: a tool says "none" explicitly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from workflows.contracts import Activity, In, Out
+from workflows.models import Report, RunStatus, StopReason, ToolResult
+from workflows.tool_base import ToolArgs, ToolData
+
+if TYPE_CHECKING:  # the state imports the tools' names; the tools only use its type here
+    from workflows.state import RunState
+
+A = TypeVar("A", bound=ToolArgs)
+D = TypeVar("D", bound=ToolData)
+
+# Where a tool's activity runs: always as a local activity (ledger work only), never (it may wait
+# on the network: a regular activity, which survives a worker), or as a local activity when the
+# worker's search provider is local (the corpus search), else a regular one.
+Locality = Literal["always", "never", "when_search_is_local"]
+
+
+@dataclass(frozen=True)
+class Runs:
+    """How a tool's activity runs: the activity, where, and whether it heartbeats (a regular
+    activity that may wait heartbeats, so a lost worker shows in seconds)."""
+
+    activity: Activity[Any, Any]
+    local: Locality
+    heartbeat: bool
+
+
+@dataclass(frozen=True)
+class Untrusted:
+    """A result's page text: left out of the envelope's JSON (`field`) and shown to the model in
+    an `<untrusted_page source=...>` block instead (no block when `body` is empty)."""
+
+    field: str
+    source: str
+    body: str
+
+
+@dataclass(frozen=True)
+class Slimming(Generic[D]):
+    """How the prompt shows an older result of the tool: `cut` down. A result is older when more
+    than `keep_latest` newer results of the same tool follow it (None: never by count), or when it
+    is more than `recent_steps` entries back. The latest turn's results are always whole."""
+
+    cut: Callable[[D], D]
+    keep_latest: int | None
+    recent_steps: int
+
+
+class Outcome(BaseModel):
+    """How a run ends: its status, the reason, and the report (None: compose one)."""
+
+    status: RunStatus
+    stop_reason: StopReason
+    report: Report | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Executed:
+    """What running a call came to: its result, and the run's end when it ended the run."""
+
+    result: ToolResult
+    outcome: Outcome | None = None
+
+
+class ToolContext(Protocol):
+    """What a tool's `run` may use: the run's state and run id, the workflow's activity caller,
+    and the envelope builder (it fills in the budget left)."""
+
+    @property
+    def state(self) -> RunState: ...
+
+    @property
+    def run_id(self) -> str: ...
+
+    def activity(self, activity: Activity[In, Out], request: In, *, summary: str) -> Awaitable[Out]:
+        """Run an activity as the tool's `runs` says (local or regular, heartbeat, timeouts)."""
+        ...
+
+    def result(
+        self,
+        *,
+        ok: bool = True,
+        data: ToolData | None = None,
+        error: str | None = None,
+        insufficient: bool = False,
+    ) -> ToolResult: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolSpec(Generic[A, D]):
+    """One tool, whole. `run` raises `InvalidCall` for a call it refuses (one sentence)."""
+
+    name: str  # what the model calls; also the label of its spans and metrics
+    description: str  # sent every turn: short (the system prompt holds the rules)
+    arguments: type[A]
+    parameters: Mapping[str, str]  # every argument's description, as the model is shown it
+    results: tuple[type[D], ...]  # each with its own `kind`
+    runs: Runs | None  # its activity; None: it runs inside the workflow, no activity
+    run: Callable[[A, ToolContext], Awaitable[Executed]]
+    describe: Callable[[A, D], str]  # the step's line in progress displays and the Web UI
+    compact: Callable[[D], D | None] | None  # the result with its bulk dropped (None: no bulk)
+    slimming: Slimming[D] | None  # how the prompt cuts an older result (None: always whole)
+    untrusted: Callable[[D], Untrusted | None] | None  # its page text (None: it has none)
+    label: str  # the trace label: `execute_tool {label}`
+
+
+def first_line(text: str, note: str, chars: int = 60) -> str:
+    """The first line of `text` (cut to about `chars`), with `note` in brackets after it."""
+    line = text.strip().split("\n", 1)[0]
+    shown = line if len(line) <= chars else line[:chars].rstrip() + " …"
+    return f"{shown} [{note}]" if note else shown
