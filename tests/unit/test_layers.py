@@ -14,6 +14,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("workflows", "activities", "runtime", "starter", "baselines")
 PRODUCT = ("workflows", "activities", "runtime", "worker")
@@ -82,3 +84,16 @@ def test_product_code_imports_no_baseline_outside_the_composition_root() -> None
     assert [line for line in offending if line.split()[0] not in BASELINE_WIRING] == []
     # The exception is used, not stale: the composition root is where a policy is chosen.
     assert any(_within(module, ("baselines",)) for module in _imports("worker"))
+
+
+@pytest.mark.parametrize(
+    "name", sorted(name for name, path in MODULES.items() if path.name == "__init__.py")
+)
+def test_package_init_files_only_re_export(name: str) -> None:
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    defined = [
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    ]
+    assert defined == [], f"{MODULES[name].relative_to(ROOT)} defines {defined}"
