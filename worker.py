@@ -3,7 +3,7 @@
 Run as its own process (`python worker.py`) with only environment variables (TEMPORAL_ADDRESS,
 DATABASE_URL, RESEARCH_TASK_QUEUE, RESEARCH_MODEL_PROVIDER, RESEARCH_SEARCH_PROVIDER, ...), or
 in-process through `run_worker` (`research dev` and `research demo`). Every client is created once,
-here (the model and search clients by `runtime.providers`).
+here (the model and search clients by `starter.providers`).
 """
 
 from __future__ import annotations
@@ -29,16 +29,16 @@ from activities.research import ResearchActivities
 from activities.secrets import MIN_SECRET_CHARS, short_secrets
 from baselines import local_policy  # the one place product wiring names a baseline
 from runtime.database import DatabaseError, pending_migrations
-from runtime.devstack import open_ledger, open_worker_database
-from runtime.providers import (
+from runtime.settings import Settings, SettingsError
+from runtime.telemetry import configure_logging, telemetry
+from runtime.temporal import TemporalUnavailable, connect, settle_before_exit
+from starter.devstack import open_ledger, open_worker_database
+from starter.providers import (
     check_model_settings,
     check_search_settings,
     open_model_client,
     open_search,
 )
-from runtime.settings import Settings, SettingsError
-from runtime.telemetry import configure_logging, telemetry
-from runtime.temporal import TemporalUnavailable, connect, settle_before_exit
 from workflows.research import ResearchWorkflow
 
 # A SIGTERM lets running activities finish (or heartbeat their way out) before the worker exits.

@@ -24,11 +24,11 @@ from typing import Any
 
 from activities.search import index_corpus
 from baselines.golden import GoldenSet, corpus_folder, load_golden, score
-from runtime.devstack import EmbeddedStack, embedded_stack
-from runtime.providers import check_model_settings
 from runtime.settings import LOCAL_PROVIDERS, Settings, SettingsError
+from starter.devstack import EmbeddedStack, embedded_stack
 from starter.errors import EXIT_USAGE, CliError
 from starter.local import background_worker
+from starter.providers import check_model_settings
 from starter.runs import start_run
 
 POLICIES = ("fixed", "offline")

@@ -42,10 +42,10 @@ from temporalio.service import RPCError
 
 from activities.search import index_corpus
 from runtime.database import apply_migrations
-from runtime.devstack import open_database, open_ledger
 from runtime.settings import PROJECT_ROOT, Settings
 from runtime.temporal import DevServer, connect, start_dev_server
 from starter.briefs import load_brief
+from starter.devstack import open_database, open_ledger
 from starter.local import DEMO_BRIEF
 from tests.conftest import free_port
 from tests.fakes.openai_server import FakeOpenAI, Message, Reply, harborq_script, serve

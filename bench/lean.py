@@ -40,9 +40,9 @@ from activities.research import ResearchActivities
 from activities.search import CorpusSearch
 from baselines.offline import decide_offline
 from bench import cpu
-from runtime.devstack import EmbeddedStack, embedded_stack
 from runtime.settings import PROJECT_ROOT, Settings
 from starter.briefs import load_brief
+from starter.devstack import EmbeddedStack, embedded_stack
 from starter.local import DEMO_BRIEF, background_worker
 from starter.runs import new_run_id, start_run
 from tests.fakes.hostile import record_passage

@@ -17,9 +17,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from runtime.devstack import embedded_stack
 from runtime.settings import Settings
 from starter.briefs import load_brief
+from starter.devstack import embedded_stack
 from starter.local import DEMO_BRIEF, background_worker
 from starter.runs import new_run_id, start_run
 from workflows.models import RunResult

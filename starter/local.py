@@ -15,10 +15,10 @@ import psycopg
 
 from activities.search import corpus_hosts, index_corpus
 from runtime.database import apply_migrations, create_roles
-from runtime.devstack import EmbeddedStack, embedded_stack, open_database, open_ledger
 from runtime.privileges import LedgerRoles
 from runtime.settings import PROJECT_ROOT, Settings
 from starter.briefs import load_brief
+from starter.devstack import EmbeddedStack, embedded_stack, open_database, open_ledger
 from starter.errors import EXIT_USAGE, CliError
 from starter.progress import follow
 from starter.runs import finish_output, new_run_id, start_run, web_ui_link

@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, Field
 
 from activities.ledger import Ledger, RunListing, RunRows
-from runtime.devstack import open_database, open_ledger
 from runtime.settings import Settings
+from starter.devstack import open_database, open_ledger
 from starter.errors import EXIT_USAGE, CliError
 from starter.runs import print_report
 from workflows.models import Finding

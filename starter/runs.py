@@ -18,10 +18,10 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.ledger import Ledger
-from runtime.devstack import open_database, open_ledger
 from runtime.settings import Settings
 from runtime.temporal import connect
 from starter.briefs import load_brief
+from starter.devstack import open_database, open_ledger
 from starter.errors import EXIT_USAGE, CliError
 from starter.live import display_for
 from starter.progress import (

@@ -13,9 +13,9 @@ import signal
 import sys
 from contextlib import suppress
 
-from runtime.providers import check_model_settings, check_search_settings
 from runtime.settings import PROJECT_ROOT, Settings
 from starter.errors import EXIT_USAGE, CliError
+from starter.providers import check_model_settings, check_search_settings
 
 MAX_PROCESSES = 32
 

@@ -21,9 +21,9 @@ from typing import Literal
 from temporalio.client import WorkflowHistory
 
 from bench.lean import twelve_steps
-from runtime.devstack import EmbeddedStack, embedded_stack
 from runtime.settings import Settings
 from starter.briefs import load_brief
+from starter.devstack import EmbeddedStack, embedded_stack
 from starter.local import DEMO_BRIEF, background_worker
 from tests.conftest import free_port
 from tests.fakes.openai_server import FakeOpenAI, serve

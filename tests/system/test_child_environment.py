@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from runtime.devstack import embedded_stack
 from runtime.settings import Settings
 from runtime.temporal import DevServerError
+from starter.devstack import embedded_stack
 from tests.conftest import free_port
 
 SECRET = "sk-child-environment-0123456789"

@@ -79,6 +79,10 @@ def test_workflows_import_nothing_that_does_io() -> None:
     assert _offending(("workflows",), IO_MODULES) == []
 
 
+def test_runtime_imports_no_activities_starter_or_baselines() -> None:
+    assert _offending(("runtime",), ("activities", "starter", "baselines", "worker")) == []
+
+
 def test_product_code_imports_no_baseline_outside_the_composition_root() -> None:
     offending = _offending(PRODUCT, ("baselines",))
     assert [line for line in offending if line.split()[0] not in BASELINE_WIRING] == []

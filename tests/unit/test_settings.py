@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import worker
-from runtime.providers import check_model_settings, check_search_settings
 from runtime.settings import PROJECT_ROOT, SERPER_URL, Settings, SettingsError
 from starter import cli
+from starter.providers import check_model_settings, check_search_settings
 from tests.conftest import free_port
 
 
