@@ -63,8 +63,9 @@ clean:
 	fi; \
 	rm -rf .research && echo "deleted .research/"
 
-# The labelled golden sets through both policies, offline. The Python 3.11 documentation is a
-# Debian package: installed here when apt-get can (as root), else that set is skipped.
+# The labelled golden sets through both policies, offline; the figures go to bench/results/eval.json
+# (and .md). The Python 3.11 documentation is a Debian package: installed here when apt-get can
+# (as root), else those sets are skipped.
 PYDOCS := /usr/share/doc/python3.11/html
 eval: $(STAMP)
 	@if [ ! -d $(PYDOCS) ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
@@ -72,13 +73,15 @@ eval: $(STAMP)
 	fi
 	@if [ -d $(PYDOCS) ]; then \
 		$(BIN)/research eval examples/golden/demo.json examples/golden/python311-docs.json \
-			examples/golden/python311-heldout.json examples/golden/python311-heldout2.json; \
+			examples/golden/python311-heldout.json examples/golden/python311-heldout2.json \
+			--figures bench/results/eval.json; \
 	else \
 		echo "$(PYDOCS) is missing (apt-get install python3.11-doc): evaluating the demo set only"; \
-		$(BIN)/research eval examples/golden/demo.json; \
+		$(BIN)/research eval examples/golden/demo.json --figures bench/results/eval.json; \
 	fi
 
-# How lean the loop is: overhead per step, history, prompt tokens, 100 runs at once (figures only).
+# How lean the loop is: overhead per step, history, prompt tokens, 100 runs at once (figures only,
+# printed and written to bench/results/lean.json).
 bench: $(STAMP)
 	$(BIN)/python -m bench.lean 100
 

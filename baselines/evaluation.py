@@ -4,7 +4,9 @@ Each arm is a worker on its own task queue over one embedded stack (a scratch Po
 Temporal dev server): `fixed` (search, read, record, finish: no loop), `offline` (the agent
 policy), and one per `--model` (the configured OpenAI-compatible or Azure provider, that model).
 Every golden set's corpus is indexed first; every brief runs once per arm with its own limits.
-The table goes to stdout and, with the JSON of every run, to `--out` (.md and .json).
+The table goes to stdout and, with the JSON of every run, to `--out` (.md and .json); with
+`--figures PATH` (`make eval`: bench/results/eval.json) also the figures alone, as data with their
+date, machine and load (starter.figures), and the same table beside them (.md).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from baselines.golden import GoldenSet, corpus_folder, load_golden, score
 from runtime.settings import LOCAL_PROVIDERS, Settings, SettingsError
 from starter.devstack import EmbeddedStack, embedded_stack
 from starter.errors import EXIT_USAGE, CliError
+from starter.figures import Measurement
 from starter.local import background_worker
 from starter.providers import check_model_settings
 from starter.runs import start_run
@@ -41,6 +44,7 @@ class Arm:
 
 
 async def evaluate(settings: Settings, args: argparse.Namespace) -> int:
+    measurement = Measurement.begin("eval", command_line(args))
     paths = [Path(path) for path in args.golden]
     goldens = [(path, _load(path)) for path in paths]
     arms = _arms(settings, args)
@@ -86,7 +90,39 @@ async def evaluate(settings: Settings, args: argparse.Namespace) -> int:
     out.with_suffix(".md").write_text(markdown + "\n", encoding="utf-8")
     out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"\nwrote {out.with_suffix('.md')} and {out.with_suffix('.json')}")
+    if args.figures:
+        written = measurement.write(figures(report), Path(args.figures))
+        written.with_suffix(".md").write_text(markdown + "\n", encoding="utf-8")
+        print(f"wrote the figures to {written} and {written.with_suffix('.md')}")
     return 0
+
+
+# Per run, what may differ between two evaluations of the same code: not its id or its seconds.
+_RUN_VARIES = {"run_id", "seconds", "cited_evidence"}
+
+
+def figures(report: dict[str, Any]) -> dict[str, Any]:
+    """The evaluation's figures: per set and arm, over all, and each run's outcome and scores
+    (without its random id, its timing or its quotes, so two runs of the same code compare)."""
+    return {
+        "golden": report["golden"],
+        "arms": report["arms"],
+        "summary": report["summary"],
+        "by_golden": report["by_golden"],
+        "runs": [
+            {key: value for key, value in run.items() if key not in _RUN_VARIES}
+            for run in report["runs"]
+        ],
+    }
+
+
+def command_line(args: argparse.Namespace) -> str:
+    words = ["research", "eval", *args.golden, "--arms", args.arms]
+    for model in args.model or []:
+        words += ["--model", model]
+    if args.limit:
+        words += ["--limit", str(args.limit)]
+    return " ".join(words)
 
 
 def _load(path: Path) -> GoldenSet:

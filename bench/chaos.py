@@ -11,8 +11,9 @@ sample brief's model). A run is checked for: the reference's status, stop reason
 calls and evidence quotes (the same rows, so no duplicate: every ledger table is keyed by its
 natural key); counters equal to its ledger rows; and no model call asked again after its answer
 was recorded (two attempts racing before either recorded are not told apart from a kill's
-retry). The table at the end gives the figures; the exit code is 1 when any run differs, or when
-the undisturbed reference itself does not complete.
+retry). The table at the end gives the figures (also written, dated, with the machine's cores
+and load, to bench/results/chaos.json); the exit code is 1 when any run differs, or when the
+undisturbed reference itself does not complete.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from runtime.settings import PROJECT_ROOT, Settings
 from runtime.temporal import DevServer, connect, start_dev_server
 from starter.briefs import load_brief
 from starter.devstack import open_database, open_ledger
+from starter.figures import Measurement
 from starter.local import DEMO_BRIEF
 from tests.conftest import free_port
 from tests.fakes.openai_server import FakeOpenAI, Message, Reply, harborq_script, serve
@@ -147,6 +149,7 @@ class Outcome:
 
 
 async def chaos(args: argparse.Namespace) -> int:
+    measurement = Measurement.begin("chaos", "python -m bench.chaos " + _options(args))
     random.seed(args.seed)
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="chaos-") as scratch:
@@ -182,7 +185,9 @@ async def chaos(args: argparse.Namespace) -> int:
             finally:
                 fleet.stop()
             problems = await _verify(database_url, reference, outcomes, model)
-    _table(args, time.monotonic() - began, reference, outcomes, kills, problems)
+    rows = _table(args, time.monotonic() - began, reference, outcomes, kills, problems)
+    figures = {"rows": [{"what": what, "figure": figure} for what, figure in rows]}
+    print(f"wrote {measurement.write(figures | {'problems': problems[:30]})}")
     print(f"\nthe slowest run, {slowest.run_id} ({slowest.seconds:.0f} s): waits over 3 s")
     for line in gaps:
         print(f"  {line}")
@@ -456,7 +461,7 @@ def _table(
     outcomes: list[Outcome],
     kills: list[Kill],
     problems: list[str],
-) -> None:
+) -> list[tuple[str, str]]:
     done = [o for o in outcomes if o.result is not None]
     aimed = [k for k in kills if k.kind == "aimed"]
     recovered = [k.recovered_after for k in aimed if k.recovered_after is not None]
@@ -508,6 +513,11 @@ def _table(
         print(f"| {name:{width}} | {value} |")
     for problem in problems[:30]:
         print(f"problem: {problem}")
+    return rows
+
+
+def _options(args: argparse.Namespace) -> str:
+    return " ".join(f"--{name} {value}" for name, value in vars(args).items())
 
 
 def main() -> int:

@@ -9,7 +9,8 @@ installed (over 1,600 documents together), then asks every sub-question of
 `examples/golden/python311-docs.json` ROUNDS times (default 5) through the corpus search the
 agent uses, and prints p50/p95 latency and how often a labelled page is the first hit and among
 the first 8; then the latency of PG_QUESTIONS (unlabelled) on the PostgreSQL host. Figures only:
-nothing here asserts a speed.
+nothing here asserts a speed. They are also written, dated, with the machine's cores and load, to
+bench/results/corpus_search.json (starter.figures).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from activities.ledger import Ledger
 from activities.search import index_corpus
 from runtime.database import apply_migrations, open_pool, start_embedded_postgres
 from runtime.settings import PROJECT_ROOT
+from starter.figures import Measurement
 
 DEFAULT_ROOT = Path("/usr/share/doc/python3.11/html")
 PG_ROOT = Path("/usr/share/doc/postgresql-doc-15/html")
@@ -57,6 +59,10 @@ LIMIT = 8
 
 
 async def bench(root: Path, rounds: int, with_postgres: bool) -> None:
+    measurement = Measurement.begin(
+        "corpus_search", f"python -m bench.corpus_search {root} {rounds}"
+    )
+    figures: dict[str, object] = {}
     golden = json.loads(GOLDEN.read_text())
     host = golden["host"]
     questions = [question for brief in golden["briefs"] for question in brief["questions"]]
@@ -73,18 +79,21 @@ async def bench(root: Path, rounds: int, with_postgres: bool) -> None:
             ledger = Ledger(pool)
             started = time.perf_counter()
             count = await index_corpus(ledger, corpus, max_chars=200_000)
-            print(f"indexed {count} documents in {time.perf_counter() - started:.1f} s")
-            await _measure(ledger, host, questions, rounds)
+            seconds = time.perf_counter() - started
+            print(f"indexed {count} documents in {seconds:.1f} s")
+            figures |= {"documents": count, "index_seconds": round(seconds, 1)}
+            figures[host] = await _measure(ledger, host, questions, rounds)
             if with_postgres:
-                await _latency(ledger, PG_HOST, PG_QUESTIONS, rounds)
+                figures[PG_HOST] = await _latency(ledger, PG_HOST, PG_QUESTIONS, rounds)
             await pool.close()
         finally:
             server.cleanup()
+    print(f"wrote {measurement.write(figures)}")
 
 
 async def _measure(
     ledger: Ledger, host: str, questions: list[dict[str, object]], rounds: int
-) -> None:
+) -> dict[str, object]:
     latencies: list[float] = []
     first = within = 0
     for question in questions:
@@ -102,9 +111,19 @@ async def _measure(
     print(f"queries: {len(questions)} x {rounds}")
     print(f"latency: p50 {statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms")
     print(f"labelled page first: {first} of {len(questions)}; in the top {LIMIT}: {within}")
+    return {
+        "queries": len(questions),
+        "rounds": rounds,
+        "p50_ms": round(statistics.median(latencies), 1),
+        "p95_ms": round(p95, 1),
+        "labelled_page_first": first,
+        f"labelled_page_in_top_{LIMIT}": within,
+    }
 
 
-async def _latency(ledger: Ledger, host: str, questions: list[str], rounds: int) -> None:
+async def _latency(
+    ledger: Ledger, host: str, questions: list[str], rounds: int
+) -> dict[str, object]:
     latencies: list[float] = []
     for question in questions:
         for _ in range(rounds):
@@ -115,6 +134,12 @@ async def _latency(ledger: Ledger, host: str, questions: list[str], rounds: int)
     p95 = latencies[int(0.95 * (len(latencies) - 1))]
     print(f"{host}: {len(questions)} questions x {rounds}")
     print(f"latency: p50 {statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms")
+    return {
+        "queries": len(questions),
+        "rounds": rounds,
+        "p50_ms": round(statistics.median(latencies), 1),
+        "p95_ms": round(p95, 1),
+    }
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ On the embedded stack (its own state folder and ports), against the demo corpus:
    after 1 s, over the makespan of one run (BENCH_WORKERS=N: N worker processes, default 1); and
    the CPU those runs cost, per step and per process (the dev server, PostgreSQL, the workers,
    this process), with the makespan that CPU alone implies on this machine's cores.
-Figures only: nothing here asserts a speed.
+Figures only: nothing here asserts a speed. The table is printed and written, dated, with the
+machine's cores and load, to bench/results/lean.json (starter.figures).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from bench import cpu
 from runtime.settings import PROJECT_ROOT, Settings
 from starter.briefs import load_brief
 from starter.devstack import EmbeddedStack, embedded_stack
+from starter.figures import Measurement
 from starter.local import DEMO_BRIEF, background_worker
 from starter.runs import new_run_id, start_run
 from tests.fakes.hostile import record_passage
@@ -60,6 +62,7 @@ WORKERS = int(os.environ.get("BENCH_WORKERS", "1"))  # worker processes for the 
 
 
 async def bench(concurrent: int) -> None:
+    measurement = Measurement.begin("lean", f"python -m bench.lean {concurrent}")
     rows: list[tuple[str, str, str]] = []
     with tempfile.TemporaryDirectory(prefix="bench-lean-") as scratch:
         settings = replace(
@@ -123,6 +126,15 @@ async def bench(concurrent: int) -> None:
                 )
                 rows += _cpu_rows(used, steps, many)
     _print(rows)
+    written = measurement.write(_figures(rows, concurrent))
+    print(f"wrote {written}")
+
+
+def _figures(rows: list[tuple[str, str, str]], concurrent: int) -> dict[str, Any]:
+    table = [
+        {"what": what, "measured": measured, "beside": beside} for what, measured, beside in rows
+    ]
+    return {"concurrent_runs": concurrent, "worker_processes": WORKERS, "rows": table}
 
 
 # ---------------------------------------------------------------- runs

@@ -144,6 +144,9 @@ def _add_eval(commands: Commands) -> None:
     evaluate.add_argument(
         "--out", metavar="PATH", help="write PATH.md and PATH.json (default: .research/eval/…)"
     )
+    evaluate.add_argument(
+        "--figures", metavar="PATH", help="also write the figures alone, dated, to PATH (.json)"
+    )
 
 
 def _add_signal(commands: Commands) -> None:

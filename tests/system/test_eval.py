@@ -47,8 +47,11 @@ def test_eval_tables_each_arm_on_the_demo_and_real_pages(tmp_path: Path) -> None
             "OPENAI_BASE_URL": base_url,
             "OPENAI_API_KEY": "sk-eval-test",
         }
-        out = tmp_path / "eval"
-        done = research_eval(env, str(DEMO), str(SLICE), "--model", "fake-model", "--out", str(out))
+        out, figures = tmp_path / "eval", tmp_path / "results" / "eval.json"
+        done = research_eval(
+            env, str(DEMO), str(SLICE), "--model", "fake-model", "--out", str(out),
+            "--figures", str(figures),
+        )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
 
     report: dict[str, Any] = json.loads(out.with_suffix(".json").read_text())
@@ -78,6 +81,20 @@ def test_eval_tables_each_arm_on_the_demo_and_real_pages(tmp_path: Path) -> None
     assert table.splitlines()[2].startswith("| set | arm | completed | clean | question recall |")
     assert "| all | openai:fake-model | 0/6 (0 %) | 0/" in table
     assert "| demo.json | offline | 2/2 (100 %) | 2/2 | 4/4 | 1.00 (4/4) |" in table
+
+    # The figures alone, as data the docs point at: dated, on this machine, and comparable
+    # between two evaluations of the same code (no run ids, seconds or quotes per run).
+    written: dict[str, Any] = json.loads(figures.read_text())
+    assert written["name"] == "eval" and written["machine"]["cores"] == os.cpu_count()
+    assert written["command"].startswith(f"research eval {DEMO} {SLICE} --arms fixed,offline")
+    assert written["started"] <= written["finished"]
+    assert written["figures"]["summary"] == report["summary"]
+    assert written["figures"]["by_golden"] == report["by_golden"]
+    assert [run["status"] for run in written["figures"]["runs"]] == [
+        run["status"] for run in report["runs"]
+    ]
+    assert not {"run_id", "seconds", "cited_evidence"} & set(written["figures"]["runs"][0])
+    assert figures.with_suffix(".md").read_text() == table
     by_set = report["by_golden"]["python-slice.json"]["offline"]
     assert by_set["briefs"] == 4
     assert "demo.json 1: How does Harbor Queue deal with" in table

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from baselines.evaluation import render, summarise
+from baselines.evaluation import figures, render, summarise
 from baselines.golden import Cited, GoldenSet, load_golden, score
 
 GOLDEN = GoldenSet.model_validate(
@@ -78,6 +79,24 @@ def test_the_brief_takes_the_sets_host_and_the_summary_adds_runs_up() -> None:
                     "summary": {"offline": summary}, "runs": [run]})  # fmt: skip
     assert "| all | offline | 1/2 (50 %) | 1/2 | 2/4 | 1.00 (2/2) | 0/2 |" in table
     assert "g.json 1: How \\| why?" in table, "a question cannot break the table"
+
+
+def test_the_figures_of_two_evaluations_of_the_same_code_compare_equal() -> None:
+    scores = score(GOLDEN, ENTRY, [cited("Q1", "https://docs.example/cache.html")]).as_dict()
+    run = {"arm": "offline", "golden": "g.json", "brief": 1, "question": "q", **scores,
+           "status": "completed", "completed": True, "steps": 7, "tokens": 1000}  # fmt: skip
+
+    def report(run_id: str, seconds: float, quote: str) -> dict[str, Any]:
+        varying = {"run_id": run_id, "seconds": seconds, "cited_evidence": [{"quote": quote}]}
+        summary = summarise([run | varying])
+        return {"golden": [{"file": "g.json", "briefs": 1}], "arms": ["offline"],
+                "summary": {"offline": summary}, "by_golden": {"g.json": {"offline": summary}},
+                "runs": [run | varying]}  # fmt: skip
+
+    first, second = figures(report("a-1", 1.5, "x")), figures(report("b-2", 1.5, "y"))
+    assert first == second
+    assert first["runs"] == [run], "each run's outcome and scores, without id, time or quotes"
+    assert first["summary"]["offline"]["recalled"] == 1
 
 
 @pytest.mark.parametrize(
