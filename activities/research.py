@@ -15,6 +15,7 @@ import httpx
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.evidence import record_evidence
 from activities.heartbeat import heartbeating
 from activities.ledger import (
     ForkPoint,
@@ -33,6 +34,7 @@ from activities.pages.fetch import (
     fetch_page,
 )
 from activities.search import SearchProvider, keep_allowed
+from activities.snapshots import snapshot
 from runtime.settings import LOCAL_PROVIDERS, Settings
 from workflows import contracts
 from workflows.models import SourceRef
@@ -180,7 +182,7 @@ class ResearchActivities:
                 request.run_id,
                 _before(request.step, request.turn, request.parent_execution),
             )
-            return await self._ledger.record_evidence(request, execution=execution)
+            return await record_evidence(self._ledger, request, execution=execution)
 
     @activity.defn(name=contracts.RECORD_STEP)
     async def record_step(self, request: contracts.StepRecord) -> contracts.RecordStepResult:
@@ -275,7 +277,7 @@ class ResearchActivities:
                 run_id, source_id, url, "failed", _sentence(failed), execution=execution, step=step
             )
         return await self._ledger.store_source(
-            run_id, source_id, page, extracted, execution=execution, step=step
+            run_id, source_id, snapshot(page, extracted), execution=execution, step=step
         )
 
 

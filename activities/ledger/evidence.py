@@ -1,4 +1,9 @@
-"""Ledger SQL for evidence: a quote is stored only once it is proven to be in the snapshot."""
+"""Ledger SQL for evidence: the rows a quote is proven from, and the evidence rows themselves.
+
+No rules here: `activities.evidence` proves a quote against these rows and checks it before it
+asks `EvidenceRows.insert` to store it, all inside the one transaction `Ledger.writing_evidence`
+opens.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,7 @@ from dataclasses import dataclass
 
 from activities.ledger import chain
 from activities.ledger.base import Connection, Row, StoredAt, execute, fetch_all, fetch_one
-from activities.ledger.sources import passage_id
-from activities.pages.extract import find_quote
-from workflows.contracts import RecordEvidenceInput, RecordEvidenceResult
 from workflows.models import Evidence
-from workflows.substance import evidence_problem
 
 _SELECT_EVIDENCE = """
 SELECT evidence_id, question_id, source_id, claim, stance, quote, passage_id,
@@ -36,10 +37,6 @@ FROM research.sources s
 WHERE run_id = %s AND execution_id = %s AND source_id = %s
 """
 
-# Text of its passage before a quote that counts as the quote's context (with the section
-# heading and the passage just before).
-QUOTE_LEAD_CHARS = 1_000
-
 # What a passage sits under: its section heading and the passage just before it.
 _CONTEXT = """
 section || ' ' || coalesce((
@@ -60,7 +57,7 @@ WHERE run_id = %s AND execution_id = %s AND source_id = %s AND passage_id = %s
 
 # The passage a quote starts in (the first one ending after its start offset).
 _SELECT_PASSAGE_AT = (
-    "SELECT passage_id, start_offset, "
+    "SELECT passage_id, start_offset, end_offset, text, "
     + _CONTEXT
     + """
 FROM research.passages p
@@ -98,33 +95,71 @@ WHERE run_id = %s AND execution_id = %s
 """
 
 
-class EvidenceRefused(Exception):
-    """The quote or passage cannot be proven from the stored snapshot; the message says why."""
+@dataclass(frozen=True)
+class QuotableSource:
+    """What a quote is proven from: the source's fetch status and its snapshot."""
+
+    status: str
+    error: str | None
+    snapshot: str | None
+    passage_count: int
 
 
-async def insert_evidence(
-    conn: Connection, request: RecordEvidenceInput, execution_id: str
-) -> RecordEvidenceResult:
-    """Record one piece of evidence (call inside a transaction); a recorded ID returns its row."""
-    key = (request.run_id, execution_id, request.evidence_id)
-    stored = await fetch_one(conn, _SELECT_EVIDENCE, key)
-    if stored is not None:
-        return RecordEvidenceResult(evidence=_evidence(stored))
-    try:
-        evidence, context = await _proven(conn, request, execution_id)
-        problem = evidence_problem(evidence.quote, context, evidence.claim, request.terms)
-        if problem is not None:
-            raise EvidenceRefused(problem)
-    except EvidenceRefused as refused:
-        return RecordEvidenceResult(error=str(refused))
-    # Runs started before inputs carried the step (0): the step recording it is the next one.
-    step = request.step or (await fetch_one(conn, _NEXT_STEP, key[:2]) or {}).get("step")
-    at = StoredAt(request.run_id, execution_id, step)
-    params = _evidence_params(at, evidence)
-    before = await fetch_one(conn, _SELECT_EVIDENCE_CHAIN, (*key[:2], evidence.id, evidence.id))
-    params["chain"] = chain.evidence_link((before or {}).get("chain") or "", params)
-    await execute(conn, _INSERT_EVIDENCE, params)
-    return RecordEvidenceResult(evidence=evidence)
+@dataclass(frozen=True)
+class StoredPassage:
+    """A stored passage and the text it sits under (its section heading, the passage before)."""
+
+    passage_id: str
+    start: int
+    end: int
+    text: str
+    context: str
+
+
+class EvidenceRows:
+    """The evidence of one run execution, read and written on one connection in a transaction."""
+
+    def __init__(self, conn: Connection, run_id: str, execution_id: str) -> None:
+        self._conn = conn
+        self._run = (run_id, execution_id)
+
+    async def recorded(self, evidence_id: str) -> Evidence | None:
+        """The evidence already stored under `evidence_id` (a retried write), or None."""
+        row = await fetch_one(self._conn, _SELECT_EVIDENCE, (*self._run, evidence_id))
+        return None if row is None else _evidence(row)
+
+    async def source(self, source_id: str) -> QuotableSource | None:
+        row = await fetch_one(self._conn, _SELECT_SNAPSHOT, (*self._run, source_id))
+        if row is None:
+            return None
+        return QuotableSource(row["status"], row["error"], row["snapshot"], row["passage_count"])
+
+    async def passage(self, source_id: str, wanted: str) -> StoredPassage | None:
+        row = await fetch_one(self._conn, _SELECT_PASSAGE, (*self._run, source_id, wanted))
+        return None if row is None else _passage(row)
+
+    async def passage_at(self, source_id: str, offset: int) -> StoredPassage | None:
+        """The passage holding the character at `offset` (the first one ending after it)."""
+        row = await fetch_one(self._conn, _SELECT_PASSAGE_AT, (*self._run, source_id, offset))
+        return None if row is None else _passage(row)
+
+    async def insert(self, evidence: Evidence, step: int) -> None:
+        """Store the evidence, linked into the run's evidence chain."""
+        # Runs started before inputs carried the step (0): the step recording it is the next one.
+        recorded_at = step or (await fetch_one(self._conn, _NEXT_STEP, self._run) or {}).get("step")
+        at = StoredAt(*self._run, recorded_at)
+        params = _evidence_params(at, evidence)
+        before = await fetch_one(
+            self._conn, _SELECT_EVIDENCE_CHAIN, (*self._run, evidence.id, evidence.id)
+        )
+        params["chain"] = chain.evidence_link((before or {}).get("chain") or "", params)
+        await execute(self._conn, _INSERT_EVIDENCE, params)
+
+
+def _passage(row: Row) -> StoredPassage:
+    return StoredPassage(
+        row["passage_id"], row["start_offset"], row["end_offset"], row["text"], row["context"]
+    )
 
 
 async def load_evidence(conn: Connection, run_id: str, execution_id: str) -> list[Evidence]:
@@ -153,87 +188,6 @@ async def load_cited(conn: Connection, run_id: str) -> list[CitedEvidence]:
         CitedEvidence(row["question_id"], row["url"], row["content_hash"], row["quote"])
         for row in rows
     ]
-
-
-async def _proven(
-    conn: Connection, request: RecordEvidenceInput, execution_id: str
-) -> tuple[Evidence, str]:
-    """The evidence with its quote copied from the snapshot and the page text it sits under
-    (section heading, the paragraph before), or EvidenceRefused."""
-    key = (request.run_id, execution_id, request.source_id)
-    source = await fetch_one(conn, _SELECT_SNAPSHOT, key)
-    if source is None:
-        raise EvidenceRefused(
-            f"unknown source {request.source_id}: read the page before recording evidence"
-        )
-    if source["status"] != "ok":
-        raise EvidenceRefused(
-            f"source {request.source_id} could not be read ({source['error']}): "
-            "it has no text to quote"
-        )
-    if request.passage_id is not None:
-        return await _from_passage(conn, key, request, request.passage_id, source["passage_count"])
-    return await _from_quote(conn, key, request, source["snapshot"])
-
-
-async def _from_passage(
-    conn: Connection,
-    key: tuple[str, str, str],
-    request: RecordEvidenceInput,
-    wanted: str,
-    passage_count: int,
-) -> tuple[Evidence, str]:
-    row = await fetch_one(conn, _SELECT_PASSAGE, (*key, wanted))
-    if row is None:
-        raise EvidenceRefused(_unknown_passage(request.source_id, wanted, passage_count))
-    evidence = _new_evidence(
-        request, row["text"], row["passage_id"], row["start_offset"], row["end_offset"]
-    )
-    return evidence, row["context"]
-
-
-def _unknown_passage(source_id: str, wanted: str, passage_count: int) -> str:
-    if not wanted.startswith(f"{source_id}.P"):
-        return f"passage {wanted} is not in source {source_id}: its passage ids start {source_id}.P"
-    if passage_count == 0:
-        return f"unknown passage {wanted}: source {source_id} has no passages"
-    last = passage_id(source_id, passage_count)
-    return f"unknown passage {wanted}: source {source_id} has {source_id}.P1 to {last}"
-
-
-async def _from_quote(
-    conn: Connection, key: tuple[str, str, str], request: RecordEvidenceInput, snapshot: str
-) -> tuple[Evidence, str]:
-    span = find_quote(snapshot, request.quote or "")
-    if span is None:
-        raise EvidenceRefused(
-            f"quote not found verbatim in {request.source_id} (copy the words exactly as the page "
-            "shows them, or give a passage_id instead)"
-        )
-    start, end = span
-    row = await fetch_one(conn, _SELECT_PASSAGE_AT, (*key, start))
-    if row is None:
-        return _new_evidence(request, snapshot[start:end], None, start, end), ""
-    # A quote from inside a passage also sits under the passage's text before it (a signature).
-    before = snapshot[max(row["start_offset"], start - QUOTE_LEAD_CHARS) : start]
-    context = f"{row['context']} {before}"
-    return _new_evidence(request, snapshot[start:end], row["passage_id"], start, end), context
-
-
-def _new_evidence(
-    request: RecordEvidenceInput, quote: str, passage_id: str | None, start: int, end: int
-) -> Evidence:
-    return Evidence(
-        id=request.evidence_id,
-        question_id=request.question_id,
-        source_id=request.source_id,
-        claim=request.claim,
-        stance=request.stance,
-        quote=quote,
-        passage_id=passage_id,
-        start=start,
-        end=end,
-    )
 
 
 def _evidence_params(at: StoredAt, evidence: Evidence) -> dict[str, object]:

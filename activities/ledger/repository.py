@@ -36,18 +36,12 @@ from activities.ledger.base import (
     execution_of,
 )
 from activities.ledger.base import run_must_exist as _run_must_exist
+from activities.ledger.evidence import EvidenceRows
 from activities.ledger.executions import ExecutionRow, ForkPoint
 from activities.ledger.review import RunListing, RunRows, StepRow
 from activities.ledger.runs import RunRecord
-from activities.ledger.sources import StoredSource
-from activities.pages.extract import Extracted
-from activities.pages.page import FetchedPage
-from workflows.contracts import (
-    RecordEvidenceInput,
-    RecordEvidenceResult,
-    SaveReportInput,
-    StepRecord,
-)
+from activities.ledger.sources import Snapshot, StoredSource
+from workflows.contracts import SaveReportInput, StepRecord
 from workflows.models import (
     Brief,
     Decision,
@@ -264,8 +258,7 @@ class Ledger:
         self,
         run_id: str,
         source_id: str,
-        fetched: FetchedPage,
-        extracted: Extracted,
+        page: Snapshot,
         *,
         execution: str | None = None,
         step: int | None = None,
@@ -274,8 +267,8 @@ class Ledger:
         `step`: the step that read it (a reset copies the sources stored before its point)."""
         async with self._write(run_id, "sources") as conn:
             at = StoredAt(run_id, await execution_of(conn, run_id, execution), step)
-            await ledger_sources.insert_source(conn, at, source_id, fetched, extracted)
-        return await self._stored_ref(at, source_id, fetched.url)
+            await ledger_sources.insert_source(conn, at, source_id, page)
+        return await self._stored_ref(at, source_id, page.url)
 
     async def store_failed_source(
         self,
@@ -337,13 +330,14 @@ class Ledger:
 
     # ------------------------------------------------------------ evidence
 
-    async def record_evidence(
-        self, request: RecordEvidenceInput, *, execution: str | None = None
-    ) -> RecordEvidenceResult:
-        """Record evidence whose quote is proven from the stored snapshot, or say why not."""
-        async with self._write(request.run_id, "evidence") as conn:
-            scope = await execution_of(conn, request.run_id, execution)
-            return await ledger_evidence.insert_evidence(conn, request, scope)
+    @asynccontextmanager
+    async def writing_evidence(
+        self, run_id: str, *, execution: str | None = None
+    ) -> AsyncIterator[EvidenceRows]:
+        """The run's evidence rows inside one transaction (`activities.evidence` proves a quote
+        from them, then inserts it)."""
+        async with self._write(run_id, "evidence") as conn:
+            yield EvidenceRows(conn, run_id, await execution_of(conn, run_id, execution))
 
     async def evidence_rows(self, run_id: str, *, execution: str | None = None) -> list[Evidence]:
         async with self._read() as conn:

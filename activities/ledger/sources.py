@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from activities.ledger.base import Connection, Row, StoredAt, execute, fetch_all, fetch_one
-from activities.pages.extract import Extracted, content_hash
-from activities.pages.page import FetchedPage
 from workflows.hosts import url_host
 from workflows.models import Passage, SourceRef
 
@@ -20,6 +18,30 @@ class StoredSource:
     ref: SourceRef
     total_chars: int = 0
     truncated: bool = False
+
+
+@dataclass(frozen=True)
+class PassageRow:
+    """One passage of a snapshot to store: `text[start:end]` of its snapshot, under `section`."""
+
+    start: int
+    end: int
+    section: str  # nearest heading above, "" if none
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A page read as the ledger stores it: where it came from, its text and its passages."""
+
+    url: str  # the URL asked for
+    final_url: str  # after redirects
+    http_status: int
+    content_type: str
+    title: str
+    text: str  # the snapshot
+    content_hash: str
+    truncated: bool
+    passages: Sequence[PassageRow]
 
 
 def passage_id(source_id: str, number: int) -> str:
@@ -103,15 +125,9 @@ LIMIT %(limit)s
 """
 
 
-async def insert_source(
-    conn: Connection,
-    at: StoredAt,
-    source_id: str,
-    page: FetchedPage,
-    extracted: Extracted,
-) -> None:
+async def insert_source(conn: Connection, at: StoredAt, source_id: str, page: Snapshot) -> None:
     """Insert the snapshot and its passages; a no-op when the source (or its URL) is stored."""
-    params = _source_params(at.run_id, source_id, page, extracted)
+    params = _source_params(at.run_id, source_id, page)
     params |= {"execution_id": at.execution_id, "step": at.step}
     if not await execute(conn, _INSERT_SOURCE, params):
         return
@@ -125,29 +141,27 @@ async def insert_source(
             span.start,
             span.end,
             span.section,
-            extracted.text[span.start : span.end],
+            page.text[span.start : span.end],
         )
-        for number, span in enumerate(extracted.passages, start=1)
+        for number, span in enumerate(page.passages, start=1)
     ]
     async with conn.cursor() as cursor:
         await cursor.executemany(_INSERT_PASSAGE, rows)
 
 
-def _source_params(
-    run_id: str, source_id: str, page: FetchedPage, extracted: Extracted
-) -> dict[str, object]:
+def _source_params(run_id: str, source_id: str, page: Snapshot) -> dict[str, object]:
     return {
         "run_id": run_id,
         "source_id": source_id,
         "url": page.url,
         "final_url": page.final_url,
         "host": url_host(page.final_url) or url_host(page.url) or "",
-        "title": extracted.title,
+        "title": page.title,
         "content_type": page.content_type,
-        "http_status": page.status,
-        "content_hash": content_hash(extracted.text),
-        "snapshot": extracted.text,
-        "truncated": extracted.truncated,
+        "http_status": page.http_status,
+        "content_hash": page.content_hash,
+        "snapshot": page.text,
+        "truncated": page.truncated,
     }
 
 

@@ -12,10 +12,12 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from activities.evidence import record_evidence
 from activities.ledger import Ledger, RunIdTaken, UnknownRun
 from activities.pages.extract import Extracted, PassageSpan, extract
 from activities.pages.page import FetchedPage
 from activities.search import CorpusSearch, index_corpus
+from activities.snapshots import snapshot
 from runtime.database import Pool, apply_migrations, migrations
 from workflows.contracts import RecordEvidenceInput, SaveReportInput, StepRecord
 from workflows.models import (
@@ -152,8 +154,8 @@ async def test_rewriting_the_same_rows_adds_nothing(
         assert await ledger.record_step(step) is first
         assert await ledger.record_model_call(run_id, 1, decision, "offline", 500) is first
         assert await ledger.record_search(run_id, 1, "cache", "corpus", hits) == hits
-        ref = await ledger.store_source(run_id, "S1", page(), extracted())
-        result = await ledger.record_evidence(evidence_input(run_id, passage_id="S1.P2"))
+        ref = await ledger.store_source(run_id, "S1", snapshot(page(), extracted()))
+        result = await record_evidence(ledger, evidence_input(run_id, passage_id="S1.P2"))
         assert ref.id == "S1" and ref.passage_count == len(PARAGRAPHS)
         assert result.error is None
     tables = {"runs": 1, "steps": 1, "model_calls": 1, "searches": 1, "search_results": 1}
@@ -169,14 +171,14 @@ async def test_writes_for_a_run_never_started_are_refused(ledger: Ledger) -> Non
     with pytest.raises(UnknownRun, match="never-started"):
         await ledger.record_step(step)
     with pytest.raises(UnknownRun):
-        await ledger.store_source("never-started", "S1", page(), extracted())
+        await ledger.store_source("never-started", "S1", snapshot(page(), extracted()))
 
 
 async def test_a_second_source_for_a_stored_url_returns_the_stored_one(
     ledger: Ledger, run_id: str
 ) -> None:
-    await ledger.store_source(run_id, "S1", page(), extracted())
-    again = await ledger.store_source(run_id, "S2", page(), extracted())
+    await ledger.store_source(run_id, "S1", snapshot(page(), extracted()))
+    again = await ledger.store_source(run_id, "S2", snapshot(page(), extracted()))
     assert again.id == "S1"
     assert [source.id for source in await ledger.sources(run_id)] == ["S1"]
 
@@ -194,7 +196,7 @@ async def test_failed_fetch_is_stored_without_snapshot(ledger: Ledger, run_id: s
         "HTTP 404 from https://docs.example/gone",
         "docs.example",
     )
-    result = await ledger.record_evidence(evidence_input(run_id, quote="anything"))
+    result = await record_evidence(ledger, evidence_input(run_id, quote="anything"))
     assert result.evidence is None and "could not be read" in (result.error or "")
 
 
@@ -204,7 +206,7 @@ async def test_failed_fetch_is_stored_without_snapshot(ledger: Ledger, run_id: s
 async def test_evidence_for_an_unknown_source_is_refused(
     ledger: Ledger, pool: Pool, run_id: str
 ) -> None:
-    result = await ledger.record_evidence(evidence_input(run_id, source_id="S9", quote="keys"))
+    result = await record_evidence(ledger, evidence_input(run_id, source_id="S9", quote="keys"))
     assert result.evidence is None
     assert result.error == "unknown source S9: read the page before recording evidence"
     async with pool.connection() as conn:
@@ -219,9 +221,9 @@ async def test_evidence_for_an_unknown_source_is_refused(
 
 
 async def test_a_quote_is_accepted_verbatim_up_to_whitespace(ledger: Ledger, run_id: str) -> None:
-    await ledger.store_source(run_id, "S1", page(), extracted())
+    await ledger.store_source(run_id, "S1", snapshot(page(), extracted()))
     quote = "Invalidation  messages travel over a pub/sub channel to   every node"
-    result = await ledger.record_evidence(evidence_input(run_id, quote=quote))
+    result = await record_evidence(ledger, evidence_input(run_id, quote=quote))
     evidence = result.evidence
     assert result.error is None and evidence is not None
     stored = extracted().text
@@ -231,9 +233,9 @@ async def test_a_quote_is_accepted_verbatim_up_to_whitespace(ledger: Ledger, run
 
 
 async def test_a_fabricated_quote_is_refused(ledger: Ledger, pool: Pool, run_id: str) -> None:
-    await ledger.store_source(run_id, "S1", page(), extracted())
-    result = await ledger.record_evidence(
-        evidence_input(run_id, quote="Invalidation messages are never lost.")
+    await ledger.store_source(run_id, "S1", snapshot(page(), extracted()))
+    result = await record_evidence(
+        ledger, evidence_input(run_id, quote="Invalidation messages are never lost.")
     )
     assert result.evidence is None
     assert (result.error or "").startswith("quote not found verbatim in S1 (")
@@ -241,18 +243,18 @@ async def test_a_fabricated_quote_is_refused(ledger: Ledger, pool: Pool, run_id:
 
 
 async def test_a_passage_id_copies_the_stored_text(ledger: Ledger, run_id: str) -> None:
-    await ledger.store_source(run_id, "S1", page(), extracted())
-    result = await ledger.record_evidence(evidence_input(run_id, passage_id="S1.P3"))
+    await ledger.store_source(run_id, "S1", snapshot(page(), extracted()))
+    result = await record_evidence(ledger, evidence_input(run_id, passage_id="S1.P3"))
     assert result.evidence is not None and result.evidence.quote == PARAGRAPHS[2]
-    unknown = await ledger.record_evidence(evidence_input(run_id, "E002", passage_id="S1.P9"))
+    unknown = await record_evidence(ledger, evidence_input(run_id, "E002", passage_id="S1.P9"))
     assert unknown.error == "unknown passage S1.P9: source S1 has S1.P1 to S1.P4"
-    other = await ledger.record_evidence(evidence_input(run_id, "E003", passage_id="S2.P1"))
+    other = await record_evidence(ledger, evidence_input(run_id, "E003", passage_id="S2.P1"))
     assert (other.error or "").startswith("passage S2.P1 is not in source S1")
 
 
 async def test_evidence_joins_to_its_source_url(ledger: Ledger, pool: Pool, run_id: str) -> None:
-    await ledger.store_source(run_id, "S1", page(), extracted())
-    await ledger.record_evidence(evidence_input(run_id, passage_id="S1.P2"))
+    await ledger.store_source(run_id, "S1", snapshot(page(), extracted()))
+    await record_evidence(ledger, evidence_input(run_id, passage_id="S1.P2"))
     await ledger.save_report(report_input(run_id), "# report")
     async with pool.connection() as conn:
         joined = await (
@@ -280,7 +282,7 @@ async def test_evidence_joins_to_its_source_url(ledger: Ledger, pool: Pool, run_
 
 
 async def test_window_pages_through_passages(ledger: Ledger, run_id: str) -> None:
-    await ledger.store_source(run_id, "S1", page(), extracted())
+    await ledger.store_source(run_id, "S1", snapshot(page(), extracted()))
     first, next_offset = await ledger.window(run_id, "S1", offset=0, size=2)
     assert [passage.id for passage in first] == ["S1.P1", "S1.P2"]
     assert next_offset == first[-1].end + 2
@@ -294,7 +296,7 @@ async def test_window_pages_through_passages(ledger: Ledger, run_id: str) -> Non
 async def test_window_stops_at_its_character_budget_but_shows_one_passage(
     ledger: Ledger, run_id: str
 ) -> None:
-    await ledger.store_source(run_id, "S1", page(), extracted())
+    await ledger.store_source(run_id, "S1", snapshot(page(), extracted()))
     sizes = [len(paragraph) for paragraph in PARAGRAPHS]
 
     two, next_offset = await ledger.window(run_id, "S1", size=6, chars=sizes[0] + sizes[1])
@@ -307,7 +309,7 @@ async def test_window_stops_at_its_character_budget_but_shows_one_passage(
 
 
 async def test_window_find_keeps_matching_passages(ledger: Ledger, run_id: str) -> None:
-    await ledger.store_source(run_id, "S1", page(), extracted())
+    await ledger.store_source(run_id, "S1", snapshot(page(), extracted()))
     found, next_offset = await ledger.window(run_id, "S1", find="CACHE", size=1)
     assert [passage.id for passage in found] == ["S1.P1"]
     later, end = await ledger.window(run_id, "S1", offset=next_offset or 0, find="cache", size=5)
@@ -318,7 +320,7 @@ async def test_window_find_keeps_matching_passages(ledger: Ledger, run_id: str) 
 async def test_window_find_falls_back_to_each_word_only_when_no_passage_holds_the_phrase(
     ledger: Ledger, run_id: str
 ) -> None:
-    await ledger.store_source(run_id, "S1", page(), extracted())
+    await ledger.store_source(run_id, "S1", snapshot(page(), extracted()))
     every, end = await ledger.window(run_id, "S1", find="Database CACHE")
     assert [passage.id for passage in every] == ["S1.P4"] and end is None
     whole, _ = await ledger.window(run_id, "S1", find="a message")

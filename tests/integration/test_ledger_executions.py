@@ -14,7 +14,9 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from activities.evidence import record_evidence
 from activities.ledger import ForkPoint, Ledger, RunIdTaken
+from activities.snapshots import snapshot
 from runtime.database import Pool, apply_migrations, migrations, open_pool
 from runtime.privileges import url_as
 from tests.fakes.postgres import granted_roles
@@ -52,9 +54,9 @@ async def recorded_run(ledger: Ledger, first: str) -> str:
         await ledger.record_model_call(run_id, turn, decision(f"q{turn}"), "openai", 100)
     hit = SearchHit(url="https://docs.example/cache.txt", host="docs.example")
     await ledger.record_search(run_id, 1, "hybrid caches", "corpus", [hit], execution=first)
-    await ledger.store_source(run_id, "S1", page(), extracted(), execution=first, step=2)
+    await ledger.store_source(run_id, "S1", snapshot(page(), extracted()), execution=first, step=2)
     request = evidence_input(run_id, passage_id="S1.P2", step=3, turn=3)
-    assert (await ledger.record_evidence(request, execution=first)).evidence is not None
+    assert (await record_evidence(ledger, request, execution=first)).evidence is not None
     for number in (1, 2, 3):
         await ledger.record_step(step(run_id, number), execution=first)
     assert await ledger.save_report(report_input(run_id), "# first", execution=first)
@@ -108,10 +110,12 @@ async def test_evidence_from_a_run_started_before_inputs_carried_its_step_forks_
     step, so a reset after it still copies the quote (a NULL step would never be copied)."""
     run_id = f"fork-{uuid.uuid4().hex[:12]}"
     assert await ledger.start_run(run_id, BRIEF, STARTED, execution_id="first")
-    await ledger.store_source(run_id, "S1", page(), extracted(), execution="first", step=1)
+    await ledger.store_source(
+        run_id, "S1", snapshot(page(), extracted()), execution="first", step=1
+    )
     await ledger.record_step(step(run_id, 1), execution="first")
     old = evidence_input(run_id, passage_id="S1.P2")  # step and turn 0, as old histories send
-    assert (await ledger.record_evidence(old, execution="first")).evidence is not None
+    assert (await record_evidence(ledger, old, execution="first")).evidence is not None
     await ledger.record_step(step(run_id, 2), execution="first")
 
     assert await ledger.enter(run_id, "second", ForkPoint(turns=3, steps=2, work=2)) is True

@@ -72,7 +72,7 @@ def _offending(layer: tuple[str, ...], forbidden: tuple[str, ...]) -> list[str]:
 
 def test_every_layer_is_found() -> None:
     assert {"workflows.research", "activities.ledger", "runtime.settings", "worker"} <= set(MODULES)
-    assert "activities.pages.extract" in _imports("activities.research")  # the reader works
+    assert "activities.pages.extract" in _imports("activities.snapshots")  # the reader works
 
 
 def test_workflows_import_nothing_that_does_io() -> None:
@@ -81,6 +81,10 @@ def test_workflows_import_nothing_that_does_io() -> None:
 
 def test_runtime_imports_no_activities_starter_or_baselines() -> None:
     assert _offending(("runtime",), ("activities", "starter", "baselines", "worker")) == []
+
+
+def test_the_ledger_imports_no_fetcher_and_no_gate_rules() -> None:
+    assert _offending(("activities.ledger",), ("activities.pages", *GATE_RULES)) == []
 
 
 def test_product_code_imports_no_baseline_outside_the_composition_root() -> None:

@@ -1,0 +1,120 @@
+"""Evidence: prove a quote from the stored snapshot, check it against the evidence rules, store it.
+
+The rules live here, not in the ledger: a quote must be in the snapshot (whitespace-normalised,
+`pages.extract.find_quote`), a passage must be one of the source's, and the evidence must inform
+and answer its question (`workflows.substance.evidence_problem`). Only then does the ledger insert
+the row; the reads, the checks and the insert share one transaction.
+"""
+
+from __future__ import annotations
+
+from activities.ledger import EvidenceRows, Ledger, QuotableSource, passage_id
+from activities.pages.extract import find_quote
+from workflows.contracts import RecordEvidenceInput, RecordEvidenceResult
+from workflows.models import Evidence
+from workflows.substance import evidence_problem
+
+# Text of its passage before a quote that counts as the quote's context (with the section
+# heading and the passage just before).
+QUOTE_LEAD_CHARS = 1_000
+
+
+class EvidenceRefused(Exception):
+    """The quote or passage cannot be proven from the stored snapshot; the message says why."""
+
+
+async def record_evidence(
+    ledger: Ledger, request: RecordEvidenceInput, *, execution: str | None = None
+) -> RecordEvidenceResult:
+    """Record evidence whose quote is proven from the stored snapshot, or say why not; a
+    recorded ID returns its row."""
+    async with ledger.writing_evidence(request.run_id, execution=execution) as rows:
+        stored = await rows.recorded(request.evidence_id)
+        if stored is not None:
+            return RecordEvidenceResult(evidence=stored)
+        try:
+            evidence, context = await prove(rows, request)
+            check(evidence, context, request.terms)
+        except EvidenceRefused as refused:
+            return RecordEvidenceResult(error=str(refused))
+        await rows.insert(evidence, request.step)
+        return RecordEvidenceResult(evidence=evidence)
+
+
+def check(evidence: Evidence, context: str, terms: list[str]) -> None:
+    """EvidenceRefused when the evidence breaks an evidence rule of the gate."""
+    problem = evidence_problem(evidence.quote, context, evidence.claim, terms)
+    if problem is not None:
+        raise EvidenceRefused(problem)
+
+
+async def prove(rows: EvidenceRows, request: RecordEvidenceInput) -> tuple[Evidence, str]:
+    """The evidence with its quote copied from the snapshot and the page text it sits under
+    (section heading, the paragraph before), or EvidenceRefused."""
+    source = await rows.source(request.source_id)
+    if source is None:
+        raise EvidenceRefused(
+            f"unknown source {request.source_id}: read the page before recording evidence"
+        )
+    if source.status != "ok":
+        raise EvidenceRefused(
+            f"source {request.source_id} could not be read ({source.error}): "
+            "it has no text to quote"
+        )
+    if request.passage_id is not None:
+        return await _from_passage(rows, request, request.passage_id, source)
+    return await _from_quote(rows, request, source.snapshot or "")
+
+
+async def _from_passage(
+    rows: EvidenceRows, request: RecordEvidenceInput, wanted: str, source: QuotableSource
+) -> tuple[Evidence, str]:
+    passage = await rows.passage(request.source_id, wanted)
+    if passage is None:
+        raise EvidenceRefused(_unknown_passage(request.source_id, wanted, source.passage_count))
+    evidence = _new_evidence(request, passage.text, passage.passage_id, passage.start, passage.end)
+    return evidence, passage.context
+
+
+def _unknown_passage(source_id: str, wanted: str, passage_count: int) -> str:
+    if not wanted.startswith(f"{source_id}.P"):
+        return f"passage {wanted} is not in source {source_id}: its passage ids start {source_id}.P"
+    if passage_count == 0:
+        return f"unknown passage {wanted}: source {source_id} has no passages"
+    last = passage_id(source_id, passage_count)
+    return f"unknown passage {wanted}: source {source_id} has {source_id}.P1 to {last}"
+
+
+async def _from_quote(
+    rows: EvidenceRows, request: RecordEvidenceInput, snapshot: str
+) -> tuple[Evidence, str]:
+    span = find_quote(snapshot, request.quote or "")
+    if span is None:
+        raise EvidenceRefused(
+            f"quote not found verbatim in {request.source_id} (copy the words exactly as the page "
+            "shows them, or give a passage_id instead)"
+        )
+    start, end = span
+    passage = await rows.passage_at(request.source_id, start)
+    if passage is None:
+        return _new_evidence(request, snapshot[start:end], None, start, end), ""
+    # A quote from inside a passage also sits under the passage's text before it (a signature).
+    before = snapshot[max(passage.start, start - QUOTE_LEAD_CHARS) : start]
+    context = f"{passage.context} {before}"
+    return _new_evidence(request, snapshot[start:end], passage.passage_id, start, end), context
+
+
+def _new_evidence(
+    request: RecordEvidenceInput, quote: str, passage_id: str | None, start: int, end: int
+) -> Evidence:
+    return Evidence(
+        id=request.evidence_id,
+        question_id=request.question_id,
+        source_id=request.source_id,
+        claim=request.claim,
+        stance=request.stance,
+        quote=quote,
+        passage_id=passage_id,
+        start=start,
+        end=end,
+    )
