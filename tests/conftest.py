@@ -1,4 +1,5 @@
-"""Suite-wide fixtures: a network guard (no test can reach past this machine) and PostgreSQL."""
+"""Suite-wide fixtures: a network guard (no test can reach past this machine), a temporary folder
+of the run's own, a check that no test leaks a process or a listening socket, and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -9,10 +10,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.isolation import Isolation, RunFolder
 from tests.netguard.research_netguard import install as install_network_guard
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's tmp_path plugin reads --basetemp
 def pytest_configure(config: pytest.Config) -> None:
+    folder = None
+    if config.option.basetemp is None:
+        # A base temp no other run prunes (see tests/isolation.py); --basetemp still wins.
+        folder = RunFolder.claim()
+        config.option.basetemp = str(folder.path)
+    # A plugin, not conftest hooks: those would not see the session's own fixtures set up.
+    config.pluginmanager.register(Isolation(folder), "research-isolation")
     # Installed before any test module is imported: no Python socket leaves loopback, and no
     # real provider credential or proxy from the developer's shell reaches the code under test.
     install_network_guard()
