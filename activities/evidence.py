@@ -28,7 +28,7 @@ async def record_evidence(
 ) -> RecordEvidenceResult:
     """Record evidence whose quote is proven from the stored snapshot, or say why not; a
     recorded ID returns its row."""
-    async with ledger.writing_evidence(request.run_id, execution=execution) as rows:
+    async with ledger.writing_evidence(request.scope.run_id, execution=execution) as rows:
         stored = await rows.recorded(request.evidence_id)
         if stored is not None:
             return RecordEvidenceResult(evidence=stored)
@@ -37,7 +37,7 @@ async def record_evidence(
             check(evidence, context, request.terms)
         except EvidenceRefused as refused:
             return RecordEvidenceResult(error=str(refused))
-        await rows.insert(evidence, request.step)
+        await rows.insert(evidence, request.scope.step)
         return RecordEvidenceResult(evidence=evidence)
 
 

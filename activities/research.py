@@ -17,14 +17,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.evidence import record_evidence
 from activities.heartbeat import heartbeating
-from activities.ledger import (
-    ForkPoint,
-    Ledger,
-    StoredSource,
-    UnknownRun,
-    activity_execution,
-    ledger_errors,
-)
+from activities.ledger import Ledger, RunLedger, StoredSource, UnknownRun, ledger_errors
 from activities.markdown import render_markdown
 from activities.pages.extract import extract
 from activities.pages.fetch import (
@@ -84,23 +77,23 @@ class ResearchActivities:
 
     @activity.defn(name=contracts.START_RUN)
     async def start_run(self, request: contracts.StartRunInput) -> contracts.StartRunResult:
+        scope = request.scope
         async with ledger_errors():
             created = await self._ledger.start_run(
-                request.run_id,
+                scope.run_id,
                 request.brief,
                 request.started_at,
-                request.execution_id,
+                scope.execution,
                 request.first_execution_id,
             )
         return contracts.StartRunResult(
             created=created,
-            execution_id=request.execution_id,
+            execution_id=scope.execution,
             search_attributes=self._settings.search_attributes,
             local_search=self._search.name == "corpus",
             # A rerun's `decide` (the `replay` provider) stays a regular activity on any worker,
             # so its refusal (no decision recorded for a turn) ends the run `provider_error` with
-            # the reason on every workflow version: before patch local-failures-1 a local
-            # activity's refusal failed the whole workflow.
+            # the reason.
             local_model=self._settings.model_provider in LOCAL_PROVIDERS
             and request.brief.rerun_of is None,
         )
@@ -111,29 +104,17 @@ class ResearchActivities:
             return await self._search_web(request)
 
     async def _search_web(self, request: contracts.SearchInput) -> contracts.SearchResult:
+        step = request.scope.step
         async with ledger_errors():
-            execution = await activity_execution(
-                self._ledger,
-                request.run_id,
-                _before(request.step, request.turn, request.parent_execution),
-            )
-            recorded = await self._ledger.recorded_search(
-                request.run_id, request.step, execution=execution
-            )
+            ledger = await self._ledger.bind(request.scope)
+            recorded = await ledger.recorded_search(step)
             if recorded is not None:  # a retry: the search already ran and was recorded
                 return contracts.SearchResult(provider=recorded[0], hits=recorded[1])
             hits = await self._search.search(
                 request.query, request.allowed_hosts, request.max_results
             )
             hits = keep_allowed(hits, request.allowed_hosts, request.max_results)
-            stored = await self._ledger.record_search(
-                request.run_id,
-                request.step,
-                request.query,
-                self._search.name,
-                hits,
-                execution=execution,
-            )
+            stored = await ledger.record_search(step, request.query, self._search.name, hits)
         return contracts.SearchResult(provider=self._search.name, hits=stored)
 
     @activity.defn(name=contracts.READ_PAGE)
@@ -143,26 +124,18 @@ class ResearchActivities:
 
     async def _read_page(self, request: contracts.ReadPageInput) -> contracts.ReadPageResult:
         async with ledger_errors():
-            execution = await activity_execution(
-                self._ledger,
-                request.run_id,
-                _before(request.step, request.turn, request.parent_execution),
-            )
-            stored = await self._ledger.source(
-                request.run_id, request.source_id, request.url, execution=execution
-            )
+            ledger = await self._ledger.bind(request.scope)
+            stored = await ledger.source(request.source_id, request.url)
             if stored is None:
-                stored = await self._fetch(request, execution)
+                stored = await self._fetch(request, ledger)
             if not stored.ref.ok:
                 return contracts.ReadPageResult(source=stored.ref)
-            passages, next_offset = await self._ledger.window(
-                request.run_id,
+            passages, next_offset = await ledger.window(
                 stored.ref.id,
                 request.offset,
                 request.find,
                 request.window_passages,
                 request.window_chars,
-                execution=execution,
             )
         return contracts.ReadPageResult(
             source=stored.ref,
@@ -177,40 +150,26 @@ class ResearchActivities:
         self, request: contracts.RecordEvidenceInput
     ) -> contracts.RecordEvidenceResult:
         async with ledger_errors():
-            execution = await activity_execution(
-                self._ledger,
-                request.run_id,
-                _before(request.step, request.turn, request.parent_execution),
-            )
-            return await record_evidence(self._ledger, request, execution=execution)
+            ledger = await self._ledger.bind(request.scope)
+            return await record_evidence(self._ledger, request, execution=ledger.execution)
 
     @activity.defn(name=contracts.RECORD_STEP)
     async def record_step(self, request: contracts.StepRecord) -> contracts.RecordStepResult:
         async with ledger_errors():
-            # The step's work (its search, page, quote) is done: a reset here keeps it.
-            done = ForkPoint(
-                turns=request.turn,
-                steps=request.step - 1,
-                work=request.step,
-                parent=request.parent_execution,
-            )
-            execution = await activity_execution(self._ledger, request.run_id, done)
-            inserted = await self._ledger.record_step(request, execution=execution)
-        return contracts.RecordStepResult(inserted=inserted, execution_id=execution or "")
+            ledger = await self._ledger.bind(request.scope)
+            inserted = await ledger.record_step(request)
+        return contracts.RecordStepResult(inserted=inserted, execution_id=ledger.execution or "")
 
     @activity.defn(name=contracts.SAVE_REPORT)
     async def save_report(self, request: contracts.SaveReportInput) -> contracts.SaveReportResult:
+        run_id = request.scope.run_id
         async with ledger_errors():
-            run = await self._ledger.run(request.run_id)
+            run = await self._ledger.run(run_id)
             if run is None:
-                raise UnknownRun(request.run_id)
-            counters = request.counters
-            ended = ForkPoint(
-                counters.model_calls, counters.steps, counters.steps, request.parent_execution
-            )
-            execution = await activity_execution(self._ledger, request.run_id, ended)
-            evidence = await self._ledger.evidence_rows(request.run_id, execution=execution)
-            sources = await self._ledger.sources(request.run_id, execution=execution)
+                raise UnknownRun(run_id)
+            ledger = await self._ledger.bind(request.scope)
+            evidence = await ledger.evidence_rows()
+            sources = await ledger.sources()
             markdown = render_markdown(
                 request.report,
                 evidence,
@@ -219,22 +178,22 @@ class ResearchActivities:
                 request.stop_reason,
                 question=run.question,
             )
-            await self._ledger.save_report(request, markdown, execution=execution)
+            await ledger.save_report(request, markdown)
         return contracts.SaveReportResult(saved=True, markdown=markdown[:MAX_DETAILS_CHARS])
 
     # ------------------------------------------------------------ reading a new page
 
-    async def _fetch(self, request: contracts.ReadPageInput, execution: str | None) -> StoredSource:
+    async def _fetch(self, request: contracts.ReadPageInput, ledger: RunLedger) -> StoredSource:
         """Download, extract and store a page (or its failure); the source as stored."""
         if not request.fetch:
             raise ApplicationError(
-                f"source {request.source_id} is not stored for run {request.run_id}, "
+                f"source {request.source_id} is not stored for run {ledger.run_id}, "
                 "and this read may not fetch it",
                 type="UnknownSource",
                 non_retryable=True,
             )
-        ref = await self._download(request, execution)
-        stored = await self._ledger.source(request.run_id, ref.id, request.url, execution=execution)
+        ref = await self._download(request, ledger)
+        stored = await ledger.source(ref.id, request.url)
         return stored if stored is not None else StoredSource(ref=ref)
 
     async def _client(self) -> httpx.AsyncClient:
@@ -246,10 +205,9 @@ class ResearchActivities:
                 self._http, self._folders = self._client_for(folders), folders
         return self._http
 
-    async def _download(self, request: contracts.ReadPageInput, execution: str | None) -> SourceRef:
+    async def _download(self, request: contracts.ReadPageInput, ledger: RunLedger) -> SourceRef:
         settings = self._settings
-        run_id, source_id, url = request.run_id, request.source_id, request.url
-        step = request.step
+        source_id, url, step = request.source_id, request.url, request.scope.step
         try:
             page = await fetch_page(
                 await self._client(),
@@ -263,29 +221,14 @@ class ResearchActivities:
                 extract, page.body, _content_type(page), max_chars=settings.max_snapshot_chars
             )
         except FetchRefused as refused:
-            return await self._ledger.store_failed_source(
-                run_id,
-                source_id,
-                url,
-                "refused",
-                _sentence(refused),
-                execution=execution,
-                step=step,
+            return await ledger.store_failed_source(
+                source_id, url, "refused", _sentence(refused), step
             )
         except (FetchFailed, ValueError) as failed:
-            return await self._ledger.store_failed_source(
-                run_id, source_id, url, "failed", _sentence(failed), execution=execution, step=step
+            return await ledger.store_failed_source(
+                source_id, url, "failed", _sentence(failed), step
             )
-        return await self._ledger.store_source(
-            run_id, source_id, snapshot(page, extracted), execution=execution, step=step
-        )
-
-
-def _before(step: int, turn: int, parent: str) -> ForkPoint:
-    """Where a reset forks when a tool's activity is the new execution's first: the steps before
-    this one are done; the turn that asked is answered (0: unknown, the parent's record says)."""
-    done = max(step - 1, 0)
-    return ForkPoint(turns=turn or None, steps=done, work=done, parent=parent)
+        return await ledger.store_source(source_id, snapshot(page, extracted), step)
 
 
 def _content_type(page: FetchedPage) -> str:

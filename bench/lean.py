@@ -52,6 +52,7 @@ from tests.fakes.openai_server import FakeOpenAI, Message, Reply, serve, tool
 from workflows import context, contracts
 from workflows.dispatch import ToolDispatcher
 from workflows.models import Brief, Limits, RunResult, TranscriptEntry
+from workflows.scope import RunScope
 from workflows.state import RunState
 from workflows.tools import bounded_call
 
@@ -281,25 +282,25 @@ async def _one_bare_run(research: ResearchActivities, model: ModelActivities, br
     async def call(activity: contracts.Activity[Any, Any], request: Any, **_: Any) -> Any:
         return await functions[activity.name](request)
 
-    tools = ToolDispatcher(state, run_id, call, lambda: datetime.now(UTC))
+    tools = ToolDispatcher(state, run_id, "", call, lambda: datetime.now(UTC))
     await call(
         contracts.START_RUN_ACTIVITY,
         contracts.StartRunInput(
-            run_id=run_id, brief=brief, started_at=state.started_at.isoformat()
+            scope=RunScope.start(run_id, ""), brief=brief, started_at=state.started_at.isoformat()
         ),
     )
     while state.tripped(datetime.now(UTC)) is None:
         transcript = context.compact(state.transcript, state.limits.max_context_chars)
+        turn, steps = state.next_model_call(), state.counters.steps
         request = contracts.DecideInput(
-            run_id=run_id,
-            turn=state.next_model_call(),
+            scope=RunScope.turn_of(run_id, "", turn, steps, ""),
             brief=brief,
             transcript=transcript,
             budget=state.budget(datetime.now(UTC)),
             context_chars=context.size(transcript),
         )
         decision = await model.decide(request)
-        state.count_model_call(request.turn)
+        state.count_model_call(turn)
         state.add_usage(decision.usage)
         state.take_step()
         call_ = bounded_call(decision.tool_calls[0])
@@ -311,9 +312,9 @@ async def _one_bare_run(research: ResearchActivities, model: ModelActivities, br
         await call(
             contracts.RECORD_STEP_ACTIVITY,
             contracts.StepRecord(
-                run_id=run_id,
-                step=state.counters.steps,
-                turn=state.counters.model_calls,
+                scope=RunScope.record_of(
+                    run_id, "", state.counters.steps, state.counters.model_calls, ""
+                ),
                 tool=call_.name,
                 arguments=call_.arguments,
                 ok=handled.result.ok,

@@ -1,6 +1,7 @@
 """One input model and one result model per activity: what crosses the workflow/activity line.
 
-Secrets never appear here: activities read them from the worker's settings.
+Every input carries its run scope (`workflows.scope.RunScope`: run, execution, step, turn, fork
+point). Secrets never appear here: activities read them from the worker's settings.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from workflows.models import (
     StopReason,
     TranscriptEntry,
 )
+from workflows.scope import RunScope
 
 # Activity names, registered by worker.py and called by the workflow.
 START_RUN = "start_run"
@@ -44,10 +46,9 @@ PROVIDER_RETRYABLE = "ProviderRetryable"
 
 
 class StartRunInput(BaseModel):
-    run_id: str
+    scope: RunScope  # its execution: the Temporal run id (a reused workflow id shares no rows)
     brief: Brief
     started_at: str  # ISO 8601, from workflow.now()
-    execution_id: str = ""  # Temporal run id: a reused workflow id must not share rows
     # Temporal's first run id of the workflow, kept across resets: a reset to the start is told
     # from a new workflow reusing the id by it.
     first_execution_id: str = ""
@@ -66,8 +67,7 @@ class StartRunResult(BaseModel):
 
 
 class DecideInput(BaseModel):
-    run_id: str
-    turn: int  # 1-based model-call number; the ledger key of the call
+    scope: RunScope  # its turn: the 1-based model-call number, the ledger key of the call
     brief: Brief
     transcript: list[TranscriptEntry] = Field(default_factory=list)
     guidance: list[str] = Field(default_factory=list)
@@ -79,16 +79,10 @@ class DecideInput(BaseModel):
     watermark: int | None = None
     context_budget: int = 0
     turn_start: int = 0  # the latest turn's first step: its results are never shortened
-    # The execution that wrote the run's latest ledger rows, as the workflow last heard (replayed
-    # from history after a reset): a reset's first activity forks from it (empty: the current).
-    parent_execution: str = ""
 
 
 class SearchInput(BaseModel):
-    run_id: str
-    step: int
-    turn: int = 0  # the model turn that asked (0: unknown); with `step`, where a reset forks
-    parent_execution: str = ""  # as DecideInput's
+    scope: RunScope
     query: str
     allowed_hosts: list[str]
     max_results: int = 8
@@ -102,11 +96,8 @@ class SearchResult(BaseModel):
 class ReadPageInput(BaseModel):
     """Read a window of a source. `fetch` is True only for a URL not yet stored for this run."""
 
-    run_id: str
-    step: int
+    scope: RunScope
     source_id: str  # assigned by the workflow ("S3") before the fetch
-    turn: int = 0  # the model turn that asked (0: unknown); with `step`, where a reset forks
-    parent_execution: str = ""  # as DecideInput's
     url: str
     allowed_hosts: list[str]
     fetch: bool
@@ -125,7 +116,7 @@ class ReadPageResult(BaseModel):
 
 
 class RecordEvidenceInput(BaseModel):
-    run_id: str
+    scope: RunScope  # its step: the step recording it (0: unknown)
     evidence_id: str  # assigned by the workflow ("E001")
     question_id: str
     source_id: str
@@ -135,9 +126,6 @@ class RecordEvidenceInput(BaseModel):
     quote: str | None = None
     # The question's distinctive words: the quote must touch one (`workflows.substance`).
     terms: list[str] = Field(default_factory=list)
-    step: int = 0  # the step recording it and its model turn (0: unknown): where a reset forks
-    turn: int = 0
-    parent_execution: str = ""  # as DecideInput's
 
 
 class RecordEvidenceResult(BaseModel):
@@ -146,9 +134,7 @@ class RecordEvidenceResult(BaseModel):
 
 
 class StepRecord(BaseModel):
-    run_id: str
-    step: int
-    turn: int
+    scope: RunScope  # its step and the model turn that asked for it
     tool: str
     arguments: str
     ok: bool
@@ -157,9 +143,6 @@ class StepRecord(BaseModel):
     summary: str = ""
     # The step as the model will be shown it (lean loop: the decide activity reads it back).
     entry: TranscriptEntry | None = None
-    # The execution that wrote the run's latest ledger rows, as the workflow last heard (replayed
-    # from history after a reset): a reset's first activity forks from it (empty: the current).
-    parent_execution: str = ""
 
 
 class RecordStepResult(BaseModel):
@@ -168,15 +151,12 @@ class RecordStepResult(BaseModel):
 
 
 class SaveReportInput(BaseModel):
-    run_id: str
+    scope: RunScope
     status: RunStatus
     stop_reason: StopReason
     report: Report
     counters: Counters
     finished_at: str
-    # The execution that wrote the run's latest ledger rows, as the workflow last heard (replayed
-    # from history after a reset): a reset's first activity forks from it (empty: the current).
-    parent_execution: str = ""
 
 
 class SaveReportResult(BaseModel):

@@ -16,6 +16,7 @@ from workflows import contracts
 from workflows.cleaning import MAX_ERROR_CHARS, clean, echo
 from workflows.contracts import In, Out
 from workflows.models import ToolCall, ToolResult
+from workflows.scope import RunScope
 from workflows.state import RunState
 from workflows.tool_base import InvalidCall, ToolArgs, ToolData
 from workflows.tools.calls import parse_call
@@ -43,10 +44,16 @@ class ToolDispatcher:
     """Runs calls for one run; the `ToolContext` each tool's `run` is handed."""
 
     def __init__(
-        self, state: RunState, run_id: str, activity: ActivityCaller, now: Callable[[], datetime]
+        self,
+        state: RunState,
+        run_id: str,
+        execution: str,
+        activity: ActivityCaller,
+        now: Callable[[], datetime],
     ) -> None:
         self._state = state
         self._run_id = run_id
+        self._execution = execution
         self._activity = activity
         self._now = now
 
@@ -54,9 +61,11 @@ class ToolDispatcher:
     def state(self) -> RunState:
         return self._state
 
-    @property
-    def run_id(self) -> str:
-        return self._run_id
+    def scope(self) -> RunScope:
+        counters = self._state.counters
+        return RunScope.tool_of(
+            self._run_id, self._execution, counters.steps, counters.model_calls, self._state.writer
+        )
 
     def activity(
         self, activity: contracts.Activity[In, Out], request: In, *, summary: str

@@ -51,6 +51,7 @@ with workflow.unsafe.imports_passed_through():
         ToolResult,
         TranscriptEntry,
     )
+    from workflows.scope import RunScope
     from workflows.state import RunState
     from workflows.tool_base import ToolArgs
     from workflows.tools import REGISTRY, FinishArgs, bounded_call
@@ -121,10 +122,13 @@ class ResearchWorkflow:
         )
         self._state = RunState.begin(valid, workflow.now())
         self._run_id = workflow.info().workflow_id
+        self._execution = workflow.info().run_id  # a reset's new execution has its own
         self._outcome: Outcome | None = None
         self._root = tracing.NO_SPAN
         self._report_markdown = ""  # set when the report is saved
-        self._tools = ToolDispatcher(self._state, self._run_id, self._call, workflow.now)
+        self._tools = ToolDispatcher(
+            self._state, self._run_id, self._execution, self._call, workflow.now
+        )
         self._search_attributes = False
         self._started = False
         self._local_model = False
@@ -161,10 +165,9 @@ class ResearchWorkflow:
         started = await self._call(
             contracts.START_RUN_ACTIVITY,
             contracts.StartRunInput(
-                run_id=self._run_id,
+                scope=RunScope.start(self._run_id, self._execution),
                 brief=brief,
                 started_at=self._state.started_at.isoformat(),
-                execution_id=workflow.info().run_id,
                 first_execution_id=workflow.info().first_execution_run_id,
             ),
             summary=f"start: {brief.question[:80]}",
@@ -219,17 +222,19 @@ class ResearchWorkflow:
         return state.limits.max_context_chars - fixed
 
     async def _decide(self) -> Decision | Outcome:
+        state = self._state
+        steps = state.counters.steps
         request = contracts.DecideInput(
-            run_id=self._run_id,
-            turn=self._state.next_model_call(),
+            scope=RunScope.turn_of(
+                self._run_id, self._execution, state.next_model_call(), steps, state.writer
+            ),
             brief=self._state.brief,
             guidance=list(self._state.guidance),
             seeds=self._state.added_seeds(),
             budget=self._state.budget(workflow.now()),
-            watermark=self._state.counters.steps,
+            watermark=steps,
             context_budget=self._context_budget(),
             turn_start=self._turn_start,
-            parent_execution=self._state.writer,
         )
         call = asyncio.ensure_future(
             self._call(
@@ -237,7 +242,7 @@ class ResearchWorkflow:
                 request,
                 timeout=DECIDE_TIMEOUT,
                 grace=DEADLINE_GRACE,
-                summary=f"decide: turn {request.turn}",
+                summary=f"decide: turn {request.scope.turn}",
             )
         )
         # Waiting on the model races the deadline; the activity's own timeout ends a little later.
@@ -252,7 +257,7 @@ class ResearchWorkflow:
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
         decision = call.result()
         if not decision.over_context:  # a model answered: count it
-            self._state.count_model_call(request.turn)
+            self._state.count_model_call(request.scope.turn)
         return decision
 
     def _deadline_timer(self) -> asyncio.Future[None]:
@@ -303,9 +308,13 @@ class ResearchWorkflow:
         recorded = await self._call(
             contracts.RECORD_STEP_ACTIVITY,
             contracts.StepRecord(
-                run_id=self._run_id,
-                step=state.counters.steps,
-                turn=state.counters.model_calls,
+                scope=RunScope.record_of(
+                    self._run_id,
+                    self._execution,
+                    state.counters.steps,
+                    state.counters.model_calls,
+                    state.writer,
+                ),
                 tool=call.name,
                 arguments=call.arguments,
                 ok=result.ok,
@@ -313,7 +322,6 @@ class ResearchWorkflow:
                 insufficient=result.insufficient,
                 summary=summary,
                 entry=entry,
-                parent_execution=state.writer,
             ),
             summary=f"step {state.counters.steps}: {call.name}",
         )
@@ -332,13 +340,12 @@ class ResearchWorkflow:
         saved = await self._call(
             contracts.SAVE_REPORT_ACTIVITY,
             contracts.SaveReportInput(
-                run_id=self._run_id,
+                scope=RunScope.end_of(self._run_id, self._execution, state.counters, state.writer),
                 status=outcome.status,
                 stop_reason=outcome.stop_reason,
                 report=report,
                 counters=state.counters,
                 finished_at=workflow.now().isoformat(),
-                parent_execution=state.writer,
             ),
             timeout=WRAP_UP_TIMEOUT,
             capped=False,

@@ -7,11 +7,13 @@ It holds no rules and imports no fetcher: callers hand it domain rows (`Snapshot
 
 from activities.ledger.base import LedgerConflict, LedgerError, RunIdTaken, UnknownRun
 from activities.ledger.evidence import EvidenceRows, QuotableSource, StoredPassage
-from activities.ledger.executions import ExecutionRow, ForkPoint
-from activities.ledger.repository import Ledger, activity_execution, ledger_errors
+from activities.ledger.executions import ExecutionRow
+from activities.ledger.repository import Ledger, ledger_errors
 from activities.ledger.review import RunListing, RunRows
 from activities.ledger.runs import RunRecord
+from activities.ledger.scoped import RunLedger
 from activities.ledger.sources import PassageRow, Snapshot, StoredSource, passage_id
+from workflows.scope import ForkPoint
 
 __all__ = [
     "EvidenceRows",
@@ -23,6 +25,7 @@ __all__ = [
     "PassageRow",
     "QuotableSource",
     "RunIdTaken",
+    "RunLedger",
     "RunListing",
     "RunRecord",
     "RunRows",
@@ -30,7 +33,6 @@ __all__ = [
     "StoredPassage",
     "StoredSource",
     "UnknownRun",
-    "activity_execution",
     "ledger_errors",
     "passage_id",
 ]

@@ -4,7 +4,7 @@ A reset ("replay from here") starts a new execution of the same workflow id from
 of its history; what came before that point is replayed from history, so the new execution's first
 activity may be a decide, a tool or a step record. When an activity of an execution the ledger has
 not seen reaches it, the run forks, in one transaction: the current execution's rows that precede
-the reset point (`ForkPoint`, from the activity's input) are copied under the new execution, the
+the reset point (`ForkPoint`, from the activity's run scope) are copied under the new execution, the
 execution is recorded with its parent, and the run row names it current and running again. A
 retried activity finds the execution recorded and forks nothing. The old execution's rows stay
 as they were, for audit; an activity it left in flight still writes under its own id.
@@ -12,7 +12,6 @@ as they were, for audit; an activity it left in flight still writes under its ow
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from psycopg.types.json import Jsonb
@@ -20,22 +19,7 @@ from pydantic import BaseModel
 
 from activities.ledger.base import Connection, UnknownRun, execute, fetch_all, fetch_one
 from workflows.models import Counters
-
-
-@dataclass(frozen=True)
-class ForkPoint:
-    """What an execution already holds from its history when its first activity runs: the model
-    turns up to `turns` (None: the turn of step `work + 1`, else every turn, as the parent
-    recorded them), the step rows up to `steps`, and the work of steps (searches, sources,
-    evidence) up to `work` (one more than `steps` when the step's work is done, its row not)."""
-
-    turns: int | None
-    steps: int
-    work: int
-    # The execution whose rows precede the point: the one that wrote the rows the new execution
-    # replayed (the activity input's `parent_execution`), when the ledger knows it; else the
-    # run's current execution.
-    parent: str = ""
+from workflows.scope import ForkPoint
 
 
 class ExecutionRow(BaseModel):

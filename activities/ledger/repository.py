@@ -16,7 +16,6 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool
-from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities import spans
@@ -37,9 +36,10 @@ from activities.ledger.base import (
 )
 from activities.ledger.base import run_must_exist as _run_must_exist
 from activities.ledger.evidence import EvidenceRows
-from activities.ledger.executions import ExecutionRow, ForkPoint
+from activities.ledger.executions import ExecutionRow
 from activities.ledger.review import RunListing, RunRows, StepRow
 from activities.ledger.runs import RunRecord
+from activities.ledger.scoped import RunLedger, scope_execution
 from activities.ledger.sources import Snapshot, StoredSource
 from workflows.contracts import SaveReportInput, StepRecord
 from workflows.models import (
@@ -51,6 +51,7 @@ from workflows.models import (
     SourceRef,
     TranscriptEntry,
 )
+from workflows.scope import ForkPoint, RunScope
 
 __all__ = [
     "ExecutionRow",
@@ -64,7 +65,6 @@ __all__ = [
     "RunRows",
     "StoredSource",
     "UnknownRun",
-    "activity_execution",
     "ledger_errors",
 ]
 
@@ -91,17 +91,6 @@ async def ledger_errors() -> AsyncIterator[None]:
     except UnicodeError as error:  # text PostgreSQL cannot encode: the same write fails again
         message = f"the ledger refused a write: {type(error).__name__}"
         raise ApplicationError(message, type="LedgerRefused", non_retryable=True) from error
-
-
-async def activity_execution(ledger: Ledger, run_id: str, point: ForkPoint) -> str | None:
-    """The execution an activity reads and writes under: the workflow run that scheduled it, so
-    each execution of a reset run keeps its own rows. One the ledger has not seen (the first
-    activity after a reset) forks the run at `point` first. None outside a workflow."""
-    execution = activity.info().workflow_run_id if activity.in_activity() else None
-    if not execution:
-        return None
-    await ledger.enter(run_id, execution, point)
-    return execution
 
 
 class Ledger:
@@ -153,6 +142,15 @@ class Ledger:
                 return await ledger_runs.insert_run(
                     conn, run_id, brief, started_at, execution_id, first_execution_id
                 )
+
+    async def bind(self, scope: RunScope) -> RunLedger:
+        """The ledger for one activity's scope: the rows of the execution that scheduled it, so
+        each execution of a reset run keeps its own. One the ledger has not seen (the first
+        activity after a reset) forks the run at the scope's fork point first."""
+        execution = scope_execution(scope)
+        if execution:
+            await self.enter(scope.run_id, execution, scope.fork)
+        return RunLedger(self, scope.run_id, execution)
 
     async def enter(self, run_id: str, execution_id: str, point: ForkPoint) -> bool:
         """Make sure the ledger knows this execution of the run: one it has not seen (a reset)
@@ -212,8 +210,9 @@ class Ledger:
             return await ledger_runs.load_decisions(conn, run_id, scope)
 
     async def record_step(self, record: StepRecord, *, execution: str | None = None) -> bool:
-        async with self._write(record.run_id, "steps") as conn:
-            scope = await execution_of(conn, record.run_id, execution)
+        run_id = record.scope.run_id
+        async with self._write(run_id, "steps") as conn:
+            scope = await execution_of(conn, run_id, execution)
             return await ledger_runs.insert_step(conn, record, scope)
 
     async def transcript(
@@ -355,8 +354,9 @@ class Ledger:
         self, request: SaveReportInput, markdown: str, *, execution: str | None = None
     ) -> bool:
         """Store the report and finish the run row in one transaction; False when already saved."""
-        async with self._write(request.run_id, "reports") as conn:
-            scope = await execution_of(conn, request.run_id, execution)
+        run_id = request.scope.run_id
+        async with self._write(run_id, "reports") as conn:
+            scope = await execution_of(conn, run_id, execution)
             return await ledger_runs.insert_report(conn, request, markdown, scope)
 
     async def report(self, run_id: str, *, execution: str | None = None) -> str | None:

@@ -30,6 +30,7 @@ from workflows.models import (
     TranscriptEntry,
     Usage,
 )
+from workflows.scope import ForkPoint
 
 _INSERT_RUN = """
 INSERT INTO research.runs (run_id, question, brief, counters, started_at, execution_id)
@@ -193,7 +194,7 @@ async def insert_run(
     first = await fetch_one(conn, _SELECT_FIRST_EXECUTION, (run_id,))
     if not first_execution_id or first is None or first["execution_id"] != first_execution_id:
         raise RunIdTaken(run_id)
-    await executions.enter(conn, run_id, execution_id, executions.ForkPoint(0, 0, 0))
+    await executions.enter(conn, run_id, execution_id, ForkPoint(turns=0, steps=0, work=0))
     return False
 
 
@@ -256,11 +257,17 @@ def usage_from(row: Mapping[str, Any]) -> Usage:
 
 
 async def insert_step(conn: Connection, record: StepRecord, execution_id: str) -> bool:
-    params = record.model_dump(exclude={"entry"}) | {"execution_id": execution_id}
+    scope = record.scope
+    params = record.model_dump(exclude={"entry", "scope"}) | {
+        "run_id": scope.run_id,
+        "step": scope.step,
+        "turn": scope.turn,
+        "execution_id": execution_id,
+    }
     stored = record.entry.model_dump(mode="json") if record.entry else None
     # Chained as it reads back (a TranscriptEntry again), which is what the audit recomputes.
     entry = None if stored is None else TranscriptEntry.model_validate(stored)
-    before = await fetch_one(conn, _SELECT_STEP_CHAIN, (record.run_id, execution_id, record.step))
+    before = await fetch_one(conn, _SELECT_STEP_CHAIN, (scope.run_id, execution_id, scope.step))
     previous = (before or {}).get("chain") or ""
     params["chain"] = chain.step_link(previous, params | {"entry": chain.entry_fields(entry)})
     params["entry"] = None if stored is None else Jsonb(stored)
@@ -311,11 +318,12 @@ async def insert_report(
 ) -> bool:
     """Insert the report and finish the run row (call inside a transaction); False if saved.
     The report of an execution a reset replaced is kept; the run row is the current one's."""
-    run = await fetch_one(conn, _SELECT_RUN_EXECUTION, (request.run_id,))
+    run_id = request.scope.run_id
+    run = await fetch_one(conn, _SELECT_RUN_EXECUTION, (run_id,))
     if run is None:
-        raise UnknownRun(request.run_id)
+        raise UnknownRun(run_id)
     heads = await fetch_one(
-        conn, _SELECT_CHAIN_HEADS, {"run_id": request.run_id, "execution_id": execution_id}
+        conn, _SELECT_CHAIN_HEADS, {"run_id": run_id, "execution_id": execution_id}
     )
     params = (*_report_params(request, markdown, execution_id), *(heads or {}).values())
     if not await execute(conn, _INSERT_REPORT, params):
@@ -323,7 +331,7 @@ async def insert_report(
     if run["execution_id"] != execution_id:
         return True
     if not await execute(conn, _FINISH_RUN, _finish_params(request, run["version"])):
-        raise LedgerConflict(f"run {request.run_id} changed while its report was being saved")
+        raise LedgerConflict(f"run {run_id} changed while its report was being saved")
     return True
 
 
@@ -337,7 +345,7 @@ def _report_params(
 ) -> tuple[object, ...]:
     report = request.report
     return (
-        request.run_id,
+        request.scope.run_id,
         execution_id,
         request.status.value,
         request.stop_reason.value,
@@ -356,6 +364,6 @@ def _finish_params(request: SaveReportInput, version: int) -> tuple[object, ...]
         request.stop_reason.value,
         Jsonb(request.counters.model_dump()),
         datetime.fromisoformat(request.finished_at),
-        request.run_id,
+        request.scope.run_id,
         version,
     )

@@ -28,7 +28,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities import spans
 from activities.heartbeat import heartbeating
-from activities.ledger import ForkPoint, activity_execution, ledger_errors
+from activities.ledger import ledger_errors
 from activities.model import prompt, replay
 from activities.model.policy import Policy
 from activities.model.provider_errors import (
@@ -110,33 +110,24 @@ class ModelActivities:
             return await self._decide(request)
 
     async def _decide(self, request: DecideInput) -> Decision:
+        turn = request.scope.turn
         async with ledger_errors():
             # This execution's rows: after a reset, the turns from here on are asked again.
-            execution = await activity_execution(self._ledger, request.run_id, _fork_point(request))
-            recorded = await self._ledger.decision(
-                request.run_id, request.turn, execution=execution
-            )
+            ledger = await self._ledger.bind(request.scope)
+            recorded = await ledger.decision(turn)
         if recorded is not None:  # a retry after the answer was stored: never ask (or pay) twice
             return recorded
         if request.watermark is not None:  # the lean loop: the transcript is in the ledger
             async with ledger_errors():
-                entries = await self._ledger.transcript(
-                    request.run_id, request.watermark, execution=execution
-                )
+                entries = await ledger.transcript(request.watermark)
             shown = context.filled(request, entries)
             if isinstance(shown, Decision):  # no model is asked: the run ends context_limit
                 return shown
             request = shown
         decision = await self._turn(request)
         async with ledger_errors():
-            await self._ledger.record_model_call(
-                request.run_id,
-                request.turn,
-                decision,
-                replay.PROVIDER if request.brief.rerun_of else self._settings.model_provider,
-                request.context_chars,
-                execution=execution,
-            )
+            provider = replay.PROVIDER if request.brief.rerun_of else self._settings.model_provider
+            await ledger.record_model_call(turn, decision, provider, request.context_chars)
         return decision.model_copy(update={"context_chars": request.context_chars})
 
     async def _turn(self, request: DecideInput) -> Decision:
@@ -179,17 +170,6 @@ class ModelActivities:
         decision = to_decision(response, request, parallel_tool_calls=settings.parallel_tool_calls)
         # Before the turn reaches a span, the ledger or history: no secret, in any form.
         return scrubbed_decision(decision, self._scrubber)
-
-
-def _fork_point(request: DecideInput) -> ForkPoint:
-    """Where a reset forks when this turn is the new execution's first: the turns before it are
-    answered, the steps up to the watermark (or the transcript's last) are done."""
-    steps = request.watermark
-    if steps is None:
-        steps = max((entry.step for entry in request.transcript), default=0)
-    return ForkPoint(
-        turns=request.turn - 1, steps=steps, work=steps, parent=request.parent_execution
-    )
 
 
 @contextlib.asynccontextmanager

@@ -21,21 +21,21 @@ _REFUSED_TURN = "tool calls in this turn"
 
 
 async def decide_replay(ledger: Ledger, request: DecideInput) -> Decision:
-    """The source run's decision for `request.turn`, or a non-retryable refusal saying why not."""
-    source = request.brief.rerun_of
+    """The source run's decision for the request's turn, or a non-retryable refusal saying why."""
+    source, turn = request.brief.rerun_of, request.scope.turn
     assert source is not None  # the caller checked
     async with ledger_errors():
-        recorded = await ledger.decision(source, request.turn)
+        recorded = await ledger.decision(source, turn)
     if recorded is None:
         raise ApplicationError(
-            f"replay of run {source}: it recorded no model decision for turn {request.turn}, so "
+            f"replay of run {source}: it recorded no model decision for turn {turn}, so "
             "the rerun stops here instead of asking a model",
             type=PROVIDER_ERROR,
             non_retryable=True,
         )
     calls = len(recorded.tool_calls)
     if 1 < calls <= MAX_CALLS_PER_TURN:
-        parallel = await _ran_in_parallel(ledger, source, request.turn)
+        parallel = await _ran_in_parallel(ledger, source, turn)
         recorded = recorded.model_copy(update={"parallel_tool_calls": parallel})
     return recorded
 

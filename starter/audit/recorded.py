@@ -97,8 +97,11 @@ def history_steps(data: AuditData) -> Iterator[str]:
 
 def _step_of(request: Any, summary: str) -> tuple[int, str] | None:
     """(step, tool) from a regular activity's input, else from the local activity's summary."""
-    if isinstance(request, dict) and "step" in request:
-        return int(request["step"]), str(request.get("tool", ""))
+    if isinstance(request, dict):  # its scope holds the step (recorded before: the input)
+        scope = request.get("scope")
+        step = scope.get("step") if isinstance(scope, dict) else request.get("step")
+        if step is not None:
+            return int(step), str(request.get("tool", ""))
     found = _STEP_SUMMARY.match(summary)
     return (int(found.group(1)), found.group(2)) if found else None
 

@@ -18,6 +18,7 @@ from runtime.settings import Settings
 from workflows import context
 from workflows.contracts import DecideInput, StepRecord
 from workflows.models import Brief, ToolCall, ToolResult, TranscriptEntry
+from workflows.scope import RunScope
 from workflows.tools import SearchArgs, SearchData, SearchResultItem
 
 BRIEF = Brief(question="How do caches invalidate?", allowed_hosts=["docs.example"])
@@ -42,9 +43,12 @@ def step(run_id: str, number: int) -> StepRecord:
         args=args,
     )
     return StepRecord(
-        run_id=run_id, step=number, turn=number, tool="search_web",
-        arguments=entry.call.arguments, ok=True, entry=entry,
-    )  # fmt: skip
+        scope=RunScope.record_of(run_id, "", number, number, ""),
+        tool="search_web",
+        arguments=entry.call.arguments,
+        ok=True,
+        entry=entry,
+    )
 
 
 async def test_decide_reads_the_steps_up_to_the_watermark(ledger: Ledger) -> None:
@@ -57,7 +61,12 @@ async def test_decide_reads_the_steps_up_to_the_watermark(ledger: Ledger) -> Non
     ).decide
     env = ActivityEnvironment()
 
-    request = DecideInput(run_id=run_id, turn=3, brief=BRIEF, watermark=2, context_budget=60_000)
+    request = DecideInput(
+        scope=RunScope.turn_of(run_id, "", 3, 2, ""),
+        brief=BRIEF,
+        watermark=2,
+        context_budget=60_000,
+    )
     decision = await env.run(decide, request)
 
     shown = [entry.step for entry in await ledger.transcript(run_id, 2)]
@@ -67,7 +76,8 @@ async def test_decide_reads_the_steps_up_to_the_watermark(ledger: Ledger) -> Non
     again = await env.run(decide, request)
     assert again.tool_calls == decision.tool_calls, "the recorded answer, not a second call"
 
-    tight = request.model_copy(update={"turn": 4, "watermark": 3, "context_budget": 100})
+    scope = RunScope.turn_of(run_id, "", 4, 3, "")
+    tight = request.model_copy(update={"scope": scope, "watermark": 3, "context_budget": 100})
     refused = await env.run(decide, tight)
     assert refused.over_context and not refused.tool_calls
     assert refused.context_chars > 100

@@ -32,6 +32,7 @@ from workflows.models import (
     ToolCall,
     Usage,
 )
+from workflows.scope import RunScope
 
 STARTED = "2025-01-02T03:04:05+00:00"
 PARAGRAPHS = [
@@ -77,9 +78,11 @@ async def count(pool: Pool, table: str, run: str) -> int:
     return int(row[0])
 
 
-def evidence_input(run: str, evidence_id: str = "E001", **fields: object) -> RecordEvidenceInput:
+def evidence_input(
+    run: str, evidence_id: str = "E001", *, step: int = 0, turn: int = 0, **fields: object
+) -> RecordEvidenceInput:
     values: dict[str, object] = {
-        "run_id": run,
+        "scope": RunScope.tool_of(run, "", step, turn, ""),
         "evidence_id": evidence_id,
         "question_id": "Q1",
         "source_id": "S1",
@@ -91,7 +94,9 @@ def evidence_input(run: str, evidence_id: str = "E001", **fields: object) -> Rec
 
 def report_input(run: str, *, answer: str = "They broadcast invalidations.") -> SaveReportInput:
     return SaveReportInput(
-        run_id=run,
+        scope=RunScope.end_of(
+            run, "", Counters(steps=3, searches=1, page_fetches=1, tokens=120, model_calls=3), ""
+        ),
         status=RunStatus.COMPLETED,
         stop_reason=StopReason.COVERAGE_GATE_PASSED,
         report=Report(answer=answer, findings=[Finding(text="Broadcast.", evidence_ids=["E001"])]),
@@ -141,7 +146,9 @@ async def test_rewriting_the_same_rows_adds_nothing(
     ledger: Ledger, pool: Pool, run_id: str
 ) -> None:
     brief = Brief(question="again?", allowed_hosts=["docs.example"])
-    step = StepRecord(run_id=run_id, step=1, turn=1, tool="search_web", arguments="{}", ok=True)
+    step = StepRecord(
+        scope=RunScope.record_of(run_id, "", 1, 1, ""), tool="search_web", arguments="{}", ok=True
+    )
     decision = Decision(
         tool_calls=[ToolCall(id="c1", name="search_web", arguments='{"query": "cache"}')],
         usage=Usage(input_tokens=10, output_tokens=2),
@@ -167,7 +174,9 @@ async def test_rewriting_the_same_rows_adds_nothing(
 
 
 async def test_writes_for_a_run_never_started_are_refused(ledger: Ledger) -> None:
-    step = StepRecord(run_id="never-started", step=1, turn=1, tool="x", arguments="", ok=False)
+    step = StepRecord(
+        scope=RunScope.record_of("never-started", "", 1, 1, ""), tool="x", arguments="", ok=False
+    )
     with pytest.raises(UnknownRun, match="never-started"):
         await ledger.record_step(step)
     with pytest.raises(UnknownRun):

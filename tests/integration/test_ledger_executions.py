@@ -29,6 +29,7 @@ from tests.integration.test_ledger import (
 )
 from workflows.contracts import StepRecord
 from workflows.models import Brief, Decision, RunStatus, SearchHit, ToolCall, Usage
+from workflows.scope import RunScope
 
 BRIEF = Brief(question="How do hybrid caches invalidate?", allowed_hosts=["docs.example"])
 BEFORE_STEP_3 = ForkPoint(turns=3, steps=2, work=2)
@@ -41,9 +42,12 @@ def decision(query: str) -> Decision:
 
 def step(run_id: str, number: int, summary: str = "") -> StepRecord:
     return StepRecord(
-        run_id=run_id, step=number, turn=number, tool="search_web", arguments="{}", ok=True,
+        scope=RunScope.record_of(run_id, "", number, number, ""),
+        tool="search_web",
+        arguments="{}",
+        ok=True,
         summary=summary or f"step {number}",
-    )  # fmt: skip
+    )
 
 
 async def recorded_run(ledger: Ledger, first: str) -> str:

@@ -26,6 +26,7 @@ from tests.conftest import free_port
 from tests.fakes.openai_server import FakeOpenAI, Message, Reply, serve
 from workflows.contracts import PROVIDER_ERROR, PROVIDER_RETRYABLE, DecideInput
 from workflows.models import Brief, Decision, ToolCall, ToolResult, TranscriptEntry
+from workflows.scope import RunScope
 
 BRIEF = Brief.model_validate({"question": "What is X?", "allowed_hosts": ["docs.example.com"]})
 Environ = Callable[[str], dict[str, str]]  # the server's base URL (…/v1) -> environment
@@ -98,7 +99,7 @@ async def _decide(
 ) -> tuple[Decision, FakeOpenAI]:
     fake = FakeOpenAI(lambda turn, messages: dict(reply))
     async with _model(pg_url, fake, environ, credential) as (model, run_id):
-        request = DecideInput(run_id=run_id, turn=1, brief=BRIEF)
+        request = DecideInput(scope=RunScope.turn_of(run_id, "", 1, 0, ""), brief=BRIEF)
         decision: Decision = await ActivityEnvironment().run(model.decide, request)
     return decision, fake
 
@@ -172,14 +173,16 @@ async def test_the_next_turn_sends_the_call_and_its_result_back_by_id(
     fake = FakeOpenAI(script)
     async with _model(embedded_pg_url, fake) as (model, run_id):
         first = await ActivityEnvironment().run(
-            model.decide, DecideInput(run_id=run_id, turn=1, brief=BRIEF)
+            model.decide, DecideInput(scope=RunScope.turn_of(run_id, "", 1, 0, ""), brief=BRIEF)
         )
         entry = TranscriptEntry(
             step=1,
             call=first.tool_calls[0],
             result=ToolResult(ok=True, data={"results": [{"url": "https://docs.example.com/x"}]}),
         )
-        request = DecideInput(run_id=run_id, turn=2, brief=BRIEF, transcript=[entry])
+        request = DecideInput(
+            scope=RunScope.turn_of(run_id, "", 2, 1, ""), brief=BRIEF, transcript=[entry]
+        )
         second = await ActivityEnvironment().run(model.decide, request)
     assert [call.name for call in second.tool_calls] == ["read_page"]
     assistant, tool = fake.requests[1]["messages"][-2:]
@@ -211,7 +214,7 @@ async def test_cached_input_tokens_are_read_and_kept_in_the_ledger(embedded_pg_u
              "prompt_tokens_details": {"cached_tokens": 768}}  # fmt: skip
     fake = FakeOpenAI(lambda turn, messages: {**SEARCH, "usage": usage})
     async with _model(embedded_pg_url, fake) as (model, run_id):
-        request = DecideInput(run_id=run_id, turn=1, brief=BRIEF)
+        request = DecideInput(scope=RunScope.turn_of(run_id, "", 1, 0, ""), brief=BRIEF)
         decision: Decision = await ActivityEnvironment().run(model.decide, request)
         retried: Decision = await ActivityEnvironment().run(model.decide, request)
     assert (decision.usage.input_tokens, decision.usage.cached_input_tokens) == (1_000, 768)
@@ -297,7 +300,7 @@ async def test_a_500_then_success_answers_on_the_retry_and_records_one_call(
 ) -> None:
     fake = FakeOpenAI(lambda turn, messages: {"status": 500} if len(fake.requests) == 1 else SEARCH)
     async with _model(embedded_pg_url, fake) as (model, run_id):
-        request = DecideInput(run_id=run_id, turn=1, brief=BRIEF)
+        request = DecideInput(scope=RunScope.turn_of(run_id, "", 1, 0, ""), brief=BRIEF)
         with pytest.raises(ApplicationError) as failed:
             await ActivityEnvironment().run(model.decide, request)
         retried = await ActivityEnvironment().run(model.decide, request)
@@ -316,7 +319,7 @@ async def test_an_unreachable_endpoint_is_retried(embedded_pg_url: str) -> None:
             run_id,
         ):
             await ActivityEnvironment().run(
-                model.decide, DecideInput(run_id=run_id, turn=1, brief=BRIEF)
+                model.decide, DecideInput(scope=RunScope.turn_of(run_id, "", 1, 0, ""), brief=BRIEF)
             )
     assert (
         failed.value.type == PROVIDER_RETRYABLE and "could not be reached" in failed.value.message
@@ -330,7 +333,7 @@ async def test_a_provider_that_does_not_answer_in_time_is_retried(embedded_pg_ur
     with pytest.raises(ApplicationError) as failed:
         async with _model(embedded_pg_url, fake, environ) as (model, run_id):
             await ActivityEnvironment().run(
-                model.decide, DecideInput(run_id=run_id, turn=1, brief=BRIEF)
+                model.decide, DecideInput(scope=RunScope.turn_of(run_id, "", 1, 0, ""), brief=BRIEF)
             )
     assert (
         failed.value.type == PROVIDER_RETRYABLE and "did not answer in time" in failed.value.message
@@ -342,7 +345,7 @@ async def test_a_retried_turn_returns_the_recorded_answer_without_asking_again(
 ) -> None:
     fake = FakeOpenAI(lambda turn, messages: SEARCH)
     async with _model(embedded_pg_url, fake) as (model, run_id):
-        request = DecideInput(run_id=run_id, turn=1, brief=BRIEF)
+        request = DecideInput(scope=RunScope.turn_of(run_id, "", 1, 0, ""), brief=BRIEF)
         first = await ActivityEnvironment().run(model.decide, request)
         again = await ActivityEnvironment().run(model.decide, request)
     assert again == first

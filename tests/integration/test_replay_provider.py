@@ -11,6 +11,7 @@ from activities.model.replay import decide_replay
 from tests.integration.test_ledger import STARTED
 from workflows.contracts import DecideInput, StepRecord
 from workflows.models import Brief, Decision, ToolCall, Usage
+from workflows.scope import RunScope
 
 BRIEF = Brief(question="How do hybrid caches invalidate?", allowed_hosts=["docs.example"])
 TWO_CALLS = Decision(
@@ -28,19 +29,28 @@ async def source_run(ledger: Ledger, steps: list[StepRecord]) -> str:
     assert await ledger.start_run(run_id, BRIEF, STARTED, execution_id="first")
     await ledger.record_model_call(run_id, 1, TWO_CALLS, "openai", 100, execution="first")
     for record in steps:
-        await ledger.record_step(record.model_copy(update={"run_id": run_id}), execution="first")
+        await ledger.record_step(
+            record.model_copy(update={"scope": record.scope.model_copy(update={"run_id": run_id})}),
+            execution="first",
+        )
     return run_id
 
 
 def step(number: int, tool: str, error: str | None = None) -> StepRecord:
     return StepRecord(
-        run_id="", step=number, turn=1, tool=tool, arguments="{}", ok=error is None, error=error
+        scope=RunScope.record_of("", "", number, 1, ""),
+        tool=tool,
+        arguments="{}",
+        ok=error is None,
+        error=error,
     )
 
 
 async def replayed(ledger: Ledger, source: str) -> Decision:
     brief = BRIEF.model_copy(update={"rerun_of": source})
-    return await decide_replay(ledger, DecideInput(run_id="rerun", turn=1, brief=brief))
+    return await decide_replay(
+        ledger, DecideInput(scope=RunScope.turn_of("rerun", "", 1, 0, ""), brief=brief)
+    )
 
 
 async def test_a_turn_whose_calls_all_ran_is_replayed_with_parallel_calls(ledger: Ledger) -> None:

@@ -22,6 +22,7 @@ from runtime.settings import Settings
 from tests.fakes.transports import CountingTransport
 from workflows import contracts
 from workflows.models import Brief, Counters, Finding, Report, RunStatus, SearchHit, StopReason
+from workflows.scope import RunScope
 
 PAGE = """<html><head><title>Hybrid caches</title></head><body><main>
 <h1>Hybrid caches</h1>
@@ -56,8 +57,7 @@ class Harness:
 
     def read(self, path: str, **fields: object) -> contracts.ReadPageInput:
         values: dict[str, object] = {
-            "run_id": self.run_id,
-            "step": 1,
+            "scope": RunScope.tool_of(self.run_id, "", 1, 0, ""),
             "source_id": "S1",
             "url": self.url(path),
             "allowed_hosts": [self.host],
@@ -92,7 +92,9 @@ async def harness(pg_url: str, tmp_path: Path) -> AsyncIterator[Harness]:
 async def start(harness: Harness) -> None:
     brief = Brief(question="How do hybrid caches invalidate?", allowed_hosts=[harness.host])
     request = contracts.StartRunInput(
-        run_id=harness.run_id, brief=brief, started_at="2025-01-02T03:04:05+00:00"
+        scope=RunScope.start(harness.run_id, ""),
+        brief=brief,
+        started_at="2025-01-02T03:04:05+00:00",
     )
     result = await harness.env.run(harness.activities.start_run, request)
     assert result.created
@@ -148,7 +150,9 @@ async def test_a_search_is_recorded_and_never_repeated(harness: Harness, tmp_pat
     await start(harness)
     await index_corpus(harness.ledger, tmp_path, max_chars=10_000)
     request = contracts.SearchInput(
-        run_id=harness.run_id, step=1, query="cache invalidation", allowed_hosts=[harness.host]
+        scope=RunScope.tool_of(harness.run_id, "", 1, 0, ""),
+        query="cache invalidation",
+        allowed_hosts=[harness.host],
     )
     first = await harness.env.run(harness.activities.search_web, request)
     assert first.provider == "corpus"
@@ -162,7 +166,7 @@ async def test_evidence_step_and_report(harness: Harness) -> None:
     activities, env = harness.activities, harness.env
     await env.run(activities.read_page, harness.read("cache.html"))
     evidence = contracts.RecordEvidenceInput(
-        run_id=harness.run_id,
+        scope=RunScope.tool_of(harness.run_id, "", 0, 0, ""),
         evidence_id="E001",
         question_id="Q1",
         source_id="S1",
@@ -173,7 +177,10 @@ async def test_evidence_step_and_report(harness: Harness) -> None:
     recorded = await env.run(activities.record_evidence, evidence)
     assert recorded.evidence is not None and recorded.evidence.passage_id is not None
     step = contracts.StepRecord(
-        run_id=harness.run_id, step=1, turn=1, tool="read_page", arguments="{}", ok=True
+        scope=RunScope.record_of(harness.run_id, "", 1, 1, ""),
+        tool="read_page",
+        arguments="{}",
+        ok=True,
     )
     assert (await env.run(activities.record_step, step)).inserted
     assert not (await env.run(activities.record_step, step)).inserted
@@ -183,7 +190,7 @@ async def test_evidence_step_and_report(harness: Harness) -> None:
         limitations="One source only.",
     )
     save = contracts.SaveReportInput(
-        run_id=harness.run_id,
+        scope=RunScope.end_of(harness.run_id, "", Counters(steps=3), ""),
         status=RunStatus.COMPLETED,
         stop_reason=StopReason.COVERAGE_GATE_PASSED,
         report=report,
@@ -200,7 +207,10 @@ async def test_evidence_step_and_report(harness: Harness) -> None:
 
 async def test_a_run_never_started_fails_for_good(harness: Harness) -> None:
     step = contracts.StepRecord(
-        run_id=harness.run_id, step=1, turn=1, tool="search_web", arguments="{}", ok=True
+        scope=RunScope.record_of(harness.run_id, "", 1, 1, ""),
+        tool="search_web",
+        arguments="{}",
+        ok=True,
     )
     with pytest.raises(ApplicationError) as raised:
         await harness.env.run(harness.activities.record_step, step)
@@ -236,14 +246,15 @@ async def test_pages_indexed_from_any_folder_are_readable_without_a_setting(
         run_id = f"test-{uuid.uuid4().hex[:12]}"
         brief = Brief(question="How do hybrid caches invalidate?", allowed_hosts=[host])
         await activities.start_run(
-            contracts.StartRunInput(run_id=run_id, brief=brief, started_at="2025-01-02T03:04:05Z")
+            contracts.StartRunInput(
+                scope=RunScope.start(run_id, ""), brief=brief, started_at="2025-01-02T03:04:05Z"
+            )
         )
         hits = await ledger.search_corpus("hybrid caches invalidation", [host], 8)
         assert f"https://{host}/guide/cache.html" in [hit.url for hit in hits]
 
         read = contracts.ReadPageInput(
-            run_id=run_id,
-            step=1,
+            scope=RunScope.tool_of(run_id, "", 1, 0, ""),
             source_id="S1",
             url=f"https://{host}/guide/cache.html",
             allowed_hosts=[host],

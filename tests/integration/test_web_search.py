@@ -25,6 +25,7 @@ from tests.fakes.search_servers import Answer, FakeSearch, Shape, serve
 from workflows import contracts
 from workflows.contracts import PROVIDER_ERROR, PROVIDER_RETRYABLE
 from workflows.models import Brief
+from workflows.scope import RunScope
 
 DOCS = "docs.example.com"
 KEY = "serper-secret-key"
@@ -286,7 +287,7 @@ async def test_the_search_activity_records_the_web_providers_hits(embedded_pg_ur
             settings = Settings.from_env({})
             activities = ResearchActivities(ledger, http, settings, search)
             request = contracts.SearchInput(
-                run_id=run_id, step=1, query="dlq", allowed_hosts=[DOCS]
+                scope=RunScope.tool_of(run_id, "", 1, 0, ""), query="dlq", allowed_hosts=[DOCS]
             )
             first = await ActivityEnvironment().run(activities.search_web, request)
             again = await ActivityEnvironment().run(activities.search_web, request)

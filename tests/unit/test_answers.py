@@ -17,6 +17,7 @@ from baselines.excerpts import (
 )
 from workflows.contracts import DecideInput
 from workflows.models import Brief, Budget
+from workflows.scope import RunScope
 
 
 def _wanted(brief_question: str, question: str, other: str) -> Wanted:
@@ -28,7 +29,9 @@ def _wanted(brief_question: str, question: str, other: str) -> Wanted:
         }
     )
     budget = Budget(steps_left=10, searches_left=3, pages_left=5, tokens_left=10_000)
-    request = DecideInput(run_id="r", turn=1, brief=brief, transcript=[], budget=budget)
+    request = DecideInput(
+        scope=RunScope.turn_of("r", "", 1, 0, ""), brief=brief, transcript=[], budget=budget
+    )
     return wanted_words(brief.questions[0], request)
 
 

@@ -23,6 +23,7 @@ from workflows import contracts, gate
 from workflows.cleaning import MAX_ARGUMENT_CHARS, MAX_ERROR_CHARS, clean
 from workflows.dispatch import ToolDispatcher
 from workflows.models import Brief, Evidence, Finding, SourceRef, ToolCall, Usage
+from workflows.scope import RunScope
 from workflows.state import RunState
 from workflows.substance import (
     disagreement,
@@ -102,7 +103,7 @@ def test_any_call_becomes_a_validated_call_or_one_refusal(name: str, arguments: 
 def test_dispatch_never_raises_and_keeps_errors_short(name: str, arguments: str) -> None:
     state = RunState.begin(BRIEF, NOW)
     state.sources["S1"] = SourceRef(id="S1", url="https://docs.example/a")
-    tools = ToolDispatcher(state, "run", _no_activity, lambda: NOW)
+    tools = ToolDispatcher(state, "run", "", _no_activity, lambda: NOW)
     handled = asyncio.run(tools.dispatch(bounded_call(ToolCall(name=name, arguments=arguments))))
     assert handled.result.error is None or len(handled.result.error) <= MAX_ERROR_CHARS
     assert len(handled.result.model_dump_json()) < 20_000
@@ -338,7 +339,9 @@ def test_encoded_and_folded_forms_of_a_secret_are_removed() -> None:
 
 
 def test_any_shape_of_response_becomes_a_decision() -> None:
-    request = contracts.DecideInput(run_id="r", turn=1, brief=BRIEF, context_chars=4_000)
+    request = contracts.DecideInput(
+        scope=RunScope.turn_of("r", "", 1, 0, ""), brief=BRIEF, context_chars=4_000
+    )
     shapes: list[Any] = [
         {"choices": [None]},
         {"choices": ["x"]},

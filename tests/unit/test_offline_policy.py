@@ -15,6 +15,7 @@ from baselines.fixed import decide_fixed
 from baselines.offline import decide_offline
 from workflows.contracts import DecideInput
 from workflows.models import Brief, Budget, Decision, ToolCall, ToolResult, TranscriptEntry
+from workflows.scope import RunScope
 from workflows.tools import (
     EvidenceData,
     FinishArgs,
@@ -74,8 +75,7 @@ def next_call(
 ) -> tuple[str, dict[str, Any]]:
     budget = Budget(steps_left=steps_left, searches_left=3, pages_left=5, tokens_left=10_000)
     request = DecideInput(
-        run_id="r",
-        turn=1,
+        scope=RunScope.turn_of("r", "", 1, 0, ""),
         brief=brief,
         transcript=list(transcript),
         budget=budget,

@@ -14,6 +14,7 @@ from activities.model.prompt import (
 from baselines.offline import estimate_usage
 from workflows.contracts import DecideInput
 from workflows.models import Brief, Budget, ToolCall, ToolResult, TranscriptEntry
+from workflows.scope import RunScope
 from workflows.tools import (
     EvidenceData,
     PageWindow,
@@ -54,7 +55,12 @@ def read(step: int) -> TranscriptEntry:
 
 def request(*transcript: TranscriptEntry) -> DecideInput:
     budget = Budget(steps_left=5, searches_left=1, pages_left=1, tokens_left=1_000)
-    return DecideInput(run_id="r", turn=9, brief=BRIEF, transcript=list(transcript), budget=budget)
+    return DecideInput(
+        scope=RunScope.turn_of("r", "", 9, 0, ""),
+        brief=BRIEF,
+        transcript=list(transcript),
+        budget=budget,
+    )
 
 
 def tool_contents(sent: list[dict[str, object]]) -> list[str]:

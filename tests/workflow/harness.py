@@ -64,8 +64,8 @@ def refusing(message: str, before: list[Decision] | None = None) -> Script:
     played = list(before or [])
 
     def script(request: contracts.DecideInput) -> Decision:
-        if request.turn <= len(played):
-            return played[request.turn - 1]
+        if request.scope.turn <= len(played):
+            return played[request.scope.turn - 1]
         raise ApplicationError(message, type=contracts.PROVIDER_ERROR, non_retryable=True)
 
     return script
@@ -80,7 +80,7 @@ class Checkpoint:
         self.released = asyncio.Event()
 
     async def hold(self, request: contracts.DecideInput) -> None:
-        if request.turn == self.turn:
+        if request.scope.turn == self.turn:
             self.reached.set()
             await self.released.wait()
 
@@ -147,7 +147,9 @@ class StandIns:
     @activity.defn(name=contracts.DECIDE)
     async def decide(self, request: contracts.DecideInput) -> Decision:
         if request.watermark is not None:  # as the real decide: the transcript from the steps
-            entries = [s.entry for s in self.web.steps if s.entry and s.step <= request.watermark]
+            entries = [
+                s.entry for s in self.web.steps if s.entry and s.scope.step <= request.watermark
+            ]
             shown = context.filled(request, entries)
             if isinstance(shown, Decision):
                 return shown
@@ -159,7 +161,7 @@ class StandIns:
             await self.checkpoint.hold(request)
         if callable(self.script):
             return self.script(request)
-        index = request.turn - 1
+        index = request.scope.turn - 1
         if index < len(self.script):
             return self.script[index]
         return self.script[-1]
@@ -181,7 +183,7 @@ class StandIns:
     async def read_page(self, request: contracts.ReadPageInput) -> contracts.ReadPageResult:
         if self.read_delay:
             await asyncio.sleep(self.read_delay)
-        key = (request.run_id, request.source_id)
+        key = (request.scope.run_id, request.source_id)
         if key in self.web.failed:  # a stored failure reads back as the same failure
             return contracts.ReadPageResult(source=self.web.failed[key])
         if request.fetch and key not in self.web.stored:
@@ -213,7 +215,7 @@ class StandIns:
     async def record_evidence(
         self, request: contracts.RecordEvidenceInput
     ) -> contracts.RecordEvidenceResult:
-        text, passages = self.web.stored[(request.run_id, request.source_id)]
+        text, passages = self.web.stored[(request.scope.run_id, request.source_id)]
         if request.passage_id is not None:
             match = [p for p in passages if p.id == request.passage_id]
             if not match:

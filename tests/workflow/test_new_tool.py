@@ -36,6 +36,7 @@ from workflows import context
 from workflows.contracts import DecideInput
 from workflows.models import RunResult, StopReason, TranscriptEntry
 from workflows.research import ResearchWorkflow
+from workflows.scope import RunScope
 from workflows.tools import (
     REGISTRY,
     Executed,
@@ -185,7 +186,11 @@ async def test_a_registered_tool_is_offered_compacted_and_rendered_as_page_text(
             settings = Settings.from_env({"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": base_url})
             async with open_model_client(settings) as model_client:
                 model = ModelActivities(settings, ledger, model_client)
-                request = DecideInput(run_id=run_id, turn=6, brief=brief, transcript=entries)
+                request = DecideInput(
+                    scope=RunScope.turn_of(run_id, "", 6, len(entries), ""),
+                    brief=brief,
+                    transcript=entries,
+                )
                 decision = await ActivityEnvironment().run(model.decide, request)
     finally:
         await pool.close()

@@ -74,10 +74,7 @@ async def run(args: ReadPageArgs, tool: ToolContext) -> Executed:
     page = await tool.activity(
         contracts.READ_PAGE_ACTIVITY,
         contracts.ReadPageInput(
-            run_id=tool.run_id,
-            step=state.counters.steps,
-            turn=state.counters.model_calls,
-            parent_execution=state.writer,
+            scope=tool.scope(),
             source_id=target.source_id,
             url=target.url,
             allowed_hosts=state.brief.allowed_hosts,

@@ -53,12 +53,9 @@ async def run(args: RecordEvidenceArgs, tool: ToolContext) -> Executed:
     recorded = await tool.activity(
         contracts.RECORD_EVIDENCE_ACTIVITY,
         contracts.RecordEvidenceInput(
-            run_id=tool.run_id,
+            scope=tool.scope(),
             evidence_id=evidence_id,
             terms=state.question_terms(args.question_id),
-            step=state.counters.steps,
-            turn=state.counters.model_calls,
-            parent_execution=state.writer,
             **args.model_dump(),
         ),
         summary=f"record: {evidence_id} for {args.question_id}",

@@ -61,10 +61,7 @@ async def run(args: SearchArgs, tool: ToolContext) -> Executed:
     found = await tool.activity(
         contracts.SEARCH_WEB_ACTIVITY,
         contracts.SearchInput(
-            run_id=tool.run_id,
-            step=state.counters.steps,
-            turn=state.counters.model_calls,
-            parent_execution=state.writer,
+            scope=tool.scope(),
             query=args.query,
             allowed_hosts=state.brief.allowed_hosts,
         ),

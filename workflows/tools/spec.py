@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from workflows.contracts import Activity, In, Out
 from workflows.models import Report, RunStatus, StopReason, ToolResult
+from workflows.scope import RunScope
 from workflows.tool_base import ToolArgs, ToolData
 
 if TYPE_CHECKING:  # the state imports the tools' names; the tools only use its type here
@@ -79,14 +80,15 @@ class Executed:
 
 
 class ToolContext(Protocol):
-    """What a tool's `run` may use: the run's state and run id, the workflow's activity caller,
-    and the envelope builder (it fills in the budget left)."""
+    """What a tool's `run` may use: the run's state, the run scope of the step's activities, the
+    workflow's activity caller, and the envelope builder (it fills in the budget left)."""
 
     @property
     def state(self) -> RunState: ...
 
-    @property
-    def run_id(self) -> str: ...
+    def scope(self) -> RunScope:
+        """The scope of an activity for the current step (`RunScope.tool_of`)."""
+        ...
 
     def activity(self, activity: Activity[In, Out], request: In, *, summary: str) -> Awaitable[Out]:
         """Run an activity as the tool's `runs` says (local or regular, heartbeat, timeouts)."""
