@@ -68,6 +68,7 @@ def test_a_spec_missing_a_part_cannot_be_written() -> None:
         ({"name": "Search Web"}, "its name must be lower-case letters"),
         ({"results": ()}, "it declares no result model"),
         ({"arguments": BaseModel}, "its argument model is not a ToolArgs"),
+        ({"verbatim": frozenset({"quote"})}, "verbatim 'quote' is no parameter"),
     ],
 )
 def test_an_incomplete_spec_is_refused_naming_what_is_missing(

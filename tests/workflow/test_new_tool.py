@@ -95,6 +95,7 @@ LIST_EVIDENCE = ToolSpec(
     description="List the evidence recorded so far, with its quotes.",
     arguments=ListEvidenceArgs,
     parameters={"question_id": "Only the evidence for this question (Q1)."},
+    verbatim=frozenset(),
     results=(EvidenceList,),
     runs=None,
     run=_run,

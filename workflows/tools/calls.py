@@ -21,10 +21,6 @@ from workflows.models import ToolCall
 from workflows.tool_base import InvalidCall, ToolArgs
 from workflows.tools.registry import REGISTRY
 
-# A quote is page text, matched against the page as stored: never rewritten (the evidence keeps
-# the snapshot's own text, and every check reads it through `canonical`).
-VERBATIM_FIELDS = frozenset({"quote"})
-
 MAX_NESTING = 32  # the arguments' JSON never needs more than a few levels
 
 
@@ -69,7 +65,7 @@ def parse_call(call: ToolCall) -> ToolArgs:
             "which shows text in another order than it is stored: send plain text"
         )
     try:
-        parsed: ToolArgs = spec.arguments.model_validate(canonical_value(raw, VERBATIM_FIELDS))
+        parsed: ToolArgs = spec.arguments.model_validate(canonical_value(raw, spec.verbatim))
         return parsed
     except ValidationError as error:
         raise InvalidCall(f"invalid arguments for {call.name}: {describe(error)}") from None

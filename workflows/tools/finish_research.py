@@ -88,6 +88,7 @@ SPEC = ToolSpec(
         "findings": "Findings, each citing evidence ids.",
         "limitations": "What stays open or uncertain.",
     },
+    verbatim=frozenset(),
     results=(GateFailed, GatePassed),
     runs=None,
     run=run,

@@ -148,6 +148,7 @@ SPEC = ToolSpec(
         "offset": "A window's next_offset.",
         "find": "A term the passages must contain.",
     },
+    verbatim=frozenset(),
     results=(PageWindow,),
     runs=Runs(contracts.READ_PAGE_ACTIVITY, local="never", heartbeat=True),
     run=run,

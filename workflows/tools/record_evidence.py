@@ -95,6 +95,9 @@ SPEC = ToolSpec(
         "passage_id": "A passage id (S1.P4).",
         "quote": "Verbatim page text, instead of passage_id.",
     },
+    # A quote is page text: never rewritten (the evidence keeps the snapshot's own text, and
+    # every check reads it through `canonical`).
+    verbatim=frozenset({"quote"}),
     results=(EvidenceData,),
     runs=Runs(contracts.RECORD_EVIDENCE_ACTIVITY, local="always", heartbeat=False),
     run=run,

@@ -146,6 +146,7 @@ def _argument_problems(spec: AnySpec) -> list[str]:
     fields, described = set(spec.arguments.model_fields), set(spec.parameters)
     found = [f"parameter {name!r} has no description" for name in sorted(fields - described)]
     found += [f"{name!r} is described but is no parameter" for name in sorted(described - fields)]
+    found += [f"verbatim {name!r} is no parameter" for name in sorted(spec.verbatim - fields)]
     found += [
         f"parameter {name!r} has an empty description"
         for name, text in spec.parameters.items()

@@ -88,6 +88,7 @@ SPEC = ToolSpec(
     description="Find pages on the allowed hosts: URLs, titles, snippets (never evidence).",
     arguments=SearchArgs,
     parameters={"query": "Search terms."},
+    verbatim=frozenset(),
     results=(SearchData,),
     runs=Runs(contracts.SEARCH_WEB_ACTIVITY, local="when_search_is_local", heartbeat=True),
     run=run,

@@ -112,6 +112,9 @@ class ToolSpec(Generic[A, D]):
     description: str  # sent every turn: short (the system prompt holds the rules)
     arguments: type[A]
     parameters: Mapping[str, str]  # every argument's description, as the model is shown it
+    # Arguments that are page text, matched against a stored page as the page has it: kept as
+    # sent, never made canonical (`workflows.canonical`) like the rest of the model's text.
+    verbatim: frozenset[str]
     results: tuple[type[D], ...]  # each with its own `kind`
     runs: Runs | None  # its activity; None: it runs inside the workflow, no activity
     run: Callable[[A, ToolContext], Awaitable[Executed]]
