@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import psycopg
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import Worker, WorkerDeploymentConfig
 
 from activities.ledger import Ledger
 from activities.model import ModelActivities
@@ -32,6 +32,7 @@ from runtime.database import DatabaseError, pending_migrations
 from runtime.settings import Settings, SettingsError
 from runtime.telemetry import configure_logging, telemetry
 from runtime.temporal import TemporalUnavailable, connect, settle_before_exit
+from runtime.versioning import VersioningError, deployment_version, make_current
 from starter.devstack import open_ledger, open_worker_database
 from starter.providers import (
     check_model_settings,
@@ -47,6 +48,11 @@ ACTIVITY_SLOTS = 500
 WORKFLOW_TASK_SLOTS = 200
 POLLERS = 10
 HEARTBEAT_THROTTLE = timedelta(seconds=4)
+_NOT_CURRENT = (
+    "not current: pinned runs only until promoted with `temporal worker deployment "
+    "set-current-version --deployment-name {version.deployment_name} --build-id "
+    "{version.build_id}`"
+)
 
 
 async def run_worker(
@@ -55,14 +61,20 @@ async def run_worker(
     *,
     stop: asyncio.Event | None = None,
     ready: asyncio.Event | None = None,
+    take_over: bool = False,
 ) -> None:
-    """Poll the task queue until `stop` is set (forever without one)."""
+    """Poll the task queue until `stop` is set (forever without one), as this build's worker
+    deployment version. New runs come to it once it is the deployment's current version: at once
+    with `take_over` (the embedded stack) or for a first deployment; otherwise when an operator
+    promotes it (docs/operations.md). Runs pinned to it keep coming to it either way."""
+    version = deployment_version(settings)
     async with _activities(settings) as activities:
         worker = Worker(
             client,
             task_queue=settings.task_queue,
             workflows=[ResearchWorkflow],
             activities=activities,
+            deployment_config=WorkerDeploymentConfig(version=version, use_worker_versioning=True),
             graceful_shutdown_timeout=GRACEFUL_SHUTDOWN,
             # A model call mostly waits: slots for more runs than the SDK's 100 at once, and
             # pollers enough to keep them fed.
@@ -77,7 +89,13 @@ async def run_worker(
             max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
         )
         async with worker:
-            print(f"worker ready on task queue {settings.task_queue}", flush=True)
+            current = await make_current(client, settings, take_over=take_over)
+            role = "current" if current else _NOT_CURRENT.format(version=version)
+            print(
+                f"worker ready on task queue {settings.task_queue} "
+                f"(version {version.to_canonical_string()}, {role})",
+                flush=True,
+            )
             if ready is not None:
                 ready.set()
             await (stop or asyncio.Event()).wait()
@@ -161,7 +179,7 @@ def main() -> int:
     except SettingsError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except (TemporalUnavailable, DatabaseError) as error:
+    except (TemporalUnavailable, DatabaseError, VersioningError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     except psycopg.Error as error:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib.util
 import math
 import os
 import re
@@ -23,6 +26,27 @@ SEARCH_PROVIDERS: tuple[SearchProvider, ...] = ("corpus", "serper", "searxng")
 SERPER_URL = "https://google.serper.dev/search"
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+WORKFLOW_PACKAGE = "workflows"  # the deterministic code a worker deployment version names
+# Temporal splits a version's canonical name `<deployment>.<build id>` at the first dot.
+_DEPLOYMENT = re.compile(r"[A-Za-z0-9_-]{1,100}")
+_BUILD_ID = re.compile(r"[A-Za-z0-9_.+-]{1,100}")
+
+
+@functools.cache
+def code_build_id() -> str:
+    """A build id derived from the workflow code (every source file of the `workflows` package):
+    the same code gives the same id on every machine, a changed decision a new one."""
+    spec = importlib.util.find_spec(WORKFLOW_PACKAGE)
+    assert spec is not None and spec.submodule_search_locations, "no workflows package"
+    return build_id_of(Path(next(iter(spec.submodule_search_locations))))
+
+
+def build_id_of(root: Path) -> str:
+    """`wf-` and 12 hex digits of a hash of the Python sources under `root`, names and bytes."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return f"wf-{digest.hexdigest()[:12]}"
 
 
 T = TypeVar("T", int, float)
@@ -83,6 +107,10 @@ class Settings:
     temporal_namespace: str = "default"
     temporal_api_key: str | None = field(default=None, repr=False)
     task_queue: str = "research"
+    # The worker deployment version this worker serves (Worker Versioning): runs stay pinned to
+    # the version they started on.
+    deployment_name: str = "research"
+    build_id: str = field(default_factory=code_build_id)
     ui_port: int = 8233
     search_attributes: bool = True  # ResearchStatus / ResearchStopReason registered
     model_provider: ModelProvider = "offline"
@@ -132,6 +160,8 @@ class Settings:
             temporal_namespace=env.get("TEMPORAL_NAMESPACE") or "default",
             temporal_api_key=env.get("TEMPORAL_API_KEY") or None,
             task_queue=env.get("RESEARCH_TASK_QUEUE") or "research",
+            deployment_name=_deployment_name(env),
+            build_id=_build_id(env),
             ui_port=_int(env, "RESEARCH_UI_PORT", 8233),
             search_attributes=_bool(env, "RESEARCH_SEARCH_ATTRIBUTES", True),
             **_model_settings(env),
@@ -249,6 +279,27 @@ def _password_of(url: str | None) -> str:
         return str(conninfo_to_dict(url).get("password") or "")
     except ProgrammingError:
         return ""
+
+
+def _deployment_name(env: dict[str, str]) -> str:
+    raw = env.get("RESEARCH_DEPLOYMENT_NAME", "").strip() or "research"
+    if not _DEPLOYMENT.fullmatch(raw):
+        raise SettingsError(
+            "RESEARCH_DEPLOYMENT_NAME must be 1 to 100 letters, digits, - or _ (no dot), "
+            f"got {raw!r}"
+        )
+    return raw
+
+
+def _build_id(env: dict[str, str]) -> str:
+    raw = env.get("RESEARCH_BUILD_ID", "").strip()
+    if not raw:
+        return code_build_id()
+    if not _BUILD_ID.fullmatch(raw):
+        raise SettingsError(
+            f"RESEARCH_BUILD_ID must be 1 to 100 letters, digits, ., _, + or -, got {raw!r}"
+        )
+    return raw
 
 
 def _has_password(url: str) -> bool:

@@ -18,7 +18,13 @@ from runtime.database import apply_migrations, create_roles
 from runtime.privileges import LedgerRoles
 from runtime.settings import PROJECT_ROOT, Settings
 from starter.briefs import load_brief
-from starter.devstack import EmbeddedStack, embedded_stack, open_database, open_ledger
+from starter.devstack import (
+    EmbeddedStack,
+    embedded_stack,
+    open_database,
+    open_ledger,
+    runs_dev_server,
+)
 from starter.errors import EXIT_USAGE, CliError
 from starter.progress import follow
 from starter.runs import finish_output, new_run_id, start_run, web_ui_link
@@ -33,7 +39,11 @@ WORKER_STOP_SECONDS = 15.0
 async def background_worker(stack: EmbeddedStack) -> AsyncIterator[asyncio.Task[None]]:
     """An in-process worker for the length of the block; stopped (drained) on the way out."""
     stop, ready = asyncio.Event(), asyncio.Event()
-    task = asyncio.create_task(run_worker(stack.settings, stack.client, stop=stop, ready=ready))
+    # On the local dev server this worker is the build: new runs come to it at once.
+    take_over = runs_dev_server(stack.settings)
+    task = asyncio.create_task(
+        run_worker(stack.settings, stack.client, stop=stop, ready=ready, take_over=take_over)
+    )
     waiting = asyncio.create_task(ready.wait())
     try:
         await asyncio.wait({task, waiting}, return_when=asyncio.FIRST_COMPLETED)

@@ -89,8 +89,8 @@ async def replay(settings: Settings, args: argparse.Namespace) -> int:
     print(
         f"diverges: {history.workflow_id} ({events} events) does not replay against the current "
         f"code: {problem}. A running workflow with this history would fail its next workflow "
-        "task; guard the change with workflow.patched() (see docs/operations.md) or keep the "
-        "old code until such runs have ended."
+        "task on it; ship the change as a new build (docs/operations.md, rolling out a "
+        "change) so that such runs stay on the build they started on."
     )
     return EXIT_DIVERGED
 

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 from temporalio import workflow
-from temporalio.common import RetryPolicy, SearchAttributeKey
+from temporalio.common import RetryPolicy, SearchAttributeKey, VersioningBehavior
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, RetryState
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
@@ -102,7 +102,13 @@ HEARTBEATING = frozenset({contracts.DECIDE})  # and the tools' activities that s
 LEDGER_ACTIVITIES = frozenset({contracts.START_RUN, contracts.RECORD_STEP, contracts.SAVE_REPORT})
 
 
-@workflow.defn(name="ResearchWorkflow", failure_exception_types=[ValidationError])
+# Pinned: a run keeps the worker deployment version (the build) it started on to its end; a
+# changed decision ships as a new version, not as a `workflow.patched` branch (docs/operations.md).
+@workflow.defn(
+    name="ResearchWorkflow",
+    failure_exception_types=[ValidationError],
+    versioning_behavior=VersioningBehavior.PINNED,
+)
 class ResearchWorkflow:
     # Input that is not a valid brief (or no input) decodes as plain JSON (pydantic tries Brief
     # first, strictly; `read_brief` validates it laxly, as a plain `Brief` hint would have), so

@@ -74,9 +74,10 @@ def research(
 class WorkerProcess:
     """`python worker.py` as a separate OS process, configured only through its environment."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], *args: str) -> None:
+        """`python worker.py`, or `python ARGS` (another build's worker) when given."""
         self.process = subprocess.Popen(
-            [sys.executable, str(PROJECT_ROOT / "worker.py")],
+            [sys.executable, *(args or [str(PROJECT_ROOT / "worker.py")])],
             cwd=PROJECT_ROOT,
             env=env,
             stdout=subprocess.PIPE,

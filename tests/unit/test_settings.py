@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 import worker
-from runtime.settings import PROJECT_ROOT, SERPER_URL, Settings, SettingsError
+from runtime.settings import (
+    PROJECT_ROOT,
+    SERPER_URL,
+    Settings,
+    SettingsError,
+    build_id_of,
+    code_build_id,
+)
 from starter import cli
 from starter.providers import check_model_settings, check_search_settings
 from tests.conftest import free_port
@@ -443,3 +450,43 @@ def test_layering(module: str, kept_out: str) -> None:
         [sys.executable, "-c", probe], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_the_build_id_is_the_workflow_codes_unless_named() -> None:
+    assert (
+        Settings.from_env({}).build_id == code_build_id() == build_id_of(PROJECT_ROOT / "workflows")
+    )
+    assert Settings.from_env({}).deployment_name == "research"
+    named = Settings.from_env(
+        {"RESEARCH_BUILD_ID": "2026.12.1+abc", "RESEARCH_DEPLOYMENT_NAME": "r-2"}
+    )
+    assert (named.deployment_name, named.build_id) == ("r-2", "2026.12.1+abc")
+
+
+def test_a_changed_workflow_source_is_a_new_build(tmp_path: Path) -> None:
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "research.py").write_text("RULE = 1\n")
+    (tmp_path / "tools" / "read.py").write_text("LIMIT = 2\n")
+    (tmp_path / "notes.txt").write_text("not code")
+    first = build_id_of(tmp_path)
+
+    (tmp_path / "notes.txt").write_text("still not code")
+    assert build_id_of(tmp_path) == first
+    (tmp_path / "tools" / "read.py").write_text("LIMIT = 3\n")
+    assert build_id_of(tmp_path) != first
+    assert first.startswith("wf-") and len(first) == 15
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("RESEARCH_DEPLOYMENT_NAME", "research.prod", "RESEARCH_DEPLOYMENT_NAME must be 1 to 100"),
+        ("RESEARCH_DEPLOYMENT_NAME", "x" * 101, "RESEARCH_DEPLOYMENT_NAME must be 1 to 100"),
+        ("RESEARCH_BUILD_ID", "build 7", "RESEARCH_BUILD_ID must be 1 to 100"),
+        ("RESEARCH_BUILD_ID", "a/b", "RESEARCH_BUILD_ID must be 1 to 100"),
+    ],
+)
+def test_a_malformed_version_setting_is_one_sentence(name: str, value: str, message: str) -> None:
+    with pytest.raises(SettingsError) as raised:
+        Settings.from_env({name: value})
+    assert str(raised.value).startswith(message) and "\n" not in str(raised.value)

@@ -54,7 +54,7 @@ def test_a_history_the_code_would_not_repeat_diverges_in_one_paragraph(
         "[TMPRL1100] Nondeterminism error: Activity type of scheduled event 'search_web' does not "
         "match activity type of activity command 'decide'"
     ) in out
-    assert "workflow.patched()" in out
+    assert "ship the change as a new build" in out
 
 
 @pytest.mark.parametrize(
