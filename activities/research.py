@@ -96,6 +96,7 @@ class ResearchActivities:
             # the reason.
             local_model=self._settings.model_provider in LOCAL_PROVIDERS
             and request.brief.rerun_of is None,
+            model_timeout_seconds=self._settings.model_timeout_seconds,
         )
 
     @activity.defn(name=contracts.SEARCH_WEB)

@@ -122,7 +122,8 @@ class Settings:
     temperature: float | None = 0.0  # None: not sent (reasoning models accept only their default)
     max_output_tokens: int = 1_024
     parallel_tool_calls: bool = False
-    model_timeout_seconds: float = 110.0  # under the workflow's 120 s decide timeout
+    # One model call, start to last byte; the workflow's decide timeout follows from it.
+    model_timeout_seconds: float = 120.0
     search_provider: SearchProvider = "corpus"
     serper_api_key: str | None = field(default=None, repr=False)
     serper_url: str = SERPER_URL
@@ -340,7 +341,7 @@ def _model_settings(env: dict[str, str]) -> dict[str, Any]:
         "temperature": _temperature(env),
         "max_output_tokens": _int(env, "RESEARCH_MAX_OUTPUT_TOKENS", 1_024),
         "parallel_tool_calls": _bool(env, "RESEARCH_PARALLEL_TOOL_CALLS", False),
-        "model_timeout_seconds": _float(env, "RESEARCH_MODEL_TIMEOUT_SECONDS", 110.0),
+        "model_timeout_seconds": _float(env, "RESEARCH_MODEL_TIMEOUT_SECONDS", 120.0),
     }
 
 

@@ -63,6 +63,9 @@ class StartRunResult(BaseModel):
     # run as local activities. Recorded, so replay decides the same.
     local_search: bool = False
     local_model: bool = False  # the model is a deterministic policy inside the worker (offline)
+    # The worker's RESEARCH_MODEL_TIMEOUT_SECONDS: decide's timeout follows from it (0: recorded
+    # by a worker before it, decide keeps the old fixed timeout).
+    model_timeout_seconds: float = 0.0
     execution_id: str = ""  # the execution the ledger wrote the run's rows under
 
 

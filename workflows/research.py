@@ -65,7 +65,12 @@ STOP_REASON_KEY = SearchAttributeKey.for_keyword("ResearchStopReason")
 ACTIVITY_TIMEOUT = timedelta(seconds=60)
 # A local activity runs inside the workflow task's lifetime: an attempt gets less time.
 LOCAL_TIMEOUT = timedelta(seconds=30)
+# A model call's attempt: the worker's RESEARCH_MODEL_TIMEOUT_SECONDS (recorded by start_run) plus
+# the ledger work around the call, so the activity cuts a slow call itself, once, and Temporal
+# never asks a model again while it is still answering (the heartbeat notices a lost worker).
+# DECIDE_TIMEOUT: a worker that recorded no model timeout.
 DECIDE_TIMEOUT = timedelta(seconds=120)
+DECIDE_LEDGER_WORK = timedelta(seconds=30)
 DEADLINE_GRACE = timedelta(seconds=5)  # decide's own timeout fires after the deadline timer
 WRAP_UP_TIMEOUT = timedelta(seconds=30)  # saving the report after a bound tripped
 MAX_GUIDANCE = 10  # operator guidance kept (newest)
@@ -138,6 +143,7 @@ class ResearchWorkflow:
         self._search_attributes = False
         self._started = False
         self._local_model = False
+        self._decide_timeout = DECIDE_TIMEOUT
         self._local_search = False
         self._upserted: tuple[str, str] | None = None
         self._turn_start = 0  # the first step of the latest turn (its results are shown whole)
@@ -184,6 +190,9 @@ class ResearchWorkflow:
         self._search_attributes = started.search_attributes
         self._local_search = started.local_search
         self._local_model = started.local_model
+        if started.model_timeout_seconds > 0:
+            seconds = timedelta(seconds=started.model_timeout_seconds)
+            self._decide_timeout = seconds + DECIDE_LEDGER_WORK
         self._publish()
 
     # ------------------------------------------------------------ the loop
@@ -246,7 +255,7 @@ class ResearchWorkflow:
             self._call(
                 contracts.DECIDE_ACTIVITY,
                 request,
-                timeout=DECIDE_TIMEOUT,
+                timeout=self._decide_timeout,
                 grace=DEADLINE_GRACE,
                 summary=f"decide: turn {request.scope.turn}",
             )

@@ -8,6 +8,7 @@ The client (OpenAI, any OpenAI-compatible server, or Azure OpenAI's `/openai/v1/
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import reprlib
@@ -152,7 +153,7 @@ class ModelActivities:
     async def _chat(self, messages: list[dict[str, Any]], request: DecideInput) -> Decision:
         assert self._client is not None
         settings = self._settings
-        async with _provider_errors(self._provider):
+        async with _provider_errors(self._provider, settings.model_timeout_seconds):
             response = await self._client.openai.chat.completions.create(
                 model=settings.model,
                 messages=cast("list[ChatCompletionMessageParam]", messages),
@@ -173,18 +174,23 @@ class ModelActivities:
 
 
 @contextlib.asynccontextmanager
-async def _provider_errors(provider: Provider) -> AsyncIterator[None]:
-    """The client's exceptions as typed provider errors. `from None`: the provider's own text,
-    which may echo a key, must not travel into workflow history as the cause."""
+async def _provider_errors(provider: Provider, within_seconds: float) -> AsyncIterator[None]:
+    """The call, bounded as a whole (RESEARCH_MODEL_TIMEOUT_SECONDS, the body's last byte
+    included: the client's own timeout bounds each read, and a server trickling a byte at a time
+    would outlast it), its exceptions as typed provider errors. `from None`: the provider's own
+    text, which may echo a key, must not travel into workflow history as the cause."""
     try:
-        yield
+        async with asyncio.timeout(within_seconds):
+            yield
+    except TimeoutError:
+        raise network_failure(provider, timed_out=True, within=within_seconds) from None
     except openai.APIStatusError as error:
         raise provider_failure(provider, error) from None
     except (openai.APIResponseValidationError, ValueError):  # a 2xx body that is not JSON
         raise malformed_failure(provider, "a body that is not a chat completion") from None
     except openai.APIConnectionError as error:  # includes APITimeoutError
         timed_out = isinstance(error, openai.APITimeoutError)
-        raise network_failure(provider, timed_out=timed_out) from None
+        raise network_failure(provider, timed_out=timed_out, within=within_seconds) from None
     except ClientAuthenticationError:  # the Entra ID credential found no identity or was refused
         fix = "sign in with `az login`, give the worker a managed identity"
         raise credential_failure(provider.label, f"{fix}, or set AZURE_OPENAI_API_KEY") from None

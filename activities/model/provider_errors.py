@@ -58,9 +58,14 @@ def status_failure(
     return _final(f"{prefix}: the request was refused: {text}")
 
 
-def network_failure(provider: Provider, *, timed_out: bool) -> ApplicationError:
-    """The provider could not be reached or did not answer in time: worth another try."""
+def network_failure(
+    provider: Provider, *, timed_out: bool, within: float | None = None
+) -> ApplicationError:
+    """The provider could not be reached or did not answer in time (`within` seconds, the
+    model's RESEARCH_MODEL_TIMEOUT_SECONDS): worth another try."""
     what = "did not answer in time" if timed_out else "could not be reached"
+    if timed_out and within is not None:
+        what = f"did not answer within {within:g} s (RESEARCH_MODEL_TIMEOUT_SECONDS)"
     return _transient(f"{provider.label} {what}", "", None)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ from tests.fakes import QuietHandler, serving
 
 Message = dict[str, Any]
 # {"tool_calls": [(name, arguments)]} or {"content": "..."}; optional "no_usage": True,
+# "trickle": seconds (the body one byte at a time), "delay": seconds (before answering),
 # "reasoning_tokens": n, "usage": {...} (sent as it is); or an error
 # {"status": 429, "headers": {...}, "error": "..."}
 Reply = dict[str, Any]
@@ -54,6 +56,9 @@ class FakeOpenAI:
         self.held = threading.Event()
         self.release = threading.Event()
         self.lock = threading.Lock()
+        # A trickling answer (reply {"trickle": seconds}: one byte of the body every `seconds`):
+        # how long each one lasted until the client hung up (or it was all sent).
+        self.trickled: list[float] = []
 
     def respond(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = body["messages"]
@@ -66,6 +71,8 @@ class FakeOpenAI:
             self.held.set()
             self.release.wait(timeout=60)
         reply = self.script(turn, messages)
+        if "delay" in reply:  # a slow model: it thinks this many seconds before it answers
+            time.sleep(float(reply["delay"]))
         if "raw" in reply:  # a body as it is: {"raw": "<html>...", "content_type": "text/html"}
             return {"_raw": reply["raw"], "_content_type": reply.get("content_type", "text/html")}
         if "status" in reply:  # an error answer: {"status": 429, "headers": {...}, "error": "..."}
@@ -76,6 +83,8 @@ class FakeOpenAI:
                 "_body": error,
             }
         answer = completion(body, reply, turn)
+        if "trickle" in reply:
+            answer["_trickle"] = reply["trickle"]
         if "reasoning_tokens" in reply:
             details = {"reasoning_tokens": reply["reasoning_tokens"]}
             answer["usage"]["completion_tokens_details"] = details
@@ -139,11 +148,34 @@ def serve(fake: FakeOpenAI) -> Iterator[str]:
             if response.pop("_no_usage", False):
                 response.pop("usage", None)
             content_type = response.pop("_content_type", "application/json")
+            trickle = response.pop("_trickle", None)
             if "_raw" in response:
                 payload = str(response["_raw"]).encode()
             else:
                 payload = json.dumps(response.get("_body", response)).encode()
+            if trickle is not None:
+                self._trickle(payload, float(trickle))
+                return
             self.reply(status, payload, {**headers, "content-type": content_type})
+
+        def _trickle(self, payload: bytes, seconds: float) -> None:
+            """A 200 whose body arrives one byte every `seconds`: every read is quick, the whole
+            answer never is."""
+            started = time.monotonic()
+            try:
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                for byte in payload:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(seconds)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up: what the test measures
+            finally:
+                with fake.lock:
+                    fake.trickled.append(time.monotonic() - started)
 
     with serving(Handler) as port:
         try:

@@ -336,7 +336,8 @@ async def test_a_provider_that_does_not_answer_in_time_is_retried(embedded_pg_ur
                 model.decide, DecideInput(scope=RunScope.turn_of(run_id, "", 1, 0, ""), brief=BRIEF)
             )
     assert (
-        failed.value.type == PROVIDER_RETRYABLE and "did not answer in time" in failed.value.message
+        failed.value.type == PROVIDER_RETRYABLE
+        and "did not answer within 0.5 s (RESEARCH_MODEL_TIMEOUT_SECONDS)" in failed.value.message
     )
 
 
@@ -395,3 +396,24 @@ async def test_a_rejected_azure_key_names_the_azure_variables(embedded_pg_url: s
     )
     assert refused.non_retryable and "AZURE_OPENAI_API_KEY" in refused.message
     assert "azure-secret-key" not in refused.message
+
+
+async def test_a_trickling_answer_is_cut_at_the_model_timeout(embedded_pg_url: str) -> None:
+    # One byte every 2 s: each read is quick (the client's own timeout never fires), the whole
+    # answer would take over 20 minutes. RESEARCH_MODEL_TIMEOUT_SECONDS bounds the whole call.
+    fake = FakeOpenAI(lambda turn, messages: {**SEARCH, "trickle": 2.0})
+    environ = openai_env(RESEARCH_MODEL_TIMEOUT_SECONDS="3")
+    started = time.monotonic()
+    with pytest.raises(ApplicationError) as raised:
+        async with _model(embedded_pg_url, fake, environ) as (model, run_id):
+            request = DecideInput(run_id=run_id, turn=1, brief=BRIEF)
+            await ActivityEnvironment().run(model.decide, request)
+    took = time.monotonic() - started
+    refused = raised.value
+    assert refused.type == PROVIDER_RETRYABLE and not refused.non_retryable
+    assert refused.message == (
+        "model provider openai did not answer within 3 s (RESEARCH_MODEL_TIMEOUT_SECONDS), "
+        "will retry"
+    )
+    assert took < 15, f"cut after {took:.1f} s, not at the 3 s the setting names"
+    assert len(fake.requests) == 1

@@ -124,7 +124,7 @@ def test_provider_defaults() -> None:
     assert settings.model == "gpt-4o-mini"
     assert (settings.temperature, settings.max_output_tokens) == (0.0, 1024)
     assert settings.parallel_tool_calls is False
-    assert settings.model_timeout_seconds == 110.0
+    assert settings.model_timeout_seconds == 120.0
     assert settings.azure_openai_endpoint is None and settings.azure_openai_api_key is None
     assert settings.serper_api_key is None and settings.serper_url == SERPER_URL
     assert settings.searxng_url is None

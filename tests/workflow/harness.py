@@ -121,8 +121,10 @@ class StandIns:
         checkpoint: Checkpoint | None = None,
         read_delay: float = 0.0,
         search_error: ApplicationError | None = None,
+        started: contracts.StartRunResult | None = None,
     ) -> None:
         self.web = web
+        self.started = started or contracts.StartRunResult()  # what start_run tells the workflow
         self.script = script
         self.decide_delay = decide_delay
         self.checkpoint = checkpoint
@@ -142,7 +144,7 @@ class StandIns:
 
     @activity.defn(name=contracts.START_RUN)
     async def start_run(self, request: contracts.StartRunInput) -> contracts.StartRunResult:
-        return contracts.StartRunResult()
+        return self.started
 
     @activity.defn(name=contracts.DECIDE)
     async def decide(self, request: contracts.DecideInput) -> Decision:

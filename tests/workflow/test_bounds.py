@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from tests.workflow.harness import (
@@ -19,6 +20,7 @@ from tests.workflow.harness import (
     start,
     with_usage,
 )
+from workflows import contracts
 from workflows.context import COMPACTED
 from workflows.models import Brief, Decision, RunResult, RunStatus, StopReason, ToolResult
 from workflows.tools import PageWindow
@@ -289,3 +291,35 @@ async def test_older_windows_are_compacted_so_the_run_goes_on(client: Client) ->
     texts = [window.passages[0].text[:9] for window in windows if isinstance(window, PageWindow)]
     assert texts == [COMPACTED[:9], "timeout 2", "timeout 3"]
     assert shown.context_chars <= 5_000
+
+
+async def _decide_timeouts(client: Client, brief: Brief, model_timeout: float) -> list[float]:
+    """The start-to-close timeout of each decide the workflow scheduled, in seconds, when the
+    worker's start_run recorded `model_timeout` (RESEARCH_MODEL_TIMEOUT_SECONDS)."""
+    started = contracts.StartRunResult(model_timeout_seconds=model_timeout)
+    stand_ins = StandIns(FakeWeb(pages=PAGES), [SEARCH, SEARCH], started=started)
+    async with research_worker(client, stand_ins) as queue:
+        handle = await start(client, queue, brief)
+        await handle.result()
+        history = await handle.fetch_history()
+    return [
+        attributes.start_to_close_timeout.ToTimedelta().total_seconds()
+        for event in history.events
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and (attributes := event.activity_task_scheduled_event_attributes).activity_type.name
+        == contracts.DECIDE
+    ]
+
+
+async def test_the_decide_timeout_follows_the_workers_model_timeout(client: Client) -> None:
+    # A model configured for 600 s gets 600 s and the ledger work around the call, not the old
+    # fixed 120 s: a call still answering is never abandoned and asked again.
+    brief = make_brief(max_steps=2, deadline_seconds=3_600)
+    assert await _decide_timeouts(client, brief, 600.0) == [630.0, 630.0]
+    assert await _decide_timeouts(client, brief, 0.0) == [120.0, 120.0], "an older worker"
+
+
+async def test_the_decide_timeout_never_reaches_past_the_deadline(client: Client) -> None:
+    brief = make_brief(max_steps=1, deadline_seconds=40)
+    [timeout] = await _decide_timeouts(client, brief, 600.0)
+    assert 40 < timeout <= 45, "the time left and the 5 s grace"
