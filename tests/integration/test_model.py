@@ -406,7 +406,7 @@ async def test_a_trickling_answer_is_cut_at_the_model_timeout(embedded_pg_url: s
     started = time.monotonic()
     with pytest.raises(ApplicationError) as raised:
         async with _model(embedded_pg_url, fake, environ) as (model, run_id):
-            request = DecideInput(run_id=run_id, turn=1, brief=BRIEF)
+            request = DecideInput(scope=RunScope.turn_of(run_id, "", 1, 0, ""), brief=BRIEF)
             await ActivityEnvironment().run(model.decide, request)
     took = time.monotonic() - started
     refused = raised.value
