@@ -34,16 +34,16 @@ async def record_evidence(
             return RecordEvidenceResult(evidence=stored)
         try:
             evidence, context = await prove(rows, request)
-            check(evidence, context, request.terms)
+            check(evidence, context, request.terms, request.question)
         except EvidenceRefused as refused:
             return RecordEvidenceResult(error=str(refused))
         await rows.insert(evidence, request.scope.step)
         return RecordEvidenceResult(evidence=evidence)
 
 
-def check(evidence: Evidence, context: str, terms: list[str]) -> None:
+def check(evidence: Evidence, context: str, terms: list[str], question: str = "") -> None:
     """EvidenceRefused when the evidence breaks an evidence rule of the gate."""
-    problem = evidence_problem(evidence.quote, context, evidence.claim, terms)
+    problem = evidence_problem(evidence.quote, context, evidence.claim, terms, question)
     if problem is not None:
         raise EvidenceRefused(problem)
 

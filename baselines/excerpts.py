@@ -73,6 +73,7 @@ class Wanted:
     codes: list[str] = field(default_factory=list)  # every name it writes as code, shared or not
     qualifiers: list[str] = field(default_factory=list)  # of those, what only qualifies a name
     content: list[str] = field(default_factory=list)  # every word but its framing ("do", "return")
+    question: str = ""  # as written: the host checks a quote's own words against it
 
     @property
     def things(self) -> list[str]:
@@ -110,6 +111,7 @@ def wanted_words(question: Question, request: DecideInput) -> Wanted:
     subject = sorted(keywords(request.brief.question) - GENERIC, key=_specificity)
     asked = sorted(keywords(question.text) & GENERIC)
     return Wanted(
+        question=question.text,
         lead=lead,
         terms=terms,
         topic=topic,
@@ -230,7 +232,9 @@ def best_excerpt(
                 enough = enough and about(excerpt, wanted)
             if not enough or " ".join(excerpt.quote.split()) in used:
                 continue
-            problem = evidence_problem(excerpt.quote, excerpt.context, excerpt.claim, wanted.terms)
+            problem = evidence_problem(
+                excerpt.quote, excerpt.context, excerpt.claim, wanted.terms, wanted.question
+            )
             if problem is None:
                 value = excerpt.score + excerpt.own + excerpt.asked + 2 * excerpt.named
                 value = 2 * (value + excerpt.opens) + excerpt.topic

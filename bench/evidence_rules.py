@@ -88,7 +88,7 @@ def main(root: Path) -> None:
             if answer is None:
                 print(f"?  {case.question}: no paragraph holds {case.phrase!r}")
                 continue
-            problem = evidence_problem(answer[0], answer[1], case.claim, terms)
+            problem = evidence_problem(answer[0], answer[1], case.claim, terms, case.question)
             honest += 1
             refused_honest += problem is not None
             print(f"{'REFUSED' if problem else 'ok':8} {case.question} [{', '.join(terms)}]")
@@ -101,7 +101,8 @@ def main(root: Path) -> None:
             ]
             careless += len(others)
             refused_careless += sum(
-                evidence_problem(text, section, "", terms) is not None for text, section in others
+                evidence_problem(text, section, "", terms, case.question) is not None
+                for text, section in others
             )
     print()
     print(f"answering paragraphs accepted: {honest - refused_honest} of {honest}")

@@ -129,6 +129,7 @@ class RecordEvidenceInput(BaseModel):
     quote: str | None = None
     # The question's distinctive words: the quote must touch one (`workflows.substance`).
     terms: list[str] = Field(default_factory=list)
+    question: str = ""  # its text: the quote's own words must share one of its words
 
 
 class RecordEvidenceResult(BaseModel):

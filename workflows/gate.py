@@ -10,25 +10,41 @@ figure check (`conflicts`), is disclosed by its whole ID in a finding or in the 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from workflows.canonical import mixed_script
 from workflows.cleaning import echo
 from workflows.models import Brief, Evidence, SourceRef
+from workflows.quantities import read
+from workflows.rules import refusal
 from workflows.substance import (
     MIN_SHARED_WORDS,
+    FigureProblem,
     Labelled,
     disagreement,
+    figure_problems,
     figures,
     keywords,
     labelled,
-    negates,
-    unsupported_figures,
+    says_disagree,
+    states_both,
+    unsupported_negation,
 )
 
 if TYPE_CHECKING:  # the finish tool runs the gate: its argument model names only a type here
     from workflows.tools.finish_research import FinishArgs
+
+
+class Deferred(BaseModel):
+    """A figure the rules cannot decide (derived from the quotes): the verifier judges it."""
+
+    where: str  # "finding 2", "the answer"
+    text: str  # the finding's or the answer's text
+    figure: str  # as stated
+    evidence_ids: list[str] = Field(default_factory=list)
 
 
 class GateResult(BaseModel):
@@ -36,6 +52,7 @@ class GateResult(BaseModel):
     gaps: list[str] = Field(default_factory=list)
     cited_evidence: list[str] = Field(default_factory=list)
     independent_sources: int = 0
+    deferred: list[Deferred] = Field(default_factory=list)  # only when a verifier is configured
 
 
 class Conflict(BaseModel):
@@ -69,23 +86,38 @@ def check(
     evidence: dict[str, Evidence],
     sources: dict[str, SourceRef],
     brief: Brief,
+    *,
+    verifier: bool = False,
+    composed: bool = False,
 ) -> GateResult:
+    """Rules 1-8 of `workflows.rules` on a submitted report. A figure the rules cannot decide
+    is a gap, or, when a `verifier` judges meaning after the gate, listed as `deferred`. A
+    `composed` report's answer is the host's own framing sentence: it is not checked."""
     gaps = _citation_gaps(report, evidence)
     cited = _cited_ids(report, evidence)
     gaps += _coverage_gaps(cited, evidence, brief)
     families = source_families(sorted({evidence[eid].source_id for eid in cited}), sources)
     if len(families) < brief.limits.min_sources:
         gaps.append(
-            f"the cited evidence comes from {len(families)} independent source(s); at least "
-            f"{brief.limits.min_sources} are required (a mirror with the same text counts once)"
+            refusal("independent", "too_few", count=len(families), needed=brief.limits.min_sources)
         )
-    gaps += _support_gaps(report, cited, evidence, brief)
-    gaps += _undisclosed(report, evidence, conflicts(evidence, sources))
+    deferred: list[Deferred] = []
+    for statement in _statements(report, cited, evidence, sources, brief, composed):
+        gaps += statement.gaps(deferred if verifier else None)
+    recorded = [item.quote for item in evidence.values()]
+    gaps += [
+        refusal("answer", "fact", sentence=echo(sentence, 60))
+        for sentence in limitation_facts(report.limitations, recorded)
+    ]
+    found = conflicts(evidence, sources)
+    gaps += _undisclosed(report, evidence, found)
+    gaps += _one_sided(report, evidence, found)
     return GateResult(
         passed=not gaps,
         gaps=gaps,
         cited_evidence=cited,
         independent_sources=len(families),
+        deferred=deferred,
     )
 
 
@@ -97,67 +129,130 @@ def _cited_ids(report: FinishArgs, evidence: dict[str, Evidence]) -> list[str]:
 def _citation_gaps(report: FinishArgs, evidence: dict[str, Evidence]) -> list[str]:
     gaps: list[str] = []
     if not report.findings:
-        gaps.append("the report has no findings: each finding must cite recorded evidence")
+        gaps.append(refusal("cited", "no_findings"))
     for number, finding in enumerate(report.findings, start=1):
         if not finding.evidence_ids:
-            gaps.append(f"finding {number} cites no evidence")
+            gaps.append(refusal("cited", "no_evidence", number=number))
         unknown = [eid for eid in finding.evidence_ids if eid not in evidence]
         if unknown:
-            named = ", ".join(echo(eid, 12) for eid in unknown[:5])
+            named_ids = ", ".join(echo(eid, 12) for eid in unknown[:5])
             more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-            gaps.append(f"finding {number} cites unknown evidence {named}{more}")
+            gaps.append(refusal("cited", "unknown", number=number, ids=named_ids + more))
     return gaps
 
 
 def _coverage_gaps(cited: list[str], evidence: dict[str, Evidence], brief: Brief) -> list[str]:
     covered = {evidence[eid].question_id for eid in cited}
     return [
-        f"required question {question.id} has no cited evidence: {question.text}"
+        refusal("covered", "uncovered", question=question.id, text=question.text)
         for question in brief.questions
         if question.required and question.id not in covered
     ]
 
 
-def _support_gaps(
-    report: FinishArgs, cited: list[str], evidence: dict[str, Evidence], brief: Brief
-) -> list[str]:
-    """The report states only figures its cited quotes state; each finding shares their words."""
-    framing = " ".join([brief.question, *(question.text for question in brief.questions)])
-    gaps: list[str] = []
+@dataclass
+class _Statement:
+    """One thing the report states, the evidence it is checked against, and how strictly."""
+
+    where: str  # "finding 1", "the answer", "the limitations"
+    text: str
+    quotes: list[str]
+    evidence_ids: list[str]
+    whose: str  # "it cites", "the findings cite", "the run recorded"
+    framing: list[str]
+    names: list[str] = field(default_factory=list)  # dates and versions of pages read
+    shares: bool = True  # must share content words with its quotes
+    negation: bool = True  # may negate only what a quote negates
+
+    def gaps(self, deferred: list[Deferred] | None) -> list[str]:
+        gaps = []
+        mixed = mixed_script(self.text)
+        if mixed:
+            shown = ", ".join(echo(token, 20) for token in mixed[:5])
+            gaps.append(refusal("figures", "mixed_script", where=self.where, tokens=shown))
+        for problem in figure_problems(self.text, self.quotes, self.framing, self.names):
+            if problem.deferrable and deferred is not None and self.shares:  # a verified claim
+                deferred.append(
+                    Deferred(
+                        where=self.where,
+                        text=self.text,
+                        figure=problem.figure,
+                        evidence_ids=self.evidence_ids,
+                    )
+                )
+            else:
+                gaps.append(self._figure_gap(problem))
+        negated = unsupported_negation(self.text, self.quotes) if self.negation else None
+        if negated is not None:
+            word, scope = negated[0], echo(negated[1], 50)
+            gaps.append(refusal("cited", "negates", where=self.where, word=word, scope=scope))
+        if self.shares:
+            own = _substance(self.text)
+            shared = own & _substance(" ".join(self.quotes))
+            # An answer of a word or two ("See the findings.") states nothing to share.
+            needed = MIN_SHARED_WORDS
+            if self.where == "the answer" and len(own) < _FACT_WORDS:
+                needed = 0
+            if len(shared) < needed:
+                gaps.append(
+                    refusal("cited", "shares", where=self.where, count=len(shared), needed=needed)
+                )
+        return gaps
+
+    def _figure_gap(self, problem: FigureProblem) -> str:
+        fields = {
+            "where": self.where,
+            "states": "state" if self.where == "the limitations" else "states",
+            "figure": echo(problem.figure, 40),
+            "whose": self.whose,
+        }
+        if problem.deferrable:
+            return refusal("figures", "deferred", **fields)
+        if problem.why.startswith("which"):
+            return refusal("figures", "missing", **fields)
+        return refusal("figures", "mismatch", why=problem.why, **fields)
+
+
+def _statements(
+    report: FinishArgs,
+    cited: list[str],
+    evidence: dict[str, Evidence],
+    sources: dict[str, SourceRef],
+    brief: Brief,
+    composed: bool = False,
+) -> list[_Statement]:
+    """The findings (each against its own quotes), the answer (against all the findings cite)
+    and the limitations' sentences that describe sources (against all recorded evidence)."""
+    framing = [brief.question, *(question.text for question in brief.questions)]
+    statements = []
     for number, finding in enumerate(report.findings, start=1):
-        quotes = [evidence[eid].quote for eid in finding.evidence_ids if eid in evidence]
-        if not quotes:
-            continue  # a citation gap already
-        unsupported = unsupported_figures(finding.text, quotes, framing)
-        if unsupported:
-            gaps.append(
-                f"finding {number} states {_listed(unsupported)}, which the evidence it cites "
-                "does not contain"
+        ids = [eid for eid in finding.evidence_ids if eid in evidence]
+        if ids:  # otherwise a citation gap already
+            quotes = [evidence[eid].quote for eid in ids]
+            statements.append(
+                _Statement(f"finding {number}", finding.text, quotes, ids, "it cites", framing)
             )
-        if negates(finding.text, quotes):
-            gaps.append(
-                f"finding {number} negates what it states, and none of the evidence it cites "
-                "says not, no or never: say what the quotes say"
-            )
-        shared = _substance(finding.text) & _substance(" ".join(quotes))
-        if len(shared) < MIN_SHARED_WORDS:
-            gaps.append(
-                f"finding {number} shares {len(shared)} content word(s) or figure(s) with the "
-                f"evidence it cites, at least {MIN_SHARED_WORDS} are needed: say what the "
-                "quotes say"
-            )
-    unsupported = unsupported_figures(
-        report.answer, [evidence[eid].quote for eid in cited], framing
-    )
-    if unsupported:
-        gaps.append(f"the answer states {_listed(unsupported)}, which no cited evidence contains")
-    recorded = [item.quote for item in evidence.values()]  # limitations may name uncited evidence
-    unsupported = unsupported_figures(report.limitations, recorded, framing)
-    if unsupported:
-        gaps.append(
-            f"the limitations state {_listed(unsupported)}, which no recorded evidence contains"
+    if cited and not composed:
+        quotes = [evidence[eid].quote for eid in cited]
+        statements.append(
+            _Statement("the answer", report.answer, quotes, cited, "the findings cite", framing)
         )
-    return gaps
+    recorded = sorted(evidence)
+    names = sorted({name for source in sources.values() for name in source.names})
+    statements.append(
+        _Statement(
+            "the limitations",
+            report.limitations,
+            [evidence[eid].quote for eid in recorded],
+            recorded,
+            "the run recorded",
+            framing,
+            names=names,
+            shares=False,
+            negation=False,
+        )
+    )
+    return statements
 
 
 def _substance(text: str) -> set[str]:
@@ -226,17 +321,72 @@ def _undisclosed(
         return evidence_id in cited or named(evidence_id, report.limitations)
 
     gaps = [
-        f"contradicting evidence {item.id} for {item.question_id} is neither cited in a finding "
-        "nor named in the limitations"
+        refusal("conflicts", "contradiction", evidence=item.id, question=item.question_id)
         for item in sorted(evidence.values(), key=lambda item: item.id)
         if item.stance == "contradicts" and not disclosed(item.id)
     ]
     gaps += [
-        f"conflicting evidence: {conflict.sentence()}; cite or name both in the limitations"
+        refusal("conflicts", "conflict", conflict=conflict.sentence())
         for conflict in found
         if not (disclosed(conflict.first) and disclosed(conflict.second))
     ]
     return gaps
+
+
+def _one_sided(
+    report: FinishArgs, evidence: dict[str, Evidence], found: list[Conflict]
+) -> list[str]:
+    """A finding about a conflicted question states both values or says the sources disagree."""
+    gaps = []
+    for number, finding in enumerate(report.findings, start=1):
+        questions = {evidence[eid].question_id for eid in finding.evidence_ids if eid in evidence}
+        for conflict in found:
+            if conflict.question_id not in questions or says_disagree(finding.text):
+                continue
+            if not states_both(finding.text, conflict.first_says, conflict.second_says):
+                gaps.append(refusal("conflicts", "one_side", number=number,
+                                    conflict=conflict.sentence()))  # fmt: skip
+                break
+    return gaps
+
+
+def page_names(texts: list[str], known: list[str]) -> list[str]:
+    """The dates and versions `texts` (what the run read of a page) state, with those `known`
+    from earlier reads of it (sorted)."""
+    found = {item.name for text in texts for item in read(text) if item.kind != "amount"}
+    return sorted(found | set(known))
+
+
+def limitation_facts(limitations: str, quotes: list[str]) -> list[str]:
+    """The sentences of `limitations` that state a fact no recorded quote states. A sentence
+    that names an evidence, question or source id or speaks of the research or its sources
+    discloses; any other states a fact, and one recorded quote must hold all its content words
+    but one (its figures are checked with the rest of the limitations)."""
+    sentences = re.split(r"(?<=[.!?])\s+", " ".join(limitations.split()))
+    said = [keywords(quote) for quote in quotes]
+    facts = []
+    for sentence in sentences:
+        words = keywords(sentence)
+        if len(words) < _FACT_WORDS or _DISCLOSES.search(sentence):
+            continue
+        if not any(len(words - quote) <= 1 for quote in said):
+            facts.append(sentence)
+    return facts
+
+
+_FACT_WORDS = 3  # "None identified." states nothing
+
+
+# Words of a report about its own research and its sources, not about the subject.
+_DISCLOSES = re.compile(
+    r"(?i)\b(?:[EQS]\d+(?:\.P\d+)?|research\w*|investigat\w*|found|find|findings?|"
+    r"record\w*|evidence|sources?|questions?|sub-questions?|cover\w*|verif\w*|check\w*|"
+    r"confirm\w*|read|searched|search\w*|report\w*|answer\w*|unanswered|open|gaps?|scope|"
+    r"disagree\w*|conflict\w*|differ\w*|contradict\w*|inconsistent|uncertain\w*|unclear|"
+    r"outdated|pages?|documentation|docs?|blogs?|posts?|articles?|guides?|references?|manuals?|"
+    r"release notes|mirrors?|authors?|published|written|sites?|website|forums?|changelog|"
+    r"according)\b"
+)
 
 
 def open_questions(brief: Brief, evidence: dict[str, Evidence]) -> list[str]:

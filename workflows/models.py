@@ -325,6 +325,9 @@ class SourceRef(BaseModel):
     passage_count: int = 0
     ok: bool = True
     error: str | None = None
+    # Dates and versions the text read from this page states ("2023", "1.4"): the limitations
+    # may name them when they describe the source (`workflows.gate`).
+    names: list[str] = Field(default_factory=list)
 
 
 class SearchHit(BaseModel):

@@ -57,7 +57,7 @@ for _spellings, _kind, _factor in (
         _UNITS[_spelling] = (_kind, _factor)
 # Units that are also ordinary words or letters: read as units only glued to digits ("5m",
 # "4d"); "5 m" could be metres, "5 d" anything.
-_GLUED_ONLY = frozenset("m d w b h s us ns".split())
+_GLUED_ONLY = frozenset("m d w b us ns".split())
 
 _SMALL = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,

@@ -226,7 +226,9 @@ class ResearchWorkflow:
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=stop)
         state = self._state
         report = compose(state.brief, state.evidence, state.sources, stop, state.finish_reason)
-        verdict = gate.check(_as_finish(report), state.evidence, state.sources, state.brief)
+        verdict = gate.check(
+            _as_finish(report), state.evidence, state.sources, state.brief, composed=True
+        )
         status = RunStatus.COMPLETED if verdict.passed else RunStatus.INCOMPLETE
         return Outcome(status=status, stop_reason=stop, report=report)
 

@@ -226,6 +226,9 @@ class RunState(BaseModel):
         texts = {question.id: question.text for question in brief.questions}
         return distinctive_words(texts[question_id], brief.question, list(texts.values()))
 
+    def question_text(self, question_id: str) -> str:
+        return next(q.text for q in self.brief.questions if q.id == question_id)
+
     def unread_urls(self) -> list[str]:
         candidates = [*self.seeds, *self.discovered]
         return [url for url in dict.fromkeys(candidates) if url not in self.url_index]

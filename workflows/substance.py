@@ -1,32 +1,35 @@
 """Does evidence inform, and does a report say only what its evidence says? (pure, documented)
 
-Deterministic tests on content words and stated figures, shared by the ledger (when evidence is
-recorded) and the gate (when a report is submitted):
+Deterministic tests on content words and stated figures, shared by the evidence rules (when
+evidence is recorded) and the gate (when a report is submitted); their refusals come from the
+rules table (`workflows.rules`). Every text is read canonical (`workflows.canonical`).
 
-- **Informative:** a quote or passage has at least MIN_EVIDENCE_WORDS distinct content words
-  (words that are not stopwords) and figures, and MIN_EVIDENCE_CHARS characters: "The default
+- **Informative:** a quote has at least MIN_EVIDENCE_WORDS distinct content words (words that
+  are not stopwords) and figures of its own, and MIN_EVIDENCE_CHARS characters: "The default
   timeout is 30 seconds" informs, "Harbor Queue" or "after 5 attempts" does not.
 - **Relevant:** the quote, with what it sits under (its section heading and the paragraph just
-  before it, where documentation names the term a definition explains), shares a content word
-  with the question's *distinctive* words (one is enough: requiring two refused real answers):
-  the question's content words less those of the brief's main question and less those every
-  sub-question shares (the topic: "Harbor Queue" tells nothing about which sub-question a quote
-  answers). Without distinctive words, any content word counts.
-- **Supported:** a claim, a finding, the answer or the limitations state no figure that their
-  evidence does not: a duration, size or percentage must match in kind and value (30 s is
-  30,000 ms, not 30 hours), any other number must appear (digits, a number word, 10k), a version
-  such as 9.9.9 as it is; the brief's own questions count as evidence for this. A finding also
-  shares at least MIN_SHARED_WORDS content words or figures with the quotes it cites, and says
-  "not", "no" or "never" only if one of them does.
+  before it), shares a key term of its sub-question: the sub-question's content words less
+  those every sub-question shares (the topic); a term the main question also uses stays. The
+  heading supports a quote and does not replace it: what informs is counted in the quote's own
+  words, and a list item's label ("Retries and backoff: what happens when ...") is a heading.
+- **Not navigation:** a quote of three or more lines that are labelled entries describing pages
+  (an index, a table of contents) or bare headings is not evidence.
+- **Supported:** a claim, a finding, the answer or the limitations state no figure their
+  evidence does not (`figure_problems`: value, unit or counted noun, qualifier and era must
+  match, `workflows.quantities`); a count of the items a quote lists is a figure it states; the
+  brief's own questions count as evidence for this. A finding also shares at least
+  MIN_SHARED_WORDS content words or figures with its quotes, and negates something ("not",
+  "never", "instead of") only where a quote negates something of the same words.
 - **Conflicting:** two pieces of evidence for one question from different source families state
-  a figure of one kind (a duration, a size, a percentage, a count of the same thing: times,
-  tries, retries and attempts are one thing) about the same thing (a content word, names aside,
-  among the four before each) with different values, and neither also states the other's value:
-  they disagree, whatever stance the model gave them.
+  a current figure of one kind (a duration, a size, a percentage, a count of the same thing)
+  about the same thing (a content word, names aside, among the four before each) with
+  different values, and neither also states the other's value as current: they disagree,
+  whatever stance the model gave them. A figure a quote ties to an older version ("Releases
+  before 2.0 used 60 seconds") is not its current value.
 
-Known limits: one shared distinctive word is enough, so an off-topic sentence that happens to
-use one passes the relevance test; a number written as "one", or split across words ("five
-hundred"), is read loosely.
+Known limits: one shared key term is enough, so an off-topic sentence that happens to use one
+passes the relevance test; meaning (an inversion without a negation word, two quotes stitched
+into one relation) is the verifier's to check.
 """
 
 from __future__ import annotations
@@ -35,7 +38,10 @@ import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+
+from workflows.canonical import canonical, mixed_script
+from workflows.quantities import Quantity, matches, mismatch, read, same_value
+from workflows.rules import refusal
 
 MIN_EVIDENCE_CHARS = 20
 MIN_EVIDENCE_WORDS = 4
@@ -57,7 +63,7 @@ STOPWORDS = frozenset(
 def keywords(text: str) -> set[str]:
     """Distinct content words of `text`, lower-cased and crudely stemmed; an identifier
     (`wait_for`, `allow_nan`) counts as itself and as its parts ("dead-letter" stays one word)."""
-    words = _WORD.findall(text.lower())
+    words = _WORD.findall(canonical(text).lower())
     words += [part for word in words if "_" in word for part in word.split("_")]
     return {
         _stem(word)
@@ -91,168 +97,200 @@ def _stem(word: str) -> str:
 
 
 def distinctive_words(question: str, main_question: str, sub_questions: list[str]) -> list[str]:
-    """The content words of `question` that tell it apart from the brief's topic (sorted)."""
+    """The key terms of `question` (sorted): its content words less the brief's topic, the words
+    every sub-question shares and the main question's words that two or more sub-questions
+    use ("Harbor Queue" tells nothing about which sub-question a quote answers). A word the
+    main question shares with this sub-question alone stays a key term."""
     own = keywords(question)
-    topic = keywords(main_question) if main_question.strip() != question.strip() else set()
+    topic: set[str] = set()
     if len(sub_questions) > 1:
-        topic |= set.intersection(*(keywords(text) for text in sub_questions))
+        words = [keywords(text) for text in sub_questions]
+        topic = set.intersection(*words)
+        topic |= {word for word in keywords(main_question) if sum(word in w for w in words) > 1}
     return sorted(own - topic or own)
 
 
-def evidence_problem(quote: str, context: str, claim: str, terms: list[str]) -> str | None:
-    """Why this quote cannot be evidence for a question with distinctive `terms`, or None.
-    `context` is page text around the quote (section heading, the paragraph before it)."""
-    words = keywords(quote)
-    size = len(words | figures(quote))
+def evidence_problem(
+    quote: str, context: str, claim: str, terms: list[str], question: str = ""
+) -> str | None:
+    """Why this quote cannot be evidence for a question with key `terms`, or None. `context`
+    is page text around the quote (section heading, the paragraph before it): it may hold the
+    key term, but what informs must be the quote's own words (a list item's label is context).
+    `question` is the sub-question as written, to name its terms in a refusal."""
+    quote = canonical(quote)
+    own, label = own_words(quote)
+    size = len(keywords(own) | figures(own))
     if len(" ".join(quote.split())) < MIN_EVIDENCE_CHARS or size < MIN_EVIDENCE_WORDS:
-        return (
-            f"the quote is too short to inform: it has {size} content word(s) and figure(s), "
-            f"at least {MIN_EVIDENCE_WORDS} are needed (quote a whole sentence, or cite its "
-            "passage_id)"
-        )
-    if terms and not (words | keywords(context)) & set(terms):
-        shown = ", ".join(terms[:8])
-        return (
-            f"the quote does not mention what the question asks about (none of: {shown}): "
-            "record evidence under the question it answers"
-        )
-    unsupported = unsupported_figures(claim, [quote])
-    if unsupported:
-        return (
-            f"the claim states {', '.join(unsupported[:5])}, which the quote does not contain: "
-            "a claim may only say what its quote says"
-        )
+        return refusal("relevant", "too_short", count=size, needed=MIN_EVIDENCE_WORDS)
+    navigation = navigation_kind(quote)
+    if navigation:
+        return refusal("relevant", "navigation", what=navigation)
+    heading = keywords(context) | keywords(label)
+    if terms and not (keywords(own) | heading) & set(terms):
+        return refusal("relevant", "off_question", terms=as_written(terms, question))
+    problem = claim_problem(claim, quote)
+    return None if problem is None else refusal("relevant", "claim", problem=problem)
+
+
+def as_written(terms: list[str], question: str, limit: int = 8) -> str:
+    """Key terms as the question writes them ("attempts, moves"), never as stems ("mov")."""
+    words = _WORD.findall(canonical(question).lower())
+    written = {_stem(word): word for word in reversed(words)}
+    return ", ".join(dict.fromkeys(written.get(term, term) for term in terms[:limit]))
+
+
+def claim_problem(claim: str, quote: str) -> str | None:
+    """What a claim says that its quote does not (figures, scripts), in words, or None."""
+    mixed = mixed_script(canonical(claim))
+    if mixed:
+        return f"writes {', '.join(mixed[:3])}, mixing letters of different scripts"
+    problems = figure_problems(claim, [quote])
+    if problems:
+        return "states " + "; ".join(f"{item.figure} {item.why}" for item in problems[:3])
     return None
+
+
+# A list item "Label: what it is" whose label is a phrase (a linked title in an index): the
+# label is the item's heading, the rest its content.
+_LABEL = re.compile(r"^\s*([A-Z][^:\n.;!?_]{0,60}):\s+(\S.*)$")
+
+
+def own_words(quote: str) -> tuple[str, str]:
+    """(the quote's own text, the labels of its list items): in "Retries and backoff: what
+    happens when processing fails." the label names a page, the rest is what the line says."""
+    own, labels = [], []
+    for line in quote.splitlines():
+        item = _LABEL.match(line)
+        if item is not None and len(item[1].split()) <= 8:
+            labels.append(item[1])
+            own.append(item[2])
+        else:
+            own.append(line)
+    return "\n".join(own), " ".join(labels)
+
+
+def navigation_kind(quote: str) -> str:
+    """ "a table of contents" or "a list of headings" when the quote is one ("" otherwise):
+    three or more short lines that are labelled entries describing pages, or bare headings."""
+    lines = [line.strip() for line in quote.splitlines() if line.strip()]
+    if len(lines) < 3:
+        return ""
+    entries = sum(1 for line in lines if _entry(line))
+    headings = sum(1 for line in lines if _bare_heading(line))
+    if entries * 3 >= len(lines) * 2:
+        return "a table of contents"
+    if headings * 3 >= len(lines) * 2:
+        return "a list of headings"
+    return ""
+
+
+def _entry(line: str) -> bool:
+    item = _LABEL.match(line)
+    if item is None or len(item[1].split()) > 8 or len(item[2].split()) > 15:
+        return False
+    label = item[1]
+    return " " in label.strip() or (label[:1].isupper() and label[1:].islower())
+
+
+def _bare_heading(line: str) -> bool:
+    words = line.split()
+    return 0 < len(words) <= 6 and line[0].isupper() and line[-1] not in ".!?:;,"
 
 
 # ---------------------------------------------------------------- figures
 
-# A number: digits with separators, or a number word. Ordinal suffixes ("5th") keep the number.
-_WORDS = {
-    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
-    "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
-    "hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9,
-    "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
-    "ninth": 9, "tenth": 10, "twice": 2,
-}  # fmt: skip
-_NUMBER = re.compile(
-    r"(?<![A-Za-z0-9_.,])(\d+(?:[.,]\d+)*|(?i:"
-    + "|".join(sorted(_WORDS, key=len, reverse=True))
-    + r")(?![A-Za-z]))"
-    r"(?:st|nd|rd|th)?"
-    r"(?:\s*(k|K|M|bn|(?i:thousand|million|billion))(?![A-Za-z]))?"
-)
-_SCALE = {"k": 1000, "thousand": 1000, "m": 10**6, "million": 10**6, "bn": 10**9, "billion": 10**9}
-_AFTER = re.compile(r"\s*-?\s*([A-Za-z%]+)")
-
-# Units of one kind convert to one base (seconds, bytes), so 60 s equals 1 minute.
-_DURATION = {
-    "ms": "0.001", "millisecond": "0.001", "milliseconds": "0.001",
-    "s": "1", "sec": "1", "secs": "1", "second": "1", "seconds": "1",
-    "min": "60", "mins": "60", "minute": "60", "minutes": "60",
-    "h": "3600", "hr": "3600", "hrs": "3600", "hour": "3600", "hours": "3600",
-    "day": "86400", "days": "86400", "week": "604800", "weeks": "604800",
-}  # fmt: skip
-_SIZE = {
-    "b": "1", "byte": "1", "bytes": "1", "kb": "1000", "kib": "1024", "mb": "1000000",
-    "mib": "1048576", "gb": "1000000000", "gib": "1073741824",
-}  # fmt: skip
-# Count nouns that name the same thing ("5 times" and "3 attempts" can disagree).
-_SAME_COUNT = {_stem(noun): "attempt" for noun in ("time", "try", "retry", "delivery", "attempt")}
-# Nouns that never count a kind of thing ("5 by default" has no noun at all).
-_NOT_COUNTED = STOPWORDS | {"default", "percent", "x"}
-
 
 @dataclass(frozen=True)
-class Figure:
-    value: Decimal  # in the kind's base unit for durations and sizes
-    kind: str  # "duration", "size", "percent", "count:<noun>" or "" (a bare number)
-    text: str  # as stated: "30 seconds"
-    at: int  # where it starts in the text
+class FigureProblem:
+    figure: str  # as stated: "30 delivery attempts"
+    why: str  # "which the evidence does not state", "but the evidence states 30 seconds ..."
+    deferrable: bool = False  # the rules cannot decide (derived from the quotes): a verifier can
 
 
-def _value(raw: str) -> Decimal | None:
-    word = _WORDS.get(raw.lower())
-    if word is not None:
-        return Decimal(word)
-    if not raw[0].isdigit():
-        return None
-    if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", raw):  # 1,234,567.5
-        raw = raw.replace(",", "")
-    elif re.fullmatch(r"\d+,\d+", raw):  # a decimal comma: 1,5
-        raw = raw.replace(",", ".")
-    try:
-        return Decimal(raw)
-    except InvalidOperation:  # 9.9.9, 1.2,3: not one number
-        return None
-
-
-def stated(text: str) -> list[Figure]:
-    """Every number `text` states, with its kind when a unit or a counted noun follows it."""
-    found = []
-    for match in _NUMBER.finditer(text):
-        raw, scale = match[1], match[2]
-        value = _value(raw)
-        if value is None:
-            if raw[0].isdigit():  # a version or an identifier: it must appear as it is
-                found.append(Figure(Decimal(-1), f"literal:{raw}", raw, match.start()))
+def figure_problems(
+    text: str, quotes: Iterable[str], allowed: Iterable[str] = (), names: Iterable[str] = ()
+) -> list[FigureProblem]:
+    """Each figure of `text` that none of `quotes` states (see `workflows.quantities.matches`);
+    `allowed` texts (the brief's questions) count as evidence, `names` (dates and versions of
+    the pages read) may be named. A count of the items a quote lists is a figure it states."""
+    quotes = [canonical(quote) for quote in quotes]
+    known = [item for source in (*quotes, *allowed) for item in read(source)]
+    named = set(names)
+    problems: list[FigureProblem] = []
+    for stated in read(text):
+        if any(matches(stated, item) for item in known):
             continue
-        if scale:
-            value *= _SCALE[scale.lower()]
-        unit = _AFTER.match(text, match.end())
-        word = unit[1].lower() if unit else ""
-        if raw[0].isalpha() and not word:  # "five" alone is a word, not a figure
+        if stated.kind != "amount" and stated.name in named:
             continue
-        found.append(_figure(value, word, text[match.start() : unit.end() if unit else match.end()],
-                             match.start()))  # fmt: skip
-    return found
-
-
-def _figure(value: Decimal, word: str, shown: str, at: int) -> Figure:
-    if word in _DURATION:
-        return Figure(value * Decimal(_DURATION[word]), "duration", shown, at)
-    if word in _SIZE:
-        return Figure(value * Decimal(_SIZE[word]), "size", shown, at)
-    if word in ("%", "percent"):
-        return Figure(value, "percent", shown, at)
-    if len(word) > 2 and word not in _NOT_COUNTED:
-        noun = _stem(word)
-        return Figure(value, f"count:{_SAME_COUNT.get(noun, noun)}", shown, at)
-    return Figure(value, "", shown, at)
-
-
-def _key(figure: Figure) -> str:
-    return figure.kind if figure.kind.startswith("literal:") else f"{figure.value.normalize():f}"
-
-
-def figures(text: str) -> set[str]:
-    """The numbers `text` states, normalised ("1,000" and "1000" alike; "30.0" is "30")."""
-    return {_key(figure) for figure in stated(text)}
-
-
-_MEASURED = ("duration", "size", "percent")
+        if stated.kind == "amount" and _listed(stated, quotes):
+            continue
+        if any(problem.figure == stated.text for problem in problems):
+            continue
+        # Only a value the evidence states nowhere may be derived from it; one it states with
+        # another unit, qualifier or era is a decided mismatch.
+        absent = not any(same_value(stated, item) for item in known)
+        derived = stated.kind == "amount" and absent and _derived(stated, known)
+        problems.append(FigureProblem(stated.text, mismatch(stated, known), derived))
+    return problems
 
 
 def unsupported_figures(text: str, quotes: Iterable[str], allowed: str = "") -> list[str]:
-    """The figures of `text` that none of `quotes` (nor `allowed`) states, as `text` states them.
+    """The figures of `text` that none of `quotes` (nor `allowed`) states, as `text` states them."""
+    return [problem.figure for problem in figure_problems(text, quotes, [allowed])]
 
-    A duration, size or percentage must match in kind and value ("30 hours" is not "30
-    seconds", "30,000 ms" is); any other number must appear as a number (or a number word).
-    """
-    known = [*stated(allowed), *(figure for quote in quotes for figure in stated(quote))]
-    numbers = {_key(figure) for figure in known}
-    measured = {(figure.kind, figure.value.normalize()) for figure in known}
-    missing = []
-    for figure in stated(text):
-        if figure.kind in _MEASURED:
-            supported = (figure.kind, figure.value.normalize()) in measured
-        else:
-            supported = _key(figure) in numbers
-        if not supported and figure.text not in missing:
-            missing.append(figure.text)
-    return missing
+
+def figures(text: str) -> set[str]:
+    """The numbers `text` states, normalised ("1,000" and "1000" alike; "30.0" is "30";
+    versions as written): amounts in their base unit, so 1 minute and 60 seconds meet."""
+    return {
+        f"{item.value.normalize():f}" if item.value is not None and not item.name else item.name
+        for item in read(text)
+    }
+
+
+def _listed(stated: Quantity, quotes: list[str]) -> bool:
+    """`stated` is a count of the items one of `quotes` lists (lines, or a; b; c, or a, b and c)."""
+    if stated.unit or stated.qualifier != "exactly" or stated.value is None:
+        return False
+    return any(stated.value in listed_counts(quote) for quote in quotes)
+
+
+_SERIES = re.compile(r"[^,;:.]+(?:,\s*[^,;:.]+)+,?\s+(?:and|or)\s+[^,;:.]+")
+
+
+def listed_counts(quote: str) -> set[int]:
+    """How many items `quote` lists, each way it may list them."""
+    counts = set()
+    lines = [line.strip() for line in quote.splitlines() if line.strip()]
+    if len(lines) > 1:
+        counts.add(len(lines))
+        counts.add(len([line for line in lines if not line.endswith(":")]))
+        counts.add(len(lines) - 1)  # a heading or an introduction first
+    for part in re.split(r":\s", quote)[1:]:
+        items = [item for item in part.split(";") if item.strip()]
+        if len(items) > 1:
+            counts.add(len(items))
+    for series in _SERIES.finditer(quote):
+        counts.add(series[0].count(",") + 1 - (1 if re.search(r",\s*(and|or)\s", series[0]) else 0))
+    return counts
+
+
+def _derived(stated: Quantity, known: list[Quantity]) -> bool:
+    """`stated` is a sum, difference, product or ratio of two figures the evidence states in
+    its unit (3 attempts of 30 seconds: "90 seconds"): the rules cannot tell if that is right."""
+    if stated.value is None:
+        return False
+    amounts = [(item.value, item.unit) for item in known if item.kind == "amount" and item.value]
+    for left, left_unit in amounts:
+        for right, right_unit in amounts:
+            results = []
+            if left_unit == right_unit == stated.unit:
+                results += [left + right, left - right]
+            if not right_unit and left_unit == stated.unit:  # 5 attempts of 30 seconds
+                results += [left * right, left / right]
+            if stated.value in results:
+                return True
+    return False
 
 
 # ---------------------------------------------------------------- conflicts
@@ -260,14 +298,20 @@ def unsupported_figures(text: str, quotes: Iterable[str], allowed: str = "") -> 
 _CONTEXT_WORDS = 4  # content words before a figure that say what it measures
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'-]*")
 
+Labelled = list[tuple[Quantity, set[str]]]
+
+
+def _thing(quantity: Quantity) -> str:
+    return quantity.unit or f"count:{quantity.noun}"
+
 
 def disagreement(mine: Labelled, theirs: Labelled) -> tuple[str, str] | None:
-    """Two quotes (`labelled`) that state a figure of one kind about the same thing (they share
-    a content word among the few before it, names aside) with different values, and where
-    neither quote also states the other's value for it: what each says."""
+    """Two quotes (`labelled`) that state a current figure of one kind about the same thing
+    (they share a content word among the few before it, names aside) with different values,
+    and where neither quote also states the other's value as current: what each says."""
     for left, left_context in mine:
         for right, right_context in theirs:
-            if left.kind != right.kind or left.value == right.value:
+            if _thing(left) != _thing(right) or same_value(left, right):
                 continue
             if not left_context & right_context:
                 continue
@@ -277,12 +321,10 @@ def disagreement(mine: Labelled, theirs: Labelled) -> tuple[str, str] | None:
     return None
 
 
-Labelled = list[tuple[Figure, set[str]]]
-
-
 def labelled(text: str) -> Labelled:
-    """The quote's measured or counted figures, each with the content words just before it
-    (names and units aside). The text is tokenised once; each figure looks back a few words."""
+    """The quote's current measured or counted figures (not those it ties to an older version),
+    each with the content words just before it (names and units aside)."""
+    text = canonical(text)
     words = [
         (match.start(), _stem(match[0].lower()))
         for match in _TOKEN.finditer(text)
@@ -290,22 +332,50 @@ def labelled(text: str) -> Labelled:
     ]
     starts = [start for start, _ in words]
     result = []
-    for figure in stated(text):
-        if figure.kind in _MEASURED or figure.kind.startswith("count:"):
-            index, recent = bisect.bisect_left(starts, figure.at), set[str]()
-            while index > 0 and len(recent) < _CONTEXT_WORDS:
-                index -= 1
-                recent.add(words[index][1])
-            result.append((figure, recent))
+    for quantity in read(text):
+        if quantity.kind != "amount" or quantity.era or not (quantity.unit or quantity.noun):
+            continue
+        index, recent = bisect.bisect_left(starts, quantity.at), set[str]()
+        while index > 0 and len(recent) < _CONTEXT_WORDS:
+            index -= 1
+            recent.add(words[index][1])
+        result.append((quantity, recent))
     return result
 
 
 def _context_word(word: str) -> bool:
-    return len(word) > 1 and word not in STOPWORDS and not word.isdigit() and word not in _DURATION
+    return len(word) > 1 and word not in STOPWORDS and not word.isdigit() and word not in _UNITS
 
 
-def _states(figures: Labelled, figure: Figure) -> bool:
-    return any(own.kind == figure.kind and own.value == figure.value for own, _ in figures)
+_UNITS = frozenset("ms s sec second seconds min minute minutes h hour hours day days".split())
+
+
+def _states(figures: Labelled, figure: Quantity) -> bool:
+    return any(_thing(own) == _thing(figure) and same_value(own, figure) for own, _ in figures)
+
+
+def states_both(text: str, first: str, second: str) -> bool:
+    """`text` states the figure `first` states and the one `second` states (any era)."""
+    mine = [item for item in read(text) if item.kind == "amount"]
+
+    def said(figure: str) -> bool:
+        wanted = [item for item in read(figure) if item.kind == "amount"]
+        return any(
+            _thing(own) == _thing(other) and same_value(own, other)
+            for own in mine
+            for other in wanted
+        )
+
+    return said(first) and said(second)
+
+
+_DISAGREE = re.compile(
+    r"(?i)\b(disagree\w*|conflict\w*|contradict\w*|differ\w*|inconsistent|discrepan\w*)\b"
+)
+
+
+def says_disagree(text: str) -> bool:
+    return _DISAGREE.search(text) is not None
 
 
 # ---------------------------------------------------------------- negation
@@ -314,12 +384,33 @@ _NEGATIONS = frozenset(
     "not no never cannot can't won't doesn't don't isn't aren't wasn't weren't nothing none "
     "neither nor without".split()
 )
+_CONTRASTS = ("instead of", "rather than")
+_CLAUSE_END = re.compile(r"[,;:.!?()]|\b(?:but|and then|while|whereas)\b")
+_SCOPE_WORDS = 6
 
 
-def negates(text: str, quotes: Iterable[str]) -> bool:
-    """`text` says "not", "never", ... and none of `quotes` negates anything."""
+def negations(text: str) -> list[tuple[str, str, set[str]]]:
+    """Each negation of `text` ("not", "never", "instead of" ...): its word, the clause it
+    governs as written (up to SCOPE_WORDS words), and that clause's content words."""
+    text = canonical(text).replace("\u2019", "'")
+    lowered = text.lower()
+    found = []
+    pattern = r"\b(" + "|".join(re.escape(word) for word in (*_CONTRASTS, *_NEGATIONS)) + r")\b"
+    for match in re.finditer(pattern, lowered):
+        rest = lowered[match.end() :]
+        end = _CLAUSE_END.search(rest)
+        clause = rest[: end.start()] if end else rest
+        shown = " ".join(clause.split()[:_SCOPE_WORDS])
+        found.append((match[1], shown, keywords(shown)))
+    return found
 
-    def negated(value: str) -> bool:
-        return bool(_NEGATIONS & set(re.findall(r"[a-z']+", value.lower().replace("\u2019", "'"))))
 
-    return negated(text) and not any(negated(quote) for quote in quotes)
+def unsupported_negation(text: str, quotes: Iterable[str]) -> tuple[str, str] | None:
+    """A negation of `text` that no quote shares (the first; as its word and what it governs):
+    "never moves failing messages" when no quote negates moving. A negation governing nothing
+    ("No." alone) is left to the verifier."""
+    theirs = [scope for quote in quotes for _, _, scope in negations(quote)]
+    for word, shown, scope in negations(text):
+        if scope and not any(scope & other for other in theirs):
+            return word, shown
+    return None

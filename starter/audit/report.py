@@ -55,7 +55,19 @@ def report_passes_gate(data: AuditData) -> Iterator[str]:
         answer=report.answer, findings=report.findings, limitations=report.limitations
     )
     brief = data.rows.run.brief
-    verdict = gate.check(submitted, data.evidence_models(), data.source_refs(), brief)
+    sources = {  # the dates and versions the limitations may name: here, of the whole page
+        source_id: source.model_copy(
+            update={
+                "names": gate.page_names(
+                    [source.title, *(p.text for p in data.passages_of(source_id))], []
+                )
+            }
+        )
+        for source_id, source in data.source_refs().items()
+    }
+    verdict = gate.check(
+        submitted, data.evidence_models(), sources, brief, composed=report.composed
+    )
     for gap in verdict.gaps:
         yield f"gate gap: {gap}"
 

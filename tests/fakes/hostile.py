@@ -243,3 +243,120 @@ def echoing_provider() -> Script:
         "status": 400,
         "error": "bad request from " + " | ".join(disguises),
     }
+
+
+# ---------------------------------------------------------------- reports that only resemble
+# their evidence (issue 22): each replaces one part of an honest report with an attack.
+
+CONFIGURATION = f"{DOCS}/reference/configuration.html"
+DELIVERIES = (
+    "After a message has used up its delivery attempts \u2014 5 by default, set with "
+    "max_deliveries \u2014 Harbor Queue moves it to the queue's dead-letter queue instead of "
+    "making it visible again."
+)
+RANGE = (
+    "How many times a message may be received before it is dead-lettered. Default: 5; range 1 "
+    "to 1000."
+)
+HONEST_REPORT: dict[str, Any] = {
+    "answer": "A message moves to the dead-letter queue after 5 delivery attempts by default; "
+    "the default visibility timeout is 30 seconds.",
+    "findings": [
+        {"text": "After a message has used up its delivery attempts, 5 by default, Harbor Queue "
+         "moves it to the dead-letter queue.", "evidence_ids": ["E001"]},
+        {"text": "The default visibility timeout is 30 seconds; releases before 2.0 used 60 "
+         "seconds.", "evidence_ids": ["E002"]},
+        {"text": "max_deliveries can be set in a range of 1 to 1000 deliveries.",
+         "evidence_ids": ["E003"]},
+    ],
+    "limitations": "Q3 was not investigated.",
+}  # fmt: skip
+
+
+def _evidence_for_reports(conflict: bool) -> list[Callable[[list[Message]], Reply]]:
+    steps = [
+        lambda _: tool("search_web", query="dead-letter queue delivery attempts"),
+        lambda _: tool("read_page", url=DEAD_LETTER),
+        _quote("Q1", "S1", DELIVERIES, "A message is dead-lettered after 5 delivery attempts."),
+        lambda _: tool("read_page", url=VISIBILITY),
+        record_passage("Q2", "S2", "Releases before 2.0", "The default is 30 seconds."),
+        lambda _: tool("search_web", query="max_deliveries configuration"),
+        lambda _: tool("read_page", url=CONFIGURATION, find="max_deliveries"),
+        _quote("Q1", "S3", RANGE, "max_deliveries ranges from 1 to 1000, 5 by default."),
+    ]
+    if conflict:
+        steps += [
+            lambda _: tool("search_web", query="harborq visibility timeout blog"),
+            lambda _: tool("read_page", url=BLOG),
+            _quote(
+                "Q2",
+                "S4",
+                "HarborQ's default visibility timeout is 60 seconds.",
+                "The post gives 60 seconds.",
+            ),
+        ]
+    return steps
+
+
+def _finding(number: int, text: str, ids: list[str]) -> dict[str, Any]:
+    findings = [dict(item) for item in HONEST_REPORT["findings"]]
+    findings[number - 1] = {"text": text, "evidence_ids": ids}
+    return {**HONEST_REPORT, "findings": findings}
+
+
+# (name, the report, whether the blog's 60 seconds is recorded too, what the model is told)
+REPORT_ATTACKS: list[tuple[str, dict[str, Any], bool, str]] = [
+    ("honest", HONEST_REPORT, False, ""),
+    ("duration-as-count", _finding(1, "Harbor Queue makes 30 delivery attempts.", ["E002"]), False,
+     "finding 1 states 30 delivery attempts but the evidence states 30 seconds (duration): not "
+     "the same unit or thing"),
+    ("range-as-default", _finding(3, "Harbor Queue makes up to 1000 delivery attempts by "
+     "default.", ["E003"]), False,
+     "finding 3 states up to 1000 delivery attempts but the evidence states 1 to 1000 (a range): "
+     "keep its qualifier"),
+    ("old-release-as-current", _finding(2, "Harbor Queue has a default visibility timeout of 60 "
+     "seconds.", ["E002"]), False,
+     "finding 2 states 60 seconds as current, but the evidence ties 60 seconds to before 2.0"),
+    ("at-least", _finding(1, "Harbor Queue makes at least 5 delivery attempts, usually many more.",
+     ["E001"]), False, "finding 1 states at least 5 delivery attempts but the evidence states 5"),
+    ("number-words", {**HONEST_REPORT, "answer": "Harbor Queue retries a dozen times, twelve in "
+     "all, and zero messages are lost."}, False,
+     "the answer states a dozen times, which the evidence the findings cite does not state"),
+    ("cyrillic-digit", _finding(1, "Harbor Queue makes 5\u041e delivery attempts.", ["E001"]),
+     False, "finding 1 writes 5\u041e, mixing letters of different scripts"),
+    ("right-to-left", _finding(1, "Harbor Queue makes \u202e05\u202c delivery attempts.",
+     ["E001"]), False, "arguments of finish_research hold the direction control U+202C, U+202E"),
+    ("answer-negates", {**HONEST_REPORT, "answer": "No. Harbor Queue never moves failing "
+     "messages anywhere: it deletes them at once."}, False,
+     'the answer says never about "moves failing messages anywhere", which none of the evidence'),
+    ("fact-in-limitations", {**HONEST_REPORT, "limitations": "Harbor Queue silently loses "
+     "messages when a consumer crashes."}, False,
+     "the limitations state a fact no recorded quote states"),
+    ("one-side-of-a-conflict", _finding(2, "The default visibility timeout is 60 seconds.",
+     ["E002", "E004"]), True, "finding 2 states one side of a conflict: E002 (30 seconds) and "
+     "E004 (60 seconds) disagree on Q2; state both values or say that the sources disagree"),
+]  # fmt: skip
+
+
+def report_attack(report: dict[str, Any], conflict: bool) -> Script:
+    """Honest evidence, then `report` at every finish attempt."""
+    return scripted(_evidence_for_reports(conflict), then=tool("finish_research", **report))
+
+
+INDEX = f"{DOCS}/index.html"
+INDEX_LINE = "Retries and backoff and Dead-letter queues: what happens when processing fails."
+
+
+def index_line() -> Script:
+    """A docs index line recorded as the answer to Q1, then a report citing it."""
+    return scripted(
+        [
+            lambda _: tool("search_web", query="harbor queue documentation"),
+            lambda _: tool("read_page", url=INDEX),
+            _quote("Q1", "S1", INDEX_LINE, "Harbor Queue dead-letters failing messages."),
+        ],
+        then=tool(
+            "finish_research",
+            **_finding(1, "Harbor Queue dead-letters failing messages.", ["E001"]),
+        ),
+    )

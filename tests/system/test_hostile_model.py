@@ -169,9 +169,16 @@ async def test_findings_with_invented_numbers_fail_the_gate(
 
     assert result.evidence_count == 2
     gaps = errors(embedded_pg_url, run_id)[6]
-    assert "finding 1 states 12 delivery, which the evidence it cites does not contain" in gaps
-    assert "finding 2 states 90 seconds, which the evidence it cites does not contain" in gaps
-    assert "the answer states 12 delivery, 90 seconds, which no cited evidence contains" in gaps
+    assert (
+        "finding 1 states 12 delivery attempts, which the evidence it cites does not state" in gaps
+    )
+    # 90 = 30 + 60, both in the quote: a derived figure, refused without a verifier
+    assert "finding 2 states 90 seconds, which the rules cannot match to the evidence" in gaps
+    assert (
+        "the answer states 12 delivery attempts, which the evidence the findings cite does not "
+        "state"
+    ) in gaps
+    assert "the answer states 90 seconds, which the rules cannot match to the evidence" in gaps
     assert result.status == RunStatus.INCOMPLETE
     assert result.stop_reason == StopReason.FINISH_ATTEMPTS_EXHAUSTED
 
@@ -329,3 +336,43 @@ async def test_a_reused_run_id_fails_at_once_without_retries(
         and e.marker_recorded_event_attributes.marker_name == "core_local_activity"
     ]
     assert [(m["activity_type"], m["attempt"]) for m in markers] == [("start_run", 1)]
+
+
+@pytest.mark.parametrize(
+    ("report", "conflict", "told"),
+    [(report, conflict, told) for _, report, conflict, told in hostile.REPORT_ATTACKS],
+    ids=[name for name, *_ in hostile.REPORT_ATTACKS],
+)
+async def test_a_report_that_only_resembles_its_evidence_never_completes(
+    dev_client: Client,
+    embedded_pg_url: str,
+    corpus_ledger: Ledger,
+    report: dict[str, Any],
+    conflict: bool,
+    told: str,
+) -> None:
+    script = hostile.report_attack(report, conflict)
+    result, run_id, _ = await play(dev_client, embedded_pg_url, script, brief(max_steps=30))
+
+    rows = steps(embedded_pg_url, run_id)
+    recorded = [row for row in rows if row["tool"] == "record_evidence"]
+    assert all(row["ok"] for row in recorded), [row["error"] for row in recorded]
+    finishes = [row for row in rows if row["tool"] == "finish_research"]
+    if not told:  # the honest report it is built from completes
+        assert result.status == RunStatus.COMPLETED, finishes[-1]["error"]
+        return
+    assert all(told in (row["error"] or "") for row in finishes), finishes[0]["error"]
+    assert result.status == RunStatus.INCOMPLETE
+    if result.counters.finish_attempts:  # else every call was refused before the gate ran
+        assert result.stop_reason == StopReason.FINISH_ATTEMPTS_EXHAUSTED
+
+
+async def test_an_index_line_is_not_evidence(
+    dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger
+) -> None:
+    result, run_id, _ = await play(dev_client, embedded_pg_url, hostile.index_line(), brief())
+
+    said = errors(embedded_pg_url, run_id)
+    assert said[2].startswith("the quote is too short to inform: it has 3 content word(s)")
+    assert result.evidence_count == 0
+    assert result.status == RunStatus.INCOMPLETE

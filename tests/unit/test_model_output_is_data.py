@@ -142,15 +142,50 @@ def test_a_two_word_quote_is_refused() -> None:
 
 def test_an_unrelated_quote_is_refused_and_its_section_counts() -> None:
     quote = "Set the limit comfortably above your slowest normal processing time."
-    assert evidence_problem(quote, "", "c", TERMS) is not None
+    problem = evidence_problem(quote, "", "c", TERMS, BRIEF.questions[0].text)
+    assert problem == (
+        "the quote does not mention what the question asks about (none of: attempts, "
+        "dead-letter, delivery, many, queue): record evidence under the question it answers"
+    ), "the question's words as it writes them, never stems"
     assert evidence_problem(quote, "Delivery attempts", "c", TERMS) is None
+
+
+def test_a_table_of_contents_line_informs_only_by_what_follows_its_label() -> None:
+    line = "Retries and backoff and Dead-letter queues: what happens when processing fails."
+    problem = evidence_problem(line, "Where to start", "c", TERMS)
+    assert problem is not None and problem.startswith("the quote is too short to inform: it has 3")
+    index = "\n\n".join(
+        [
+            "Quickstart: install, start a server, send and receive in five minutes.",
+            "Visibility timeout and Ordering: the two ideas every consumer author should know.",
+            line,
+            "Configuration and CLI: every setting and every command.",
+        ]
+    )
+    assert evidence_problem(index, "Where to start", "c", TERMS) == (
+        "the quote is a table of contents, not a statement: record the sentence on the page it "
+        "points to"
+    )
+    reference = "\n".join(
+        [
+            "HARBORQ_CONFIG: path of the configuration file read at start.",
+            "HARBORQ_LOG_LEVEL: error, warn, info (default) or debug delivery attempts.",
+            "HARBORQ_SERVER: address the CLI connects to for dead-letter work.",
+        ]
+    )
+    assert evidence_problem(reference, "Environment variables", "c", TERMS) is None
 
 
 def test_a_claim_may_state_only_the_figures_of_its_quote() -> None:
     quote = "After 5 delivery attempts the message moves to the dead-letter queue."
     assert evidence_problem(quote, "", "Five: 5 attempts.", TERMS) is None
     problem = evidence_problem(quote, "", "After 12 attempts.", TERMS)
-    assert problem is not None and problem.startswith("the claim states 12")
+    assert problem == (
+        "the claim states 12 attempts which the evidence does not state: a claim may only say "
+        "what its quote says"
+    )
+    mixed = evidence_problem(quote, "", "After 5\u041e attempts.", TERMS)
+    assert mixed is not None and "5\u041e, mixing letters of different scripts" in mixed
 
 
 def disagree(first: str, second: str) -> tuple[str, str] | None:
@@ -159,6 +194,7 @@ def disagree(first: str, second: str) -> tuple[str, str] | None:
 
 def test_figures_and_conflicts() -> None:
     assert figures("1,000 requests, 2.1 and 30.0 s, not E001 or Q2") == {"1000", "2.1", "30"}
+    assert figures("one minute or 60 seconds") == {"60"}, "amounts in their base unit"
     assert disagree("The timeout is 30 seconds.", "The timeout is 60 s.") == (
         "30 seconds",
         "60 s",
@@ -187,13 +223,17 @@ EVIDENCE = {
 }
 
 
-def _report(limitations: str, answer: str = "Dead-lettered after 5 attempts.") -> FinishArgs:
+def _report(
+    limitations: str,
+    answer: str = "Dead-lettered after 5 attempts.",
+    timeout: str = "The sources disagree: the default visibility timeout is 30 seconds.",
+) -> FinishArgs:
     return FinishArgs(
         answer=answer,
         findings=[
             Finding(text="A message is dead-lettered after 5 delivery attempts.",
                     evidence_ids=["E001"]),
-            Finding(text="The default visibility timeout is 30 seconds.", evidence_ids=["E002"]),
+            Finding(text=timeout, evidence_ids=["E002"]),
         ],
         limitations=limitations,
     )  # fmt: skip
@@ -209,6 +249,24 @@ def test_a_conflict_is_disclosed_only_by_the_whole_id() -> None:
     assert gate.check(_report("Older posts (E003) say 60 s."), EVIDENCE, SOURCES, BRIEF).passed
 
 
+def test_a_finding_about_a_conflicted_question_states_both_sides() -> None:
+    one_side = _report("Older posts (E003) say 60 s.", timeout="The timeout is 30 seconds.")
+    assert gate.check(one_side, EVIDENCE, SOURCES, BRIEF).gaps == [
+        "finding 2 states one side of a conflict: E002 (30 seconds) and E003 (60 seconds) "
+        "disagree on Q2; state both values or say that the sources disagree"
+    ]
+    both = FinishArgs(
+        answer="Dead-lettered after 5 attempts.",
+        findings=[
+            Finding(text="A message is dead-lettered after 5 delivery attempts.",
+                    evidence_ids=["E001"]),
+            Finding(text="The docs give a 30 seconds default timeout, an older post 60 seconds.",
+                    evidence_ids=["E002", "E003"]),
+        ],
+    )  # fmt: skip
+    assert gate.check(both, EVIDENCE, SOURCES, BRIEF).passed
+
+
 def test_a_mirror_never_conflicts_with_itself() -> None:
     mirrored = {**SOURCES, "S3": SOURCES["S2"].model_copy(update={"id": "S3"})}
     assert gate.conflicts(EVIDENCE, mirrored) == []
@@ -217,7 +275,9 @@ def test_a_mirror_never_conflicts_with_itself() -> None:
 def test_an_invented_figure_in_the_answer_is_a_gap() -> None:
     verdict = gate.check(_report("E003 says 60 s.", answer="After 7 attempts."), EVIDENCE,
                          SOURCES, BRIEF)  # fmt: skip
-    assert verdict.gaps == ["the answer states 7 attempts, which no cited evidence contains"]
+    assert verdict.gaps == [
+        "the answer states 7 attempts, which the evidence the findings cite does not state"
+    ]
 
 
 # ---------------------------------------------------------------- reports, secrets, children
@@ -280,9 +340,7 @@ ALSO_THIRTY = (
 def test_a_figure_must_match_in_unit_size_and_every_digit() -> None:
     for invented in ("30 hours", "30k seconds", "ninety seconds", "30.5 seconds"):
         gaps = _gate([THIRTY, ALSO_THIRTY], f"The default visibility timeout is {invented}.")
-        assert gaps == [
-            f"finding 1 states {invented}, which the evidence it cites does not contain"
-        ]
+        assert gaps == [f"finding 1 states {invented}, which the evidence it cites does not state"]
     many = "The default visibility queue holds 1,234,567 messages."
     assert _gate([many, ALSO_THIRTY], "A default visibility queue holds 1,234,571 messages.")
     assert _gate([THIRTY, ALSO_THIRTY], "Since release 9.9.9 the default timeout is 30 seconds.")
@@ -294,12 +352,22 @@ def test_honest_restatements_of_a_figure_pass() -> None:
 
 
 def test_limitations_and_negations_are_checked_too() -> None:
-    assert _gate([THIRTY, ALSO_THIRTY], THIRTY, limitations="Version 4 made it 900 seconds.") == [
-        "the limitations state 4 made, 900 seconds, which no recorded evidence contains"
+    assert _gate(
+        [THIRTY, ALSO_THIRTY], THIRTY, limitations="A post says version 4 made it 900 s."
+    ) == [
+        "the limitations state 4, which the evidence the run recorded does not state",
+        "the limitations state 900 s, which the evidence the run recorded does not state",
+    ]
+    assert _gate(
+        [THIRTY, ALSO_THIRTY], THIRTY, limitations="Harbor Queue silently loses data."
+    ) == [
+        'the limitations state a fact no recorded quote states ("Harbor Queue silently loses '
+        'data."): state facts in a finding that cites evidence; the limitations say what is '
+        "open, where sources disagree and what the sources are"
     ]
     assert _gate([THIRTY, ALSO_THIRTY], "The default visibility timeout is not 30 seconds.") == [
-        "finding 1 negates what it states, and none of the evidence it cites says not, no or "
-        "never: say what the quotes say"
+        'finding 1 says not about "30 seconds", which none of the evidence it cites negates: '
+        "say what the quotes say"
     ]
 
 
@@ -311,9 +379,14 @@ def test_conflicts_pair_figures_by_what_they_measure() -> None:
     assert disagree(THIRTY, polling) is None, "a timeout and a polling interval"
     retried = "A failed job is retried up to 5 times."
     assert disagree(retried, "A failed job is retried for at most 3 attempts.") == (
-        "5 times",
-        "3 attempts",
+        "up to 5 times",
+        "at most 3 attempts",
     )
+    era = "The default is 30 seconds. Releases before 2.0 used 60 seconds."
+    assert disagree(era, "HarborQ's default visibility timeout is 60 seconds.") == (
+        "30 seconds",
+        "60 seconds",
+    ), "a figure of an older release is not the current one: the conflict shows"
 
 
 def test_inflections_meet() -> None:

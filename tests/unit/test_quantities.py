@@ -196,7 +196,8 @@ def test_mixed_script_tokens_are_found_but_units_are_not_a_script() -> None:
 
 # ---------------------------------------------------------------- no two figures become one
 
-_WORDS = {0: "zero", 1: "one", 2: "two", 3: "three", 5: "five", 12: "twelve", 20: "twenty",
+# "one" alone is a pronoun ("one of them"); before a noun it is a figure (tested above).
+_WORDS = {0: "zero", 2: "two", 3: "three", 5: "five", 12: "twelve", 20: "twenty",
           25: "twenty-five", 40: "forty", 100: "one hundred", 1000: "one thousand"}  # fmt: skip
 _FULL_WIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")

@@ -230,7 +230,9 @@ class StandIns:
                     error=f"quote not found verbatim in {request.source_id}"
                 )
             span = found
-        problem = evidence_problem(text[span[0] : span[1]], "", request.claim, request.terms)
+        problem = evidence_problem(
+            text[span[0] : span[1]], "", request.claim, request.terms, request.question
+        )
         if problem is not None:  # the ledger's own rule, applied the same way
             return contracts.RecordEvidenceResult(error=problem)
         return contracts.RecordEvidenceResult(

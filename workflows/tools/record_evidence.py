@@ -56,6 +56,7 @@ async def run(args: RecordEvidenceArgs, tool: ToolContext) -> Executed:
             scope=tool.scope(),
             evidence_id=evidence_id,
             terms=state.question_terms(args.question_id),
+            question=state.question_text(args.question_id),
             **args.model_dump(),
         ),
         summary=f"record: {evidence_id} for {args.question_id}",

@@ -1,0 +1,181 @@
+"""The gate's rules as one table (pure data): what each checks, what the model is told before
+its first turn, the refusal it gets, and its line in docs/security.md ("What a model cannot do").
+
+`activities/model/prompt.py` renders `told` of every rule into the system prompt; the gate
+(`workflows.gate`) and the evidence rules (`workflows.substance`) build every refusal with
+`refusal`; `tests/unit/test_rules.py` checks the docs list every rule's `cannot` line. The
+numbers follow DESIGN.md ("The gate"). Refusals are plain sentences with named fields, never
+word stems.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Rule:
+    number: int
+    name: str
+    checks: str  # what the host checks, for the docs
+    told: str  # the sentence in the system prompt, before the first turn
+    cannot: str  # the line in docs/security.md, "What a model cannot do"
+    refusals: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
+def _rule(number: int, name: str, checks: str, told: str, cannot: str, **refusals: str) -> Rule:
+    return Rule(number, name, checks, told, cannot, MappingProxyType(refusals))
+
+
+RULES: tuple[Rule, ...] = (
+    _rule(
+        1,
+        "cited",
+        "Every finding cites recorded evidence ids, and says what its quotes say: it shares "
+        "their content words and negates only what a quote negates.",
+        "Each finding cites evidence ids (E001) and says what their quotes say; it says not, "
+        "no or never about something only where a cited quote does.",
+        "submit a finding without evidence, with an unknown id, or saying what no cited quote "
+        "says (different words, an added not or never)",
+        no_findings="the report has no findings: each finding must cite recorded evidence",
+        no_evidence="finding {number} cites no evidence",
+        unknown="finding {number} cites unknown evidence {ids}",
+        shares="{where} shares {count} content word(s) or figure(s) with the evidence it cites, "
+        "at least {needed} are needed: say what the quotes say",
+        negates='{where} says {word} about "{scope}", which none of the evidence it cites '
+        "negates: say what the quotes say",
+    ),
+    _rule(
+        2,
+        "covered",
+        "Every required question has at least one cited piece of evidence recorded for it.",
+        "Every required question needs cited evidence recorded under it.",
+        "finish with a required question that no cited evidence answers",
+        uncovered="required question {question} has no cited evidence: {text}",
+    ),
+    _rule(
+        3,
+        "independent",
+        "The cited evidence comes from at least min_sources independent sources (a mirror "
+        "with the same text counts once).",
+        "Cite at least {min_sources} independent sources (a mirror with the same text counts "
+        "once).",
+        "count a mirror, or one source twice, as independent confirmation",
+        too_few="the cited evidence comes from {count} independent source(s); at least "
+        "{needed} are required (a mirror with the same text counts once)",
+    ),
+    _rule(
+        4,
+        "conflicts",
+        "Contradicting evidence and evidence the host flags as disagreeing on a figure is "
+        "disclosed (cited, or named by its id in the limitations), and a finding about a "
+        "conflicted question states both values or says that the sources disagree.",
+        'Record contradicting evidence with stance "contradicts". Disclose it, and every '
+        "conflict the host flags, by its evidence id; a finding about a conflicted question "
+        "states both values or says that the sources disagree. Never silently pick a side.",
+        "hide a conflict: leave contradicting evidence out, name it inside a longer token "
+        "(XE003), or cite both sides while stating only one",
+        contradiction="contradicting evidence {evidence} for {question} is neither cited in a "
+        "finding nor named in the limitations",
+        conflict="conflicting evidence: {conflict}; cite or name both in the limitations",
+        one_side="finding {number} states one side of a conflict: {conflict}; state both "
+        "values or say that the sources disagree",
+    ),
+    _rule(
+        5,
+        "optional",
+        "Optional questions never block; unanswered ones belong in the limitations.",
+        "Optional questions never block; name the ones left open in the limitations.",
+        "be refused for an optional question it could not answer",
+    ),
+    _rule(
+        6,
+        "relevant",
+        "Evidence informs and answers its own question: enough content words of its own (a "
+        "heading or a list item's label supports a quote, it does not replace it); a key term "
+        "of the sub-question in the quote or its section heading; navigation, link lists and "
+        "tables of contents are not evidence.",
+        "Record evidence by passage_id (preferred) or a verbatim quote: a whole sentence that "
+        "answers its sub-question in its own words (a heading gives context, it does not "
+        "answer); navigation, link lists and tables of contents are not evidence; snippets "
+        "never are.",
+        "record a fragment, a table of contents, a list of links, or a sentence about something "
+        "else as evidence",
+        too_short="the quote is too short to inform: it has {count} content word(s) and "
+        "figure(s), at least {needed} are needed (record a whole sentence)",
+        off_question="the quote does not mention what the question asks about (none of: "
+        "{terms}): record evidence under the question it answers",
+        navigation="the quote is {what}, not a statement: record the sentence on the page it "
+        "points to",
+        claim="the claim {problem}: a claim may only say what its quote says",
+    ),
+    _rule(
+        7,
+        "figures",
+        "Figures are quantities: a stated figure matches a figure of its cited evidence in "
+        "value, unit or counted noun, and qualifier (exactly, at least, up to, more than, "
+        "fewer than, about, a range, per what), and a figure the evidence ties to an older "
+        "version is not stated as current. Number words count both ways; ordinals, years, "
+        "versions and identifiers are not counts. Text is Unicode-normalised first; a word "
+        "mixing scripts (a Cyrillic letter among Latin digits) and direction controls are "
+        "refused.",
+        "State every figure as its quote does: the same value, unit or thing counted, and "
+        "qualifier (up to, at least, a range, before version 2.0); write plain text (no "
+        "direction controls, no letters of another script inside a word or figure).",
+        "turn a duration into a count (30 seconds into 30 attempts), drop a qualifier (up to, "
+        "at least, a range, before 2.0), or write a figure that looks like another (5\u041e with a "
+        "Cyrillic \u041e, a right-to-left override)",
+        missing="{where} {states} {figure}, which the evidence {whose} does not state",
+        mismatch="{where} {states} {figure} {why}",
+        mixed_script="{where} writes {tokens}, mixing letters of different scripts (or digits "
+        "with letters of another script): write them in one script",
+        deferred="{where} {states} {figure}, which the rules cannot match to the evidence {whose} "
+        "(a figure derived from it): state the figure as the quote does",
+    ),
+    _rule(
+        8,
+        "answer",
+        "The answer is held to the findings' rules against all the evidence the findings "
+        "cite; the limitations disclose gaps and conflicts and describe the sources (their "
+        "dates and versions as the pages state them); a sentence there that states a fact is "
+        "held to the recorded quotes (one of them says it, figures included).",
+        "The answer is checked like a finding, against the evidence the findings cite. The "
+        "limitations only say what is open, where sources disagree and what the sources are "
+        "(their dates and versions as the pages give them); state facts in findings.",
+        "state in the answer what no finding's evidence says, or slip a new fact into the "
+        "limitations",
+        fact='the limitations state a fact no recorded quote states ("{sentence}"): state '
+        "facts in a finding that cites evidence; the limitations say what is open, where "
+        "sources disagree and what the sources are",
+    ),
+    _rule(
+        9,
+        "meaning",
+        "Meaning is checked independently: after rules 1-8 pass, a verifier with a fresh "
+        "context (the sub-question, the claim, the cited quotes only) returns a verdict per "
+        "claim with the supporting sentence copied from a quote.",
+        "",  # filled in by the verifier: what the model is told when a verifier is configured
+        "pass a claim the cited quotes do not support in meaning (an inversion, two quotes "
+        "stitched into a relation neither states)",
+    ),
+)
+
+_BY_NAME = {rule.name: rule for rule in RULES}
+
+
+def rule(name: str) -> Rule:
+    return _BY_NAME[name]
+
+
+def refusal(name: str, key: str, **fields: Any) -> str:
+    """The refusal `key` of rule `name`, with its fields filled in."""
+    return _BY_NAME[name].refusals[key].format(**fields)
+
+
+def told(min_sources: int) -> list[str]:
+    """What the model is told of every rule, in order (rules with nothing to tell left out)."""
+    return [
+        f"{item.number}. {item.told.format(min_sources=min_sources)}" for item in RULES if item.told
+    ]
