@@ -9,13 +9,15 @@ here (the model and search clients by `starter.providers`).
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 import httpx
 import psycopg
@@ -28,7 +30,7 @@ from activities.pages.fetch import build_http_client
 from activities.research import ResearchActivities
 from activities.secrets import MIN_SECRET_CHARS, short_secrets
 from baselines import local_policy  # the one place product wiring names a baseline
-from runtime.database import DatabaseError, pending_migrations
+from runtime.database import DatabaseError, ledger_failure, pending_migrations, wait_for_database
 from runtime.settings import Settings, SettingsError
 from runtime.telemetry import configure_logging, telemetry
 from runtime.temporal import TemporalUnavailable, connect, settle_before_exit
@@ -44,6 +46,7 @@ from workflows.research import ResearchWorkflow
 
 # A SIGTERM lets running activities finish (or heartbeat their way out) before the worker exits.
 GRACEFUL_SHUTDOWN = timedelta(seconds=10)
+T = TypeVar("T")
 ACTIVITY_SLOTS = 500
 WORKFLOW_TASK_SLOTS = 200
 POLLERS = 10
@@ -105,13 +108,20 @@ async def run_worker(
 async def _activities(settings: Settings) -> AsyncIterator[list[Callable[..., Any]]]:
     async with AsyncExitStack() as resources:
         database_url = await resources.enter_async_context(open_worker_database(settings))
-        missing = await _pending_migrations(database_url)
+        wait = settings.startup_wait_seconds  # each step that connects may meet a full server
+
+        def waiting(attempt: Callable[[], Awaitable[T]]) -> Awaitable[T]:
+            return wait_for_database(database_url, wait, attempt)
+
+        missing = await waiting(lambda: _pending_migrations(database_url))
         if missing:  # the activities would fail on every write: refuse before polling
             raise DatabaseError(
                 f"the ledger database lacks {len(missing)} of the schema's migrations (first: "
                 f"{missing[0]}): run `research init-db` with the same DATABASE_URL first"
             )
-        ledger: Ledger = await resources.enter_async_context(open_ledger(database_url))
+        ledger: Ledger = await waiting(
+            lambda: resources.enter_async_context(open_ledger(database_url))
+        )
         # The folders `research corpus index` remembered serve pages the corpus search finds; with
         # a web search provider only RESEARCH_CORPUS_DIR is served from disk.
         remembered = settings.search_provider == "corpus"
@@ -162,7 +172,7 @@ async def _serve() -> None:
     check_search_settings(settings)
     configure_logging()
     async with telemetry():  # flushes spans, logs and metrics when the worker stops
-        client = await connect(settings)
+        client = await connect(settings, wait_seconds=settings.startup_wait_seconds)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -183,13 +193,23 @@ def main() -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     except psycopg.Error as error:
-        detail = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        print(f"error: the ledger database failed: {detail} (check DATABASE_URL)", file=sys.stderr)
+        print(f"error: {ledger_failure(error)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
     return 0
 
 
+def exit_now(code: int) -> NoReturn:
+    """Exit with `code` without finalising the interpreter. The Temporal SDK's core runs threads
+    of its own that may still call into Python as it finalises (after a failed connect, say), and
+    the process then aborts (SIGABRT, `PyGILState_Release`) instead of exiting with `code`. Ours
+    is all closed by now (ledger, providers, telemetry flushed): only the streams need flushing."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

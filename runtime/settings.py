@@ -136,6 +136,8 @@ class Settings:
     max_decoded_bytes: int = 20_000_000  # a compressed page may expand to at most this
     local_hosts: tuple[str, ...] = ()  # `host` or `host=IP`: plain http, any port, inside addresses
     workflow_cache: int = 1_000  # workflows a worker keeps in memory (0: replay every task)
+    # How long a starting worker waits for Temporal, and then for PostgreSQL, to answer (0: not).
+    startup_wait_seconds: float = 60.0
 
     def secrets(self) -> dict[str, str]:
         """Every secret this process holds, by the variable it came from: each field declared
@@ -174,6 +176,7 @@ class Settings:
             max_decoded_bytes=_int(env, "RESEARCH_MAX_DECODED_BYTES", 20_000_000),
             local_hosts=_local_hosts(env.get("RESEARCH_LOCAL_HOSTS", "")),
             workflow_cache=_int(env, "RESEARCH_WORKFLOW_CACHE", 1_000, zero=True),
+            startup_wait_seconds=_float(env, "RESEARCH_STARTUP_WAIT_SECONDS", 60.0, zero=True),
         )
 
 

@@ -20,6 +20,7 @@ from temporalio.service import RPCError
 
 from runtime.converter import DATA_CONVERTER
 from runtime.settings import Settings, child_environment
+from runtime.startup import GaveUp, wait_for
 from runtime.telemetry import telemetry
 
 SEARCH_ATTRIBUTES = ("ResearchStatus=Keyword", "ResearchStopReason=Keyword")
@@ -37,11 +38,16 @@ class DevServerError(RuntimeError):
     """The local dev server could not be started; the message says why (and shows its log tail)."""
 
 
-async def connect(settings: Settings, *, address: str | None = None) -> Client:
-    """A client for `address` (default TEMPORAL_ADDRESS); an API key implies TLS."""
+async def connect(
+    settings: Settings, *, address: str | None = None, wait_seconds: float = 0.0
+) -> Client:
+    """A client for `address` (default TEMPORAL_ADDRESS); an API key implies TLS. With
+    `wait_seconds` (a worker's start-up) a server that does not answer yet is tried again, with
+    logged back-off, for that long."""
     target = address or settings.temporal_address
     _connected.append(target)
-    try:
+
+    async def attempt() -> Client:
         return await Client.connect(
             target,
             namespace=settings.temporal_namespace,
@@ -51,9 +57,23 @@ async def connect(settings: Settings, *, address: str | None = None) -> Client:
             plugins=telemetry().plugins,  # tracing: the workflow's spans and their propagation
             runtime=telemetry().runtime,  # metrics: Temporal's own, through the same exporters
         )
-    except RuntimeError as error:
+
+    try:
+        return await wait_for(
+            f"Temporal at {target}", attempt, seconds=wait_seconds, reason_to_wait=_unreachable
+        )
+    except GaveUp as error:
+        waited = f" (waited {wait_seconds:g} s)" if wait_seconds else ""
         hint = "start it with `research dev` or set TEMPORAL_ADDRESS"
-        raise TemporalUnavailable(f"cannot reach Temporal at {target}: {hint}") from error
+        raise TemporalUnavailable(f"cannot reach Temporal at {target}{waited}: {hint}") from error
+
+
+def _unreachable(error: Exception) -> str | None:
+    # The SDK raises a bare RuntimeError for any failed connect (refused, timed out, TLS).
+    if not isinstance(error, RuntimeError):
+        return None
+    detail = str(error).strip().splitlines()
+    return detail[0][:300] if detail else "no answer"
 
 
 async def settle_before_exit() -> None:

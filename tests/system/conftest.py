@@ -95,14 +95,18 @@ class WorkerProcess:
             self.lines.put(line)
 
     def wait_ready(self, timeout: float = 60) -> None:
+        self.wait_for_line("worker ready", timeout=timeout)
+
+    def wait_for_line(self, text: str, timeout: float = 60) -> str:
+        """The first line of output (from now on) holding `text`."""
         while True:
             try:
                 line = self.lines.get(timeout=timeout)
             except queue.Empty:
                 output = "".join(self.output)
-                raise AssertionError(f"worker never became ready:\n{output}") from None
-            if "worker ready" in line:
-                return
+                raise AssertionError(f"the worker never printed {text!r}:\n{output}") from None
+            if text in line:
+                return line
 
     def kill(self) -> None:
         self.process.kill()  # SIGKILL: no cleanup, no graceful shutdown
