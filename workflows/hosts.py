@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 import idna
 
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
+MAX_HOST_CHARS = 253  # a DNS name's limit, dots included
 MAX_URL_CHARS = 2_048  # a URL a model or an operator sends; longer ones are refused
 
 
@@ -29,7 +30,7 @@ def normalise_host(host: str, *, allow_wildcard: bool = False) -> str:
     except (UnicodeError, idna.IDNAError) as error:
         raise ValueError(f"allowed host {host!r} is not a valid host name") from error
     labels = name.split(".")
-    if len(labels) < 2 or not all(_LABEL.match(label) for label in labels):
+    if len(name) > MAX_HOST_CHARS or len(labels) < 2 or not all(map(_LABEL.match, labels)):
         raise ValueError(f"allowed host {host!r} is not a valid host name")
     return f"*.{name}" if wildcard else name
 

@@ -89,8 +89,21 @@ class FetchClient(httpx.AsyncClient):
             transport=transport,
             mounts=mounts,
             cookies=_NO_COOKIES,  # a page's cookies never travel to another fetch
+            event_hooks={"response": [_hold_location]},
         )
         self.policy = policy or FetchPolicy()
+
+
+HELD_LOCATION = "research.location"
+
+
+async def _hold_location(response: httpx.Response) -> None:
+    """Take a redirect's Location away from httpx, which would parse it (to build a next request
+    we never send) and fail on a malformed one in its own or the IDNA library's words: the guard
+    alone reads it (`check_redirect`), so every unacceptable target is a refusal naming it."""
+    if "Location" in response.headers:
+        response.extensions[HELD_LOCATION] = response.headers["Location"]
+        del response.headers["Location"]
 
 
 def build_http_client(
@@ -237,7 +250,7 @@ async def _follow_redirects(
                 return await _read_page(asked, url, response, caps)
             if hop == MAX_REDIRECTS:
                 break
-            location = response.headers.get("Location")
+            location = response.extensions.get(HELD_LOCATION, response.headers.get("Location"))
             if location is None:
                 raise FetchFailed(f"HTTP {response.status_code} from {url} names no Location")
             url = check_redirect(url, location, allowed_hosts, policy)

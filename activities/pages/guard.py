@@ -22,8 +22,15 @@ from typing import Any
 
 import httpcore
 import httpx
+import idna
 
-from workflows.hosts import host_matches, local_host_entry, looks_like_address, normalise_host
+from workflows.hosts import (
+    MAX_HOST_CHARS,
+    host_matches,
+    local_host_entry,
+    looks_like_address,
+    normalise_host,
+)
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -146,8 +153,10 @@ def check_redirect(
     _check_characters(location, f"{current} redirects to a location that")
     try:
         target = current.join(location)
-    except (httpx.InvalidURL, TypeError, ValueError):
-        raise FetchRefused(f"{current} redirects to an invalid URL") from None
+    except (httpx.InvalidURL, TypeError, ValueError) as error:  # IDNA errors are ValueErrors
+        raise FetchRefused(
+            f"{current} redirects to {location!r}, which is not a valid URL ({error})"
+        ) from None
     if current.scheme == "https" and target.scheme == "http":
         raise FetchRefused(f"{current} redirects from https to plain http ({target})")
     try:
@@ -188,10 +197,30 @@ def url_host(url: httpx.URL) -> str:
         raise FetchRefused(f"URL {url} has no host")
     if looks_like_address(raw):
         raise FetchRefused(f"URL {url} names an IP address: only host names are fetched")
+    if len(raw.rstrip(".")) > MAX_HOST_CHARS:  # DNS's limit: refused here, before any lookup
+        raise FetchRefused(f"URL {url} has a host name longer than {MAX_HOST_CHARS} characters")
     try:
-        return normalise_host(raw)
+        host = normalise_host(raw)
     except ValueError:
         raise FetchRefused(f"URL {url} has no valid host name") from None
+    unreadable = _unreadable_label(host)
+    if unreadable:
+        raise FetchRefused(f"URL {url} has no valid host name: {unreadable}")
+    return host
+
+
+def _unreadable_label(host: str) -> str | None:
+    """Why httpx could not read `host` back, or None. It decodes a name starting `xn--` through
+    IDNA (`URL.host`, which its mount routing and redirect code use) and would fail there in the
+    IDNA library's words instead of being refused here; a punycode label anywhere that does not
+    decode is no host name either."""
+    labels = [label for label in host.split(".") if label.startswith("xn--")]
+    for part in [*labels, *([host] if host.startswith("xn--") else [])]:
+        try:
+            idna.decode(part)
+        except ValueError as error:  # idna.IDNAError is one
+            return f"{part!r} is not valid punycode ({str(error).rstrip('.')})"
+    return None
 
 
 # ---------------------------------------------------------------- stage 2: the addresses
