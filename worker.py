@@ -25,7 +25,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker, WorkerDeploymentConfig
 
 from activities.ledger import Ledger
-from activities.model import ModelActivities
+from activities.model import ModelActivities, VerifierActivities
 from activities.pages.fetch import build_http_client
 from activities.research import ResearchActivities
 from activities.secrets import MIN_SECRET_CHARS, short_secrets
@@ -39,8 +39,10 @@ from starter.devstack import open_ledger, open_worker_database
 from starter.providers import (
     check_model_settings,
     check_search_settings,
+    check_verifier_settings,
     open_model_client,
     open_search,
+    open_verifier_client,
 )
 from workflows.research import ResearchWorkflow
 
@@ -144,6 +146,8 @@ async def _activities(settings: Settings) -> AsyncIterator[list[Callable[..., An
                 file=sys.stderr,
                 flush=True,
             )
+        verifier_client = await resources.enter_async_context(open_verifier_client(settings))
+        verifier = VerifierActivities(settings, ledger, verifier_client)
         research = ResearchActivities(
             ledger,
             client_for(folders),
@@ -153,7 +157,7 @@ async def _activities(settings: Settings) -> AsyncIterator[list[Callable[..., An
             corpus_folders=folders,
         )
         resources.push_async_callback(research.aclose)
-        yield [*model.definitions(), *research.definitions()]
+        yield [*model.definitions(), *verifier.definitions(), *research.definitions()]
 
 
 async def _pending_migrations(database_url: str) -> list[str]:
@@ -169,6 +173,7 @@ async def _pending_migrations(database_url: str) -> list[str]:
 async def _serve() -> None:
     settings = Settings.from_env()
     check_model_settings(settings)  # a missing key stops the worker before it connects
+    check_verifier_settings(settings)
     check_search_settings(settings)
     configure_logging()
     async with telemetry():  # flushes spans, logs and metrics when the worker stops

@@ -16,9 +16,18 @@ import re
 
 from workflows.cleaning import as_text
 from workflows.models import Evidence, Report, RunStatus, SourceRef, StopReason
+from workflows.verification import ANSWER, Verdict, Verification
 
 MODEL_LABEL = "*Written by the model; every finding was checked against the quotes below.*"
 COMPOSED_LABEL = "*Composed by the host from the recorded evidence only.*"
+# How the report's meaning was checked (`Verification.mode`; "" says nothing: older runs).
+MEANING = {
+    "model": "Meaning: an independent verifier ({verifier}) read each finding and the answer "
+    "against the quotes they cite; its verdicts are shown beside them.",
+    "off": "Meaning: the verifier is off; these findings passed the deterministic checks only.",
+    "deterministic": "Meaning: the offline policy wrote this report; the deterministic checks "
+    "are its verifier (no model read the claims).",
+}
 
 
 def _one_line(text: str) -> str:
@@ -33,14 +42,21 @@ def render_markdown(
     stop_reason: StopReason,
     *,
     question: str = "",
+    verification: Verification | None = None,
 ) -> str:
-    """The report a reader gets: every finding names its evidence, every evidence its quote+URL."""
+    """The report a reader gets: every finding names its evidence, every evidence its quote+URL,
+    and, when a verifier read them, its verdict."""
     label = COMPOSED_LABEL if report.composed else MODEL_LABEL
+    checked = verification or Verification()
+    verdicts = {verdict.number: verdict for verdict in checked.verdicts}
+    answer = _paragraphs(report.answer) or "(no answer)"
+    if ANSWER in verdicts:
+        answer += "\n\n" + _verdict(verdicts[ANSWER])
     sections = [
         f"# {_one_line(question) or 'Research report'}",
-        _outcome(report, status, stop_reason),
-        f"## Answer\n\n{label}\n\n{_paragraphs(report.answer) or '(no answer)'}",
-        _findings(report),
+        _outcome(report, status, stop_reason, checked),
+        f"## Answer\n\n{label}\n\n{answer}",
+        _findings(report, verdicts),
         _evidence(_cited_ids(report), evidence, sources),
         f"## Limitations\n\n{_paragraphs(report.limitations) or 'None stated.'}",
         _open_questions(report),
@@ -54,8 +70,12 @@ def _paragraphs(text: str) -> str:
     return "\n\n".join(as_text(block) for block in blocks if block)
 
 
-def _outcome(report: Report, status: RunStatus, stop_reason: StopReason) -> str:
+def _outcome(
+    report: Report, status: RunStatus, stop_reason: StopReason, checked: Verification
+) -> str:
     line = f"Status: {status.value} | Stop: {stop_reason.value}"
+    if checked.mode and not report.composed:
+        line += "\n\n" + MEANING[checked.mode].format(verifier=_one_line(checked.verifier))
     if report.composed and status is RunStatus.COMPLETED:  # finish_now, and the gate passed
         line += (
             "\n\nThis report was composed by the host from the recorded evidence only, when an "
@@ -69,14 +89,27 @@ def _outcome(report: Report, status: RunStatus, stop_reason: StopReason) -> str:
     return line
 
 
-def _findings(report: Report) -> str:
+def _findings(report: Report, verdicts: dict[int, Verdict]) -> str:
     if not report.findings:
         return "## Findings\n\nNo findings."
     lines = ["## Findings", ""]
     for number, finding in enumerate(report.findings, start=1):
         cited = ", ".join(f"**{_one_line(eid)}**" for eid in finding.evidence_ids)
         lines.append(f"{number}. {_one_line(finding.text)} (cites {cited or 'no evidence'})")
+        if number in verdicts:
+            lines.append(f"   {_verdict(verdicts[number])}")
     return "\n".join(lines)
+
+
+def _verdict(verdict: Verdict) -> str:
+    """`Verifier: supported (E001: "the sentence it copied")`, or the verdict and its reason."""
+    word = verdict.verdict.replace("_", " ")
+    if verdict.evidence_id and not verdict.blocking:
+        return (
+            f"*Verifier: {word}* ({_one_line(verdict.evidence_id)}: "
+            f'"{_one_line(verdict.sentence)}")'
+        )
+    return f"*Verifier: {word}* ({_one_line(verdict.reason) or 'no reason given'})"
 
 
 def _cited_ids(report: Report) -> list[str]:

@@ -31,6 +31,7 @@ from activities.snapshots import snapshot
 from runtime.settings import LOCAL_PROVIDERS, Settings
 from workflows import contracts
 from workflows.models import SourceRef
+from workflows.verification import Verification, VerifierMode
 
 ClientFor = Callable[[dict[str, str]], httpx.AsyncClient]  # corpus folders -> a fetch client
 
@@ -86,6 +87,11 @@ class ResearchActivities:
                 scope.execution,
                 request.first_execution_id,
             )
+            checked = Verification(
+                mode=_verifier_mode(self._settings), verifier=self._settings.verifier.name
+            )
+            if request.brief.rerun_of is not None:  # checked as its source was (replayed)
+                checked = await self._ledger.report_verification(request.brief.rerun_of)
         return contracts.StartRunResult(
             created=created,
             execution_id=scope.execution,
@@ -97,6 +103,8 @@ class ResearchActivities:
             local_model=self._settings.model_provider in LOCAL_PROVIDERS
             and request.brief.rerun_of is None,
             model_timeout_seconds=self._settings.model_timeout_seconds,
+            verifier=checked.mode,
+            verifier_name=checked.verifier,
         )
 
     @activity.defn(name=contracts.SEARCH_WEB)
@@ -178,6 +186,7 @@ class ResearchActivities:
                 request.status,
                 request.stop_reason,
                 question=run.question,
+                verification=request.verification,
             )
             await ledger.save_report(request, markdown)
         return contracts.SaveReportResult(saved=True, markdown=markdown[:MAX_DETAILS_CHARS])
@@ -230,6 +239,13 @@ class ResearchActivities:
                 source_id, url, "failed", _sentence(failed), step
             )
         return await ledger.store_source(source_id, snapshot(page, extracted), step)
+
+
+def _verifier_mode(settings: Settings) -> VerifierMode:
+    """How this worker checks meaning: a model, `off`, or the deterministic checks (offline)."""
+    if settings.verifier.asks_a_model:
+        return "model"
+    return "off" if settings.verifier.provider == "off" else "deterministic"
 
 
 def _content_type(page: FetchedPage) -> str:

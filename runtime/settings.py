@@ -18,6 +18,9 @@ from urllib.parse import urlsplit, urlunsplit
 from workflows.hosts import local_host_entry
 
 ModelProvider = Literal["offline", "fixed", "openai", "azure"]
+# "deterministic": the offline policy's runs, whose deterministic checks are their verifier.
+VerifierProvider = Literal["off", "deterministic", "openai", "azure"]
+VERIFIER_CHOICES: tuple[VerifierProvider, ...] = ("off", "openai", "azure")
 SearchProvider = Literal["corpus", "serper", "searxng"]
 MODEL_PROVIDERS: tuple[ModelProvider, ...] = ("offline", "fixed", "openai", "azure")
 # Deterministic policies that run in the worker: no client, no key, usage estimated.
@@ -93,6 +96,26 @@ def _positive(name: str, raw: str, value: T) -> T:
 
 
 @dataclass(frozen=True)
+class VerifierSettings:
+    """The independent check of meaning: a model of its own (by default the research model's
+    provider, model, endpoint and key), `off`, or `deterministic` (the offline policy)."""
+
+    provider: VerifierProvider = "deterministic"
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None  # OpenAI-compatible base URL, or the Azure /openai/v1/ endpoint
+    api_key: str | None = field(default=None, repr=False)  # None with Azure: Microsoft Entra ID
+
+    @property
+    def asks_a_model(self) -> bool:
+        return self.provider in ("openai", "azure")
+
+    @property
+    def name(self) -> str:
+        """How the report names it: `openai gpt-4o-mini`, or the mode."""
+        return f"{self.provider} {self.model}" if self.asks_a_model else self.provider
+
+
+@dataclass(frozen=True)
 class Settings:
     # A field declared `repr=False` holds a secret: never printed, and scrubbed (`secrets()`).
     state_dir: Path = PROJECT_ROOT / ".research"
@@ -124,6 +147,7 @@ class Settings:
     parallel_tool_calls: bool = False
     # One model call, start to last byte; the workflow's decide timeout follows from it.
     model_timeout_seconds: float = 120.0
+    verifier: VerifierSettings = field(default_factory=VerifierSettings)
     search_provider: SearchProvider = "corpus"
     serper_api_key: str | None = field(default=None, repr=False)
     serper_url: str = SERPER_URL
@@ -152,6 +176,7 @@ class Settings:
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
         env = dict(os.environ if environ is None else environ)
         state_dir = Path(env.get("RESEARCH_STATE_DIR") or PROJECT_ROOT / ".research")
+        model = _model_settings(env)
         return cls(
             state_dir=state_dir.resolve(),
             database_url=env.get("DATABASE_URL") or None,
@@ -167,7 +192,8 @@ class Settings:
             build_id=_build_id(env),
             ui_port=_int(env, "RESEARCH_UI_PORT", 8233),
             search_attributes=_bool(env, "RESEARCH_SEARCH_ATTRIBUTES", True),
-            **_model_settings(env),
+            **model,
+            verifier=_verifier_settings(env, model),
             **_search_settings(env),
             corpus_dir=Path(env.get("RESEARCH_CORPUS_DIR") or cls.corpus_dir).resolve(),
             max_snapshot_chars=_int(env, "RESEARCH_MAX_SNAPSHOT_CHARS", 200_000),
@@ -186,6 +212,7 @@ SECRET_VARIABLES = frozenset(
     {
         "OPENAI_API_KEY",
         "AZURE_OPENAI_API_KEY",
+        "RESEARCH_VERIFIER_API_KEY",
         "SERPER_API_KEY",
         "TEMPORAL_API_KEY",
         "APPLICATIONINSIGHTS_CONNECTION_STRING",
@@ -346,6 +373,35 @@ def _model_settings(env: dict[str, str]) -> dict[str, Any]:
         "parallel_tool_calls": _bool(env, "RESEARCH_PARALLEL_TOOL_CALLS", False),
         "model_timeout_seconds": _float(env, "RESEARCH_MODEL_TIMEOUT_SECONDS", 120.0),
     }
+
+
+def _verifier_settings(env: dict[str, str], model: dict[str, Any]) -> VerifierSettings:
+    """RESEARCH_VERIFIER_*: each unset one is the research model's own setting. Unset with the
+    offline policy, the deterministic checks are the verifier; `off` switches it off."""
+    raw = env.get("RESEARCH_VERIFIER_PROVIDER", "").strip().lower()
+    research = model["model_provider"]
+    provider: VerifierProvider
+    if raw:
+        provider = _choice("RESEARCH_VERIFIER_PROVIDER", raw, VERIFIER_CHOICES)
+    else:
+        provider = "deterministic" if research in LOCAL_PROVIDERS else research
+    same = provider == research
+    if provider == "azure":
+        base_url = _azure_endpoint(env.get("RESEARCH_VERIFIER_BASE_URL", "")) or (
+            model["azure_openai_endpoint"] if same else None
+        )
+        key = _secret(env, "RESEARCH_VERIFIER_API_KEY") or (
+            model["azure_openai_api_key"] if same else None
+        )
+    else:
+        base_url = _url(env, "RESEARCH_VERIFIER_BASE_URL") or model["openai_base_url"]
+        key = _secret(env, "RESEARCH_VERIFIER_API_KEY") or model["openai_api_key"]
+    return VerifierSettings(
+        provider=provider,
+        model=env.get("RESEARCH_VERIFIER_MODEL", "").strip() or model["model"],
+        base_url=base_url,
+        api_key=key,
+    )
 
 
 def _search_settings(env: dict[str, str]) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from activities.ledger.review import (
     SearchRow,
     SourceRow,
     StepRow,
+    VerdictRow,
 )
 from runtime.settings import Settings
 from runtime.temporal import TemporalUnavailable
@@ -41,6 +42,8 @@ TABLES: dict[str, type[BaseModel]] = {
     "passages": PassageRow,
     "evidence": EvidenceRow,
 }
+# Tables an older export may lack (read as no rows).
+OPTIONAL_TABLES: dict[str, type[BaseModel]] = {"verdicts": VerdictRow}
 HISTORY = "history.json"
 
 
@@ -77,7 +80,7 @@ def write_export(rows: RunRows, history: WorkflowHistory | None, folder: Path) -
     """Write the folder; the names of the files written (snapshots as `snapshots/`)."""
     (folder / "snapshots").mkdir(parents=True, exist_ok=True)
     written = {"run.json": _dump(rows.run)}
-    for table in TABLES:
+    for table in [*TABLES, *OPTIONAL_TABLES]:
         written[f"{table}.json"] = [_dump(row) for row in getattr(rows, table)]
     written["sources.json"] = [_source(row) for row in rows.sources]
     urls = {source.source_id: source.final_url or source.url for source in rows.sources}
@@ -110,8 +113,8 @@ def _readme(rows: RunRows, with_history: bool) -> str:
         "- `evidence.json`: every piece of evidence, its quote, offsets and source URL",
         "- `sources.json`, `snapshots/`: every page read (URL, final URL, content hash, outcome)",
         "  and the stored text each quote's offsets point into",
-        "- `run.json`, `steps.json`, `model_calls.json`, `searches.json`, `passages.json`: the",
-        "  ledger's other rows of this run, one file per table",
+        "- `run.json`, `steps.json`, `model_calls.json`, `searches.json`, `passages.json`,",
+        "  `verdicts.json`: the ledger's other rows of this run, one file per table",
     ]
     if with_history:
         lines.append("- `history.json`: the Temporal workflow history")
@@ -150,6 +153,11 @@ def load_export(folder: Path) -> tuple[RunRows, WorkflowHistory | None]:
             sources=[_read_source(folder, item) for item in _read(folder, "sources.json")],
             report=_read_report(folder),
             **{table: _read(folder, f"{table}.json") for table in TABLES},
+            **{
+                table: _read(folder, f"{table}.json")
+                for table in OPTIONAL_TABLES
+                if (folder / f"{table}.json").is_file()
+            },
         )
     except ValidationError as error:
         raise CliError(
@@ -201,5 +209,6 @@ def _read_report(folder: Path) -> ReportRow | None:
             ),
             "markdown": markdown,
             "saved_at": view.saved_at,
+            "verification": view.verification,
         }
     )

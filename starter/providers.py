@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import replace
 
 import httpx
 from azure.core.credentials_async import AsyncTokenCredential
@@ -36,6 +37,52 @@ def check_model_settings(settings: Settings) -> None:
             "RESEARCH_MODEL_PROVIDER=azure needs AZURE_OPENAI_ENDPOINT "
             "(https://NAME.openai.azure.com); set it in the environment"
         )
+
+
+def check_verifier_settings(settings: Settings) -> None:
+    """Raise SettingsError, one sentence saying what to set, when the verifier lacks it."""
+    verifier = settings.verifier
+    if verifier.provider == "openai" and not (verifier.api_key or verifier.base_url):
+        raise SettingsError(
+            "the verifier (RESEARCH_VERIFIER_PROVIDER=openai) needs RESEARCH_VERIFIER_API_KEY or "
+            "RESEARCH_VERIFIER_BASE_URL (or the model's OPENAI_API_KEY / OPENAI_BASE_URL); set "
+            "one, or RESEARCH_VERIFIER_PROVIDER=off"
+        )
+    if verifier.provider == "azure" and not verifier.base_url:
+        raise SettingsError(
+            "the verifier (RESEARCH_VERIFIER_PROVIDER=azure) needs RESEARCH_VERIFIER_BASE_URL "
+            "(https://NAME.openai.azure.com) or AZURE_OPENAI_ENDPOINT; set one, or "
+            "RESEARCH_VERIFIER_PROVIDER=off"
+        )
+
+
+def verifier_as_model(settings: Settings) -> Settings:
+    """The settings with the verifier's provider, model, endpoint and key as the model's: the
+    verifier's client is built as the model's is."""
+    verifier = settings.verifier
+    assert verifier.provider in ("openai", "azure")
+    return replace(
+        settings,
+        model_provider=verifier.provider,
+        model=verifier.model,
+        openai_base_url=verifier.base_url if verifier.provider == "openai" else None,
+        openai_api_key=verifier.api_key if verifier.provider == "openai" else None,
+        azure_openai_endpoint=verifier.base_url if verifier.provider == "azure" else None,
+        azure_openai_api_key=verifier.api_key if verifier.provider == "azure" else None,
+    )
+
+
+@asynccontextmanager
+async def open_verifier_client(
+    settings: Settings, *, credential: AsyncTokenCredential | None = None
+) -> AsyncIterator[ModelClient | None]:
+    """The verifier's client (None when no model verifies), closed on the way out."""
+    check_verifier_settings(settings)
+    if not settings.verifier.asks_a_model:
+        yield None
+        return
+    async with open_model_client(verifier_as_model(settings), credential=credential) as client:
+        yield client
 
 
 def check_search_settings(settings: Settings) -> None:

@@ -16,6 +16,7 @@ from starter.devstack import open_database, open_ledger
 from starter.errors import EXIT_USAGE, CliError
 from starter.runs import print_report
 from workflows.models import Finding
+from workflows.verification import Verification
 
 QUESTION_CHARS = 48  # the question column of `research runs`
 NUMBER_COLUMNS = (3, 4, 5)  # steps, evidence, tokens: right-aligned
@@ -53,6 +54,8 @@ class ReportView(BaseModel):
     open_questions: list[str] = Field(default_factory=list)
     evidence: list[QuotedEvidence] = Field(default_factory=list)
     saved_at: datetime
+    # How its meaning was checked, and the verifier's verdict on each claim (0: the answer).
+    verification: Verification = Field(default_factory=Verification)
 
 
 @asynccontextmanager
@@ -104,6 +107,7 @@ def report_view(rows: RunRows) -> ReportView:
         open_questions=report.open_questions,
         evidence=quoted,
         saved_at=saved.saved_at,
+        verification=saved.verification,
     )
 
 

@@ -25,8 +25,10 @@ from workflows.models import (
     Stance,
     StopReason,
     TranscriptEntry,
+    Usage,
 )
 from workflows.scope import RunScope
+from workflows.verification import Claim, Verdict, Verification, VerifierMode
 
 # Activity names, registered by worker.py and called by the workflow.
 START_RUN = "start_run"
@@ -36,6 +38,7 @@ READ_PAGE = "read_page"
 RECORD_EVIDENCE = "record_evidence"
 RECORD_STEP = "record_step"
 SAVE_REPORT = "save_report"
+VERIFY = "verify"
 
 # ApplicationError type raised by `decide` when the provider refuses (bad key, bad request):
 # the run ends `failed` with stop reason `provider_error` instead of retrying.
@@ -67,6 +70,10 @@ class StartRunResult(BaseModel):
     # by a worker before it, decide keeps the old fixed timeout).
     model_timeout_seconds: float = 0.0
     execution_id: str = ""  # the execution the ledger wrote the run's rows under
+    # How this worker checks meaning once the gate passes (`workflows.verification`), recorded
+    # so replay decides the same: "" (a run started before the verifier) never asks one.
+    verifier: VerifierMode = ""
+    verifier_name: str = ""  # "openai gpt-4o-mini", for the report
 
 
 class DecideInput(BaseModel):
@@ -154,6 +161,20 @@ class RecordStepResult(BaseModel):
     execution_id: str = ""  # the execution the ledger wrote the step under
 
 
+class VerifyInput(BaseModel):
+    """The claims of a submission the gate passed, for the verifier: nothing but each claim, its
+    sub-questions and its cited quotes. The scope's step (the finish step) keys the verdicts."""
+
+    scope: RunScope  # the finish step (RunScope.tool_of)
+    claims: list[Claim] = Field(default_factory=list)
+    rerun_of: str | None = None  # a rerun replays its source run's verdicts, asking no model
+
+
+class VerifyResult(BaseModel):
+    verdicts: list[Verdict] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)  # every verdict's, to count against max_tokens
+
+
 class SaveReportInput(BaseModel):
     scope: RunScope
     status: RunStatus
@@ -161,6 +182,7 @@ class SaveReportInput(BaseModel):
     report: Report
     counters: Counters
     finished_at: str
+    verification: Verification = Field(default_factory=Verification)
 
 
 class SaveReportResult(BaseModel):
@@ -191,3 +213,4 @@ READ_PAGE_ACTIVITY = Activity(READ_PAGE, ReadPageInput, ReadPageResult)
 RECORD_EVIDENCE_ACTIVITY = Activity(RECORD_EVIDENCE, RecordEvidenceInput, RecordEvidenceResult)
 RECORD_STEP_ACTIVITY = Activity(RECORD_STEP, StepRecord, RecordStepResult)
 SAVE_REPORT_ACTIVITY = Activity(SAVE_REPORT, SaveReportInput, SaveReportResult)
+VERIFY_ACTIVITY = Activity(VERIFY, VerifyInput, VerifyResult)

@@ -12,7 +12,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from workflows import contracts
+from workflows import contracts, tracing
 from workflows.cleaning import MAX_ERROR_CHARS, clean, echo
 from workflows.contracts import In, Out
 from workflows.models import ToolCall, ToolResult
@@ -22,6 +22,7 @@ from workflows.tool_base import InvalidCall, ToolArgs, ToolData
 from workflows.tools.calls import parse_call
 from workflows.tools.registry import REGISTRY
 from workflows.tools.spec import Outcome
+from workflows.verification import VerifierMode
 
 __all__ = ["ActivityCaller", "Handled", "Outcome", "ToolDispatcher", "describe_step"]
 
@@ -56,6 +57,9 @@ class ToolDispatcher:
         self._execution = execution
         self._activity = activity
         self._now = now
+        # How meaning is checked once the gate passes (start_run says: recorded in history).
+        self.verifier: VerifierMode = ""
+        self.verifier_name = ""
 
     @property
     def state(self) -> RunState:
@@ -71,6 +75,11 @@ class ToolDispatcher:
         self, activity: contracts.Activity[In, Out], request: In, *, summary: str
     ) -> Awaitable[Out]:
         return self._activity(activity, request, summary=summary)
+
+    def verified(self, checked: contracts.VerifyResult) -> None:
+        self._state.add_usage(checked.usage)
+        tracing.tokens(checked.usage.input_tokens, checked.usage.output_tokens)
+        tracing.evaluations(checked.verdicts)
 
     async def dispatch(self, call: ToolCall) -> Handled:
         """Run one call: a validated call's result, or its refusal with one sentence."""

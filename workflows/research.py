@@ -71,6 +71,9 @@ LOCAL_TIMEOUT = timedelta(seconds=30)
 # DECIDE_TIMEOUT: a worker that recorded no model timeout.
 DECIDE_TIMEOUT = timedelta(seconds=120)
 DECIDE_LEDGER_WORK = timedelta(seconds=30)
+# The verifier asks one model call per claim (a report's findings and its answer), in turn; a
+# retry asks only the claims left (each verdict is kept as it comes), and the deadline caps it.
+VERIFY_TIMEOUT = timedelta(seconds=600)
 DEADLINE_GRACE = timedelta(seconds=5)  # decide's own timeout fires after the deadline timer
 WRAP_UP_TIMEOUT = timedelta(seconds=30)  # saving the report after a bound tripped
 MAX_GUIDANCE = 10  # operator guidance kept (newest)
@@ -103,7 +106,9 @@ UNCAPPED_ATTEMPTS = 5
 # Measured: 6 s let 100 runs on one saturated worker time out healthy calls (10 in one bench, each
 # a model call asked again); 8 s, none, and a killed call runs again after 9.5 s (median, chaos).
 HEARTBEAT = timedelta(seconds=8)
-HEARTBEATING = frozenset({contracts.DECIDE})  # and the tools' activities that say so
+HEARTBEATING = frozenset(
+    {contracts.DECIDE, contracts.VERIFY}
+)  # and the tools' activities that say so
 LEDGER_ACTIVITIES = frozenset({contracts.START_RUN, contracts.RECORD_STEP, contracts.SAVE_REPORT})
 
 
@@ -193,6 +198,7 @@ class ResearchWorkflow:
         if started.model_timeout_seconds > 0:
             seconds = timedelta(seconds=started.model_timeout_seconds)
             self._decide_timeout = seconds + DECIDE_LEDGER_WORK
+        self._tools.verifier, self._tools.verifier_name = started.verifier, started.verifier_name
         self._publish()
 
     # ------------------------------------------------------------ the loop
@@ -363,6 +369,7 @@ class ResearchWorkflow:
                 report=report,
                 counters=state.counters,
                 finished_at=workflow.now().isoformat(),
+                verification=outcome.verification,
             ),
             timeout=WRAP_UP_TIMEOUT,
             capped=False,
@@ -416,6 +423,8 @@ class ResearchWorkflow:
     ) -> Out:
         """Run an activity; its timeout never reaches past the run's deadline."""
         name, result_type = activity.name, activity.result
+        if name == contracts.VERIFY:  # called by the finish tool, which names no timeout
+            timeout = VERIFY_TIMEOUT
         total = timeout * UNCAPPED_ATTEMPTS
         heartbeat = (
             HEARTBEAT if name in HEARTBEATING | REGISTRY.activities(heartbeat=True) else None

@@ -138,6 +138,33 @@ def step_done(span: Span, name: str, step: int, outcome: str, error: str | None)
     )
 
 
+# gen_ai.evaluation.score.value per verdict: how far the quotes carry the claim.
+_SCORES = {"supported": 1.0, "partly": 0.5, "not_supported": 0.0, "contradicted": 0.0}
+
+
+def evaluations(verdicts: list[Any]) -> None:
+    """Each verdict of the verifier as a `gen_ai.evaluation.result` event (GenAI evaluation
+    conventions) on the current span (the finish step's), and in the verdicts metric. The
+    verifier's reason is model text about page text: it stays out of the trace (the ledger and
+    the report keep it)."""
+    span = trace.get_current_span()
+    for verdict in verdicts:
+        span.add_event(
+            "gen_ai.evaluation.result",
+            {
+                "gen_ai.evaluation.name": "meaning",
+                "gen_ai.evaluation.score.label": verdict.verdict,
+                "gen_ai.evaluation.score.value": _SCORES.get(verdict.verdict, 0.0),
+                "gen_ai.request.model": verdict.model,
+                "research.claim": verdict.number,
+                "research.verifier_said": verdict.said,
+            },
+        )
+        _counter("research_verdicts", "claims the verifier read, by verdict").add(
+            1, {"verdict": verdict.verdict}
+        )
+
+
 def tokens(input_tokens: int, output_tokens: int) -> None:
     counter = _counter("research_tokens", "provider-reported tokens, by direction")
     counter.add(max(input_tokens, 0), {"direction": "input"})  # a counter refuses negatives

@@ -17,6 +17,7 @@ from datetime import datetime
 from psycopg.types.json import Jsonb
 from pydantic import BaseModel
 
+from activities.ledger import verdicts
 from activities.ledger.base import Connection, UnknownRun, execute, fetch_all, fetch_one
 from workflows.models import Counters
 from workflows.scope import ForkPoint
@@ -185,7 +186,7 @@ async def enter(conn: Connection, run_id: str, execution_id: str, point: ForkPoi
         row = await fetch_one(conn, _TURNS, params)
         params["turns"] = row["turns"] if row else 0
     await execute(conn, _INSERT_EXECUTION, params)
-    for copy in _COPIES:
+    for copy in [*_COPIES, verdicts.COPY]:
         await execute(conn, copy, params)
     params["counters"] = Jsonb(Counters().model_dump())
     await execute(conn, _MAKE_CURRENT, params)

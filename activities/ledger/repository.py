@@ -25,6 +25,7 @@ from activities.ledger import executions as ledger_executions
 from activities.ledger import review as ledger_review
 from activities.ledger import runs as ledger_runs
 from activities.ledger import sources as ledger_sources
+from activities.ledger import verdicts as ledger_verdicts
 from activities.ledger.base import (
     Connection,
     LedgerConflict,
@@ -52,6 +53,7 @@ from workflows.models import (
     TranscriptEntry,
 )
 from workflows.scope import ForkPoint, RunScope
+from workflows.verification import Verdict, Verification
 
 __all__ = [
     "ExecutionRow",
@@ -347,6 +349,39 @@ class Ledger:
         """The evidence the run's report cites, each once, with its page's URL and content hash."""
         async with self._read() as conn:
             return await ledger_evidence.load_cited(conn, run_id)
+
+    # ------------------------------------------------------------ verdicts
+
+    async def record_verdict(
+        self,
+        run_id: str,
+        step: int,
+        verdict: Verdict,
+        provider: str,
+        *,
+        execution: str | None = None,
+    ) -> bool:
+        """Keep the verifier's verdict on one claim of the submission at `step` (once)."""
+        async with self._write(run_id, "verdicts") as conn:
+            scope = await execution_of(conn, run_id, execution)
+            return await ledger_verdicts.insert_verdict(
+                conn, run_id, scope, step, verdict, provider
+            )
+
+    async def verdicts(
+        self, run_id: str, step: int, *, execution: str | None = None
+    ) -> dict[int, Verdict]:
+        """The verdicts already recorded for the submission at `step`, by claim number."""
+        async with self._read("verdicts") as conn:
+            scope = await execution_of(conn, run_id, execution)
+            return await ledger_verdicts.load_step(conn, run_id, scope, step)
+
+    async def report_verification(self, run_id: str) -> Verification:
+        """How the saved report of the run's current execution had its meaning checked (a
+        rerun checks as its source did); no verification when it has no report (yet)."""
+        async with self._read("reports") as conn:
+            scope = await execution_of(conn, run_id, None)
+            return await ledger_verdicts.load_verification(conn, run_id, scope)
 
     # ------------------------------------------------------------ reports
 

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from activities.ledger import verdicts as ledger_verdicts
 from activities.ledger.base import Connection, fetch_all, fetch_one
 from activities.ledger.runs import decision_from, usage_from
 from workflows.models import (
@@ -23,6 +24,7 @@ from workflows.models import (
     TranscriptEntry,
     Usage,
 )
+from workflows.verification import Verdict, VerdictWord, Verification
 
 
 class RunListing(BaseModel):
@@ -136,6 +138,28 @@ class EvidenceRow(Evidence):
     chain: str | None = None  # its link in the run's evidence hash chain (since migration 011)
 
 
+class VerdictRow(BaseModel):
+    """The verifier's verdict on one claim of the submission at `step` (since migration 015)."""
+
+    step: int
+    claim_no: int
+    claim: str
+    verdict: VerdictWord
+    said: VerdictWord
+    sentence: str = ""
+    evidence_id: str = ""
+    reason: str = ""
+    provider: str
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    estimated: bool = False
+    recorded_at: datetime
+
+    def as_verdict(self) -> Verdict:
+        return ledger_verdicts.verdict_from(self.model_dump())
+
+
 class ReportRow(BaseModel):
     status: RunStatus
     stop_reason: str
@@ -145,6 +169,7 @@ class ReportRow(BaseModel):
     # The last hash of each chain when the report was saved (since migration 011).
     steps_chain: str | None = None
     evidence_chain: str | None = None
+    verification: Verification = Field(default_factory=Verification)  # since migration 015
 
 
 class RunRows(BaseModel):
@@ -157,6 +182,7 @@ class RunRows(BaseModel):
     sources: list[SourceRow] = Field(default_factory=list)
     passages: list[PassageRow] = Field(default_factory=list)
     evidence: list[EvidenceRow] = Field(default_factory=list)
+    verdicts: list[VerdictRow] = Field(default_factory=list)
     report: ReportRow | None = None
 
 
@@ -219,7 +245,7 @@ ORDER BY length(evidence_id), evidence_id
 
 _SELECT_REPORT = """
 SELECT status, stop_reason, answer, findings, limitations, open_questions, composed, markdown,
-       saved_at, steps_chain, evidence_chain
+       saved_at, steps_chain, evidence_chain, verification
 FROM research.reports WHERE run_id = %s AND execution_id = %s
 """
 
@@ -246,6 +272,9 @@ async def load_run_rows(conn: Connection, run_id: str) -> RunRows | None:
         sources=[SourceRow.model_validate(row) for row in sources],
         passages=[PassageRow.model_validate(row) for row in passages],
         evidence=[EvidenceRow.model_validate(row) for row in evidence],
+        verdicts=[
+            VerdictRow.model_validate(row) for row in await ledger_verdicts.load_rows(conn, *key)
+        ],
         report=await _report(conn, key),
     )
 
@@ -288,4 +317,5 @@ async def _report(conn: Connection, key: tuple[str, str]) -> ReportRow | None:
         saved_at=row["saved_at"],
         steps_chain=row["steps_chain"],
         evidence_chain=row["evidence_chain"],
+        verification=Verification.model_validate(row["verification"] or {}),
     )

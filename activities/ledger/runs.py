@@ -135,8 +135,8 @@ ORDER BY rank
 _INSERT_REPORT = """
 INSERT INTO research.reports (
     run_id, execution_id, status, stop_reason, answer, findings, limitations, open_questions,
-    composed, markdown, steps_chain, evidence_chain
-) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+    composed, markdown, steps_chain, evidence_chain, verification
+) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (run_id, execution_id) DO NOTHING
 """
 
@@ -325,7 +325,12 @@ async def insert_report(
     heads = await fetch_one(
         conn, _SELECT_CHAIN_HEADS, {"run_id": run_id, "execution_id": execution_id}
     )
-    params = (*_report_params(request, markdown, execution_id), *(heads or {}).values())
+    checked = request.verification
+    params = (
+        *_report_params(request, markdown, execution_id),
+        *(heads or {"steps_chain": None, "evidence_chain": None}).values(),
+        Jsonb(checked.model_dump(mode="json")) if checked.mode else None,
+    )
     if not await execute(conn, _INSERT_REPORT, params):
         return False
     if run["execution_id"] != execution_id:

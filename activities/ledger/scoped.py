@@ -16,6 +16,7 @@ from activities.ledger.sources import Snapshot, StoredSource
 from workflows.contracts import SaveReportInput, StepRecord
 from workflows.models import Decision, Evidence, Passage, SearchHit, SourceRef, TranscriptEntry
 from workflows.scope import RunScope
+from workflows.verification import Verdict
 
 if TYPE_CHECKING:  # the ledger makes these; this module only names its type
     from activities.ledger import Ledger
@@ -93,3 +94,11 @@ class RunLedger:
 
     async def save_report(self, request: SaveReportInput, markdown: str) -> bool:
         return await self._ledger.save_report(request, markdown, execution=self.execution)
+
+    async def verdicts(self, step: int) -> dict[int, Verdict]:
+        return await self._ledger.verdicts(self.run_id, step, execution=self.execution)
+
+    async def record_verdict(self, step: int, verdict: Verdict, provider: str) -> bool:
+        return await self._ledger.record_verdict(
+            self.run_id, step, verdict, provider, execution=self.execution
+        )

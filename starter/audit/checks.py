@@ -3,21 +3,22 @@ workflow history, each a small pure function over the loaded data (`AuditData`).
 
 Checks live by subject: `ledger` (snapshots, passages, quotes, IDs, counters), `flow` (steps,
 turns, searches, which URLs were read, bounds, stop reason), `report` (the saved report against the
-gate, the composer and the renderer) and `recorded` (the ledger against the workflow history).
+gate, the composer and the renderer), `meaning` (the verifier's verdicts) and `recorded` (the
+ledger against the workflow history).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from starter.audit import flow, ledger, recorded, report  # each registers its checks
+from starter.audit import flow, ledger, meaning, recorded, report  # each registers its checks
 from starter.audit.base import CHECKS, AuditData, Check
 
 __all__ = ["CHECKS", "AuditData", "Check", "CheckResult", "audit_table", "run_checks"]
 
 MAX_DETAIL = 110  # characters of the first problem shown in the table
 # The table's order: the rows themselves, how the run went, its report, then the history.
-ORDER = [module.__name__ for module in (ledger, flow, report, recorded)]
+ORDER = [module.__name__ for module in (ledger, flow, report, meaning, recorded)]
 
 
 @dataclass(frozen=True)

@@ -140,15 +140,23 @@ def counter_model_calls(data: AuditData) -> Iterator[str]:
         yield f"counter says {counted} model calls, the ledger holds {rows}"
 
 
-@check("counter-tokens", "the run's token counter is the sum of its model calls' usage")
+@check(
+    "counter-tokens", "the run's token counter is the sum of its model calls' and verdicts' usage"
+)
 def counter_tokens(data: AuditData) -> Iterator[str]:
     counts = [call.usage().counted() for call in data.rows.model_calls]
+    verdicts = {row.step: 0 for row in data.rows.verdicts}  # each finish step's verifier tokens
+    for row in data.rows.verdicts:
+        verdicts[row.step] += row.as_verdict().usage.counted()
     counted = data.rows.run.counters.tokens
-    allowed = {sum(counts)}
+    total = sum(counts) + sum(verdicts.values())
+    allowed = {total}
     if data.loose_last_turn and counts:
-        allowed.add(sum(counts[:-1]))  # answered, but not counted before the run ended
+        allowed.add(total - counts[-1])  # answered, but not counted before the run ended
+    if data.loose_last_turn and verdicts:  # verified, but the verifier failed on a later claim
+        allowed.add(total - verdicts[max(verdicts)])
     if counted not in allowed:
-        yield f"counter says {counted} tokens, the model calls report {sum(counts)}"
+        yield f"counter says {counted} tokens, the model calls and verdicts report {total}"
 
 
 @check("counter-finish-attempts", "the finish counter equals the finish steps that were checked")
@@ -162,7 +170,8 @@ def counter_finish_attempts(data: AuditData) -> Iterator[str]:
         else:
             checked += step.ok or (step.error or "").startswith("the coverage gate failed")
     counted = data.rows.run.counters.finish_attempts
-    if counted != checked:
+    # After a loose end the last submission may be counted and unrecorded (its verifier failed).
+    if not (counted == checked or (data.loose_last_turn and counted == checked + 1)):
         yield f"counter says {counted} finish attempts, the steps show {checked}"
 
 

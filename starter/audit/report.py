@@ -132,6 +132,7 @@ def markdown_matches_rows(data: AuditData) -> Iterator[str]:
         saved.status,
         StopReason(saved.stop_reason),
         question=data.rows.run.question,
+        verification=saved.verification,
     )
     if rendered != saved.markdown:
         line = _first_difference(rendered, saved.markdown)

@@ -11,7 +11,15 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from tests.fakes.openai_server import Message, Reply, Script, passage_containing, tool
+from tests.fakes.openai_server import (
+    Message,
+    Reply,
+    Script,
+    VerifierRequest,
+    passage_containing,
+    supporting,
+    tool,
+)
 
 DOCS = "https://docs.harborq.example"
 DEAD_LETTER = f"{DOCS}/guides/dead-letter-queues.html"
@@ -360,3 +368,115 @@ def index_line() -> Script:
             **_finding(1, "Harbor Queue dead-letters failing messages.", ["E001"]),
         ),
     )
+
+
+# ---------------------------------------------------------------- attacks only meaning can catch
+# Each finding below passes the deterministic gate (its figures are in its quotes, it shares
+# their words, it says no "not"), and each is false. The honest verifier knows the demo corpus.
+
+# ("... deletes it permanently instead of moving it" is refused by the gate's own rules: "instead
+# of" and "rather than" contrast what the quote does not.)
+INVERSION = (
+    "After a message has used up its 5 delivery attempts by default, Harbor Queue deletes it "
+    "permanently from the dead-letter queue."
+)
+STITCHED = "Harbor Queue waits 30 seconds between each of its 5 delivery attempts."
+OFF_POINT_QUOTE = (
+    "A dead-letter queue (DLQ) takes it out of circulation while keeping it for you to inspect."
+)
+OFF_POINT = (
+    "Harbor Queue takes a failing message out of circulation in a dead-letter queue, keeping "
+    "it for you to inspect."
+)
+HONEST_ANSWER = (
+    "After 5 delivery attempts a message is dead-lettered; the default visibility timeout is "
+    "30 seconds."
+)
+# claim phrase -> (verdict, the sentence's words it copies ("" for none), reason)
+FALSE_CLAIMS = {
+    "deletes it permanently": (
+        "contradicted",
+        "moves it to the queue's dead-letter queue",
+        "the quote says Harbor Queue moves the message to the dead-letter queue, not that it "
+        "deletes it.",
+    ),
+    "between each of its": (
+        "not_supported",
+        "",
+        "no quote says Harbor Queue waits 30 seconds between attempts: 30 seconds is the "
+        "default visibility timeout.",
+    ),
+    "out of circulation": (
+        "not_supported",
+        "",
+        "the quote says what a dead-letter queue is for, not how many delivery attempts come "
+        "before a message is moved.",
+    ),
+}
+
+
+def honest_verifier(request: VerifierRequest) -> Reply:
+    """A verifier that reads the demo corpus correctly: the false claims above get their verdict
+    and reason; any other claim is supported by the first sentence of its first quote."""
+    for phrase, (verdict, words, reason) in FALSE_CLAIMS.items():
+        if phrase in request.claim:
+            sentence = request.sentence(words)[1] if words else ""
+            return {"verdict": verdict, "sentence": sentence, "reason": reason}
+    return supporting(request)
+
+
+def lying_verifier(request: VerifierRequest) -> Reply:
+    """A verifier that calls every claim supported, by a sentence no quote holds."""
+    return {
+        "verdict": "supported",
+        "sentence": "Harbor Queue deletes a failing message permanently.",
+        "reason": "it says so",
+    }
+
+
+def _recorded_both() -> list[Callable[[list[Message]], Reply]]:
+    return [
+        *_read_both(),
+        record_passage("Q1", "S1", "max_deliveries", "Messages are dead-lettered after 5 tries."),
+        record_passage("Q2", "S2", "default visibility timeout is", "The default is 30 seconds."),
+    ]
+
+
+def _finish_with(first: dict[str, Any], answer: str = HONEST_ANSWER) -> Reply:
+    return tool(
+        "finish_research",
+        answer=answer,
+        findings=[first, HONEST_FINDINGS[1]],
+        limitations="Q3 (replaying dead letters) was not investigated.",
+    )
+
+
+def inverted_quote() -> Script:
+    """E001 says a message moves to the DLQ; the finding says it is deleted instead."""
+    return scripted(
+        _recorded_both(), then=_finish_with({"text": INVERSION, "evidence_ids": ["E001"]})
+    )
+
+
+def stitched_relation() -> Script:
+    """5 attempts (E001) and 30 seconds (E002) joined into a relation neither states."""
+    finding = {"text": STITCHED, "evidence_ids": ["E001", "E002"]}
+    return scripted(_recorded_both(), then=_finish_with(finding))
+
+
+def off_point() -> Script:
+    """Q1 covered by a sentence that shares its words but does not say how many attempts."""
+    steps = [
+        *_read_both(),
+        _quote("Q1", "S1", OFF_POINT_QUOTE, "A DLQ keeps failing messages."),
+        record_passage("Q2", "S2", "default visibility timeout is", "The default is 30 seconds."),
+    ]
+    answer = "A failing message is kept in a dead-letter queue; messages stay hidden 30 seconds."
+    return scripted(steps, then=_finish_with({"text": OFF_POINT, "evidence_ids": ["E001"]}, answer))
+
+
+def revising() -> Script:
+    """The inversion first; told the verifier's reason, the honest report."""
+    inverted = _finish_with({"text": INVERSION, "evidence_ids": ["E001"]})
+    honest = _finish_with(HONEST_FINDINGS[0])
+    return scripted([*_recorded_both(), lambda _: inverted], then=honest)

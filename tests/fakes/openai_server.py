@@ -3,6 +3,12 @@
 The real `openai` client talks to it over loopback. A script is a function from the request's
 messages to one assistant reply (tool calls or text); the turn is 1 + the assistant messages
 already in the conversation, so a retried turn is seen as the same turn again.
+
+The same server plays the verifier (`activities.model.verify`): a request that offers no tools
+and asks for a JSON `response_format` is a verifier's, parsed into a `VerifierRequest` (the
+claim, its sub-questions, its quotes) and answered by the verifier script's JSON (by default
+`supporting`: "supported", copying the first sentence of the first quote). Those requests are
+kept apart (`verifier_requests`) and never count as a model turn.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from tests.fakes import QuietHandler, serving
@@ -25,6 +32,54 @@ Message = dict[str, Any]
 # {"status": 429, "headers": {...}, "error": "..."}
 Reply = dict[str, Any]
 Script = Callable[[int, list[Message]], Reply]
+# A shown quote of a verifier request, and its claim line.
+QUOTE_BLOCK = re.compile(r'<untrusted_quote id="([^"]*)">\n(.*?)\n</untrusted_quote>', re.DOTALL)
+CLAIM_LINE = re.compile(r"^Claim: (.*)$", re.MULTILINE)
+QUESTION_LINE = re.compile(r"^- (.*)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class VerifierRequest:
+    """What a verifier request showed: the claim, the sub-questions, the quotes by evidence id."""
+
+    claim: str
+    questions: list[str]
+    quotes: dict[str, str]
+    system: str = ""
+
+    @classmethod
+    def parse(cls, messages: list[Message]) -> VerifierRequest:
+        system = str(messages[0].get("content") or "")
+        user = str(messages[-1].get("content") or "")
+        head, _, _ = user.partition("Claim: ")
+        claim = CLAIM_LINE.search(user)
+        return cls(
+            claim=claim.group(1) if claim else "",
+            questions=QUESTION_LINE.findall(head),
+            quotes=dict(QUOTE_BLOCK.findall(user)),
+            system=system,
+        )
+
+    def sentence(self, containing: str = "") -> tuple[str, str]:
+        """(evidence id, the first sentence of a quote containing `containing`), or ("", "")."""
+        for evidence_id, text in self.quotes.items():
+            for sentence in re.split(r"(?<=[.!?])\s+", " ".join(text.split())):
+                if containing.lower() in sentence.lower():
+                    return evidence_id, sentence
+        return "", ""
+
+
+# {"verdict": ..., "sentence": ..., "reason": ...} (sent as the reply's JSON content), a reply
+# {"content": "..."} sent as it is, or an error {"status": 503, ...} as a model Reply's.
+VerifierScript = Callable[[VerifierRequest], Reply]
+
+
+def supporting(request: VerifierRequest) -> Reply:
+    """A verifier that finds every claim supported by the first sentence of its first quote."""
+    _, sentence = request.sentence()
+    return {"verdict": "supported", "sentence": sentence, "reason": "the quote states it"}
+
+
 # A shown passage: from its "[S1.P2 offset=0] " line to the next passage or the window's end.
 PASSAGE_LINE = re.compile(
     r"^\[(S\d+\.P\d+) offset=\d+\] (.*?)(?=^\[S\d+\.P\d+ offset=|</untrusted_page>|\Z)",
@@ -46,8 +101,11 @@ def passage_containing(messages: list[Message], needle: str) -> str:
 
 
 class FakeOpenAI:
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, verifier: VerifierScript = supporting) -> None:
         self.script = script
+        self.verifier = verifier
+        self.verifier_requests: list[dict[str, Any]] = []
+        self.verified: list[VerifierRequest] = []
         self.turns: Counter[int] = Counter()
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []  # the HTTP path of each request, in order
@@ -61,6 +119,8 @@ class FakeOpenAI:
         self.trickled: list[float] = []
 
     def respond(self, body: dict[str, Any]) -> dict[str, Any]:
+        if "response_format" in body and "tools" not in body:
+            return self.verify(body)
         messages = body["messages"]
         turn = turn_of(messages)
         with self.lock:
@@ -93,6 +153,29 @@ class FakeOpenAI:
         if "usage" in reply:  # whatever the provider claims, sane or not
             answer["usage"] = reply["usage"]
         return answer
+
+    def verify(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A verifier's request, answered by the verifier script."""
+        request = VerifierRequest.parse(body["messages"])
+        with self.lock:
+            self.verifier_requests.append(body)
+            self.verified.append(request)
+        reply = self.verifier(request)
+        if "status" in reply:
+            error = {"error": {"message": reply.get("error", "error"), "type": "fake"}}
+            return {
+                "_status": reply["status"],
+                "_headers": reply.get("headers", {}),
+                "_body": error,
+            }
+        content = reply["content"] if "content" in reply else json.dumps(reply)
+        return completion(body, {"content": content}, len(self.verifier_requests))
+
+
+def reported_tokens(fake: FakeOpenAI) -> int:
+    """What the fake server reported as usage over all its answers, the verifier's included."""
+    bodies = [*fake.requests, *fake.verifier_requests]
+    return sum(len(json.dumps(body["messages"])) // 4 + 20 for body in bodies)
 
 
 def completion(body: dict[str, Any], reply: Reply, turn: int) -> dict[str, Any]:

@@ -33,6 +33,7 @@ class Span:
     attributes: dict[str, Any]
     status_code: int
     resource: dict[str, Any]
+    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (name, attributes)
 
 
 @dataclass
@@ -112,6 +113,10 @@ class OtlpReceiver(_Server):
                                 attributes=_attributes(span.attributes),
                                 status_code=span.status.code,
                                 resource=resource,
+                                events=[
+                                    (event.name, _attributes(event.attributes))
+                                    for event in span.events
+                                ],
                             )
                         )
         elif path == "/v1/logs":

@@ -66,9 +66,15 @@ async def sample_run(
             ui_port=free_port(),
         )
         if shape == "openai":
-            url = model.enter_context(serve(FakeOpenAI(twelve_steps)))
+            url = model.enter_context(serve(FakeOpenAI(twelve_steps)))  # and the verifier
+            settings = Settings.from_env(
+                {"OPENAI_BASE_URL": url, "OPENAI_API_KEY": "sk-record-0123456789"}
+            )
             settings = replace(
-                settings, model_provider="openai", openai_base_url=url, openai_api_key="sk-record"
+                settings,
+                state_dir=Path(state),
+                temporal_address=f"127.0.0.1:{free_port()}",
+                ui_port=free_port(),
             )
         async with embedded_stack(settings) as stack, background_worker(stack):
             handle = await stack.client.start_workflow(

@@ -27,7 +27,7 @@ from runtime.settings import PROJECT_ROOT, Settings
 from starter.audit import AuditData, run_checks
 from starter.history import history_facts
 from tests.fakes import hostile
-from tests.fakes.openai_server import FakeOpenAI, Script, serve
+from tests.fakes.openai_server import FakeOpenAI, Script, VerifierScript, serve, supporting
 from worker import run_worker
 from workflows.models import Brief, RunResult, RunStatus, StopReason
 from workflows.research import ResearchWorkflow
@@ -44,10 +44,15 @@ def brief(**limits: int) -> Brief:
 
 @asynccontextmanager
 async def hostile_worker(
-    client: Client, pg_url: str, script: Script
+    client: Client,
+    pg_url: str,
+    script: Script,
+    verifier: VerifierScript = supporting,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[tuple[str, FakeOpenAI]]:
-    """An in-process worker whose model provider is the fake server playing `script`."""
-    fake = FakeOpenAI(script)
+    """An in-process worker whose model provider is the fake server playing `script`; the same
+    server plays the verifier (`verifier`) unless `env` configures it otherwise."""
+    fake = FakeOpenAI(script, verifier)
     with serve(fake) as base_url:
         settings = Settings.from_env(
             {
@@ -56,6 +61,7 @@ async def hostile_worker(
                 "OPENAI_API_KEY": hostile.SECRET,
                 "RESEARCH_TASK_QUEUE": f"hostile-{uuid.uuid4().hex[:8]}",
                 "RESEARCH_SEARCH_PROVIDER": "corpus",
+                **(env or {}),
             }
         )
         stop, ready = asyncio.Event(), asyncio.Event()
@@ -69,10 +75,15 @@ async def hostile_worker(
 
 
 async def play(
-    client: Client, pg_url: str, script: Script, run_brief: Brief
+    client: Client,
+    pg_url: str,
+    script: Script,
+    run_brief: Brief,
+    verifier: VerifierScript = supporting,
+    env: dict[str, str] | None = None,
 ) -> tuple[RunResult, str, FakeOpenAI]:
     run_id = f"hostile-{uuid.uuid4().hex[:8]}"
-    async with hostile_worker(client, pg_url, script) as (queue, fake):
+    async with hostile_worker(client, pg_url, script, verifier, env) as (queue, fake):
         result: RunResult = await client.execute_workflow(
             ResearchWorkflow.run, run_brief, id=run_id, task_queue=queue
         )
@@ -130,7 +141,7 @@ def model_calls(pg_url: str, run_id: str) -> list[dict[str, Any]]:
 def all_rows_text(pg_url: str, run_id: str) -> str:
     """Every row of every research.* table for the run, as one text."""
     tables = ["runs", "model_calls", "steps", "searches", "search_results", "sources",
-              "passages", "evidence", "reports"]  # fmt: skip
+              "passages", "evidence", "reports", "verdicts"]  # fmt: skip
     parts = []
     with psycopg.connect(pg_url) as conn, conn.cursor() as cur:
         for table in tables:

@@ -15,7 +15,7 @@ from temporalio.client import Client
 
 from runtime.settings import PROJECT_ROOT
 from tests.fakes import search_servers
-from tests.fakes.openai_server import FakeOpenAI, harborq_script_at, serve
+from tests.fakes.openai_server import FakeOpenAI, harborq_script_at, reported_tokens, serve
 from tests.fakes.page_server import PageServer
 from tests.system.conftest import WorkerProcess, real_provider_env
 from workflows.models import Brief, RunResult, RunStatus, StopReason
@@ -24,11 +24,6 @@ from workflows.research import ResearchWorkflow
 OPENAI_KEY = "sk-e2e-secret-0123456789"
 SERPER_KEY = "serper-e2e-secret-9876543210"
 DOCS = "docs.harborq.example"
-
-
-def reported_tokens(fake: FakeOpenAI) -> int:
-    """What the fake server reported as usage over all its answers (see openai_server)."""
-    return sum(len(json.dumps(request["messages"])) // 4 + 20 for request in fake.requests)
 
 
 @pytest.mark.timeout(180)

@@ -151,7 +151,8 @@ def test_a_run_a_scripted_model_made_reruns_identically_on_an_offline_worker(
 
         shown = research(sources.env, "rerun", source, "--json")  # the offline worker's queue
 
-        assert len(model.paths) == asked == 7  # six tool calls and the finish, none since
+        # Six tool calls and the finish, and the verifier's three claims; none since.
+        assert len(model.paths) == asked == 7 + 3 and len(model.verifier_requests) == 3
     assert shown.returncode == 0, shown.stdout + shown.stderr
     data = json.loads(shown.stdout)
     assert data["identical"] is True

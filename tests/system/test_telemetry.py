@@ -189,10 +189,21 @@ def _check_trace(root: Span, trace: list[Span]) -> None:
         assert names[name] >= 1, f"{name} missing from {sorted(names)}"
     steps = root.attributes["research.steps"]
     assert sum(n for name, n in names.items() if name.startswith("execute_tool ")) == steps
-    assert names["chat gpt-scripted"] == root.attributes["research.model_calls"]
-
     by_id = {span.span_id: span for span in trace}
-    for chat in (span for span in trace if span.name == "chat gpt-scripted"):
+    chats = [span for span in trace if span.name == "chat gpt-scripted"]
+    turns = [chat for chat in chats if by_id[chat.parent_id].name == "activity decide"]
+    verified = [chat for chat in chats if by_id[chat.parent_id].name == "activity verify"]
+    assert len(turns) == root.attributes["research.model_calls"]
+    assert len(verified) == 3 and len(chats) == len(turns) + 3  # the answer and two findings
+    # The verifier's verdicts: evaluation events on the finish step that passed.
+    finish = [span for span in trace if span.name == "execute_tool finish_research"][-1]
+    events = [
+        attributes for name, attributes in finish.events if name == "gen_ai.evaluation.result"
+    ]
+    assert [event["research.claim"] for event in events] == [0, 1, 2]
+    assert {event["gen_ai.evaluation.score.label"] for event in events} == {"supported"}
+    assert all(event["gen_ai.evaluation.name"] == "meaning" for event in events)
+    for chat in turns:
         attributes = chat.attributes
         assert attributes["gen_ai.operation.name"] == "chat"
         assert attributes["gen_ai.provider.name"] == "openai"

@@ -13,11 +13,16 @@ from typing import Any
 import pytest
 
 from activities.ledger import RunRows
+from activities.ledger.review import VerdictRow
+from activities.markdown import render_markdown
 from starter.audit import CHECKS, AuditData, audit_table, run_checks
 from starter.export import load_export, write_export
 from starter.history import ActivityFact, HistoryFacts, history_facts
-from workflows import contracts
-from workflows.models import StopReason
+from workflows import contracts, verification
+from workflows.models import StopReason, Usage
+from workflows.scope import RunScope
+from workflows.tools import FinishArgs
+from workflows.verification import Verification
 
 EXPORTS = Path(__file__).parent.parent / "exports"
 Tamper = Callable[[RunRows, HistoryFacts], Any]
@@ -25,9 +30,71 @@ Tamper = Callable[[RunRows, HistoryFacts], Any]
 
 @cache
 def _recorded(name: str) -> tuple[RunRows, HistoryFacts]:
+    if name == VERIFIED:
+        return _verified(*_recorded("demo"))
     rows, history = load_export(EXPORTS / name)
     assert history is not None, f"tests/exports/{name} holds no history.json"
     return rows, history_facts(history)
+
+
+VERIFIED = "demo-verified"  # the demo run, as if a verifier model had read its claims
+
+
+def _verified(recorded_rows: RunRows, recorded_facts: HistoryFacts) -> tuple[RunRows, HistoryFacts]:
+    """The demo run with a verdict row per claim of its report (each supported by the first
+    sentence of its first quote, 100 + 10 tokens), the report saying so, its Markdown rendered
+    again and the verifier's tokens counted, in the rows and in the history's result."""
+    rows, facts = recorded_rows.model_copy(deep=True), recorded_facts.model_copy(deep=True)
+    assert rows.report is not None and facts.result is not None
+    report = rows.report.report
+    submitted = FinishArgs(answer=report.answer, findings=report.findings)
+    step = max(s.step for s in rows.steps if s.tool == "finish_research")
+    verdicts = []
+    for claim in verification.claims(submitted, AuditData(rows).evidence_models(), rows.run.brief):
+        sentence = claim.quotes[0].text.split(". ")[0]
+        usage = Usage(input_tokens=100, output_tokens=10)
+        verdict = verification.settle(claim, "supported", sentence, "it says so", usage=usage)
+        verdicts.append(verdict)
+        rows.verdicts.append(
+            VerdictRow(
+                step=step,
+                claim_no=claim.number,
+                claim=claim.text,
+                verdict=verdict.verdict,
+                said=verdict.said,
+                sentence=verdict.sentence,
+                evidence_id=verdict.evidence_id,
+                reason=verdict.reason,
+                provider="openai",
+                input_tokens=100,
+                output_tokens=10,
+                recorded_at=rows.report.saved_at,
+            )
+        )
+    assert all(verdict.verdict == "supported" for verdict in verdicts)
+    rows.report.verification = Verification(mode="model", verifier="openai m", verdicts=verdicts)
+    asked = contracts.VerifyInput(scope=RunScope(run_id=rows.run.run_id, step=step))
+    answered = contracts.VerifyResult(verdicts=verdicts)
+    facts.activities.append(
+        ActivityFact(
+            type=contracts.VERIFY,
+            input=asked.model_dump(mode="json"),
+            result=answered.model_dump(mode="json"),
+            completed=True,
+        )
+    )
+    rows.run.counters.tokens += 110 * len(verdicts)
+    facts.result.counters.tokens = rows.run.counters.tokens
+    rows.report.markdown = render_markdown(
+        report,
+        list(AuditData(rows).evidence_models().values()),
+        list(AuditData(rows).source_refs().values()),
+        rows.report.status,
+        StopReason(rows.report.stop_reason),
+        question=rows.run.question,
+        verification=rows.report.verification,
+    )
+    return rows, facts
 
 
 def recorded(name: str) -> tuple[RunRows, HistoryFacts]:
@@ -44,7 +111,7 @@ def failed(rows: RunRows, facts: HistoryFacts | None) -> dict[str, list[str]]:
     }
 
 
-@pytest.mark.parametrize("name", ["demo", "step-limit"])
+@pytest.mark.parametrize("name", ["demo", "step-limit", VERIFIED])
 def test_a_recorded_run_passes_every_check(name: str) -> None:
     rows, facts = recorded(name)
 
@@ -198,6 +265,23 @@ TAMPERS: dict[str, tuple[str, Tamper]] = {
         ),
     ),
     "history-report": ("demo", lambda r, h: setattr(h.result.report, "limitations", "Forged.")),
+    # A verdict kept as supported whose sentence no cited quote holds.
+    "verdicts-copied": (
+        VERIFIED,
+        lambda r, h: setattr(r.verdicts[1], "sentence", "Harbor Queue deletes it at once."),
+    ),
+    # The history's verdict is not the ledger's.
+    "history-verdicts": (
+        VERIFIED,
+        lambda r, h: _activity(h, contracts.VERIFY).result["verdicts"][0].update(sentence="x"),
+    ),
+    # A completed report whose verifier found a claim unsupported.
+    "report-verdicts": (
+        VERIFIED,
+        lambda r, h: [
+            setattr(r.verdicts[2], name, "not_supported") for name in ("verdict", "said")
+        ],
+    ),
 }
 
 

@@ -72,6 +72,7 @@ def test_settings_name_every_secret_the_worker_holds() -> None:
         "OPENAI_API_KEY": KEY,
         "AZURE_OPENAI_API_KEY": "azure-key-0123456789",
         "SERPER_API_KEY": OTHER,
+        "RESEARCH_VERIFIER_API_KEY": KEY,  # the verifier uses the model's key unless given its own
     }
 
 

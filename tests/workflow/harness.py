@@ -40,6 +40,7 @@ from workflows.research import ResearchWorkflow
 from workflows.substance import evidence_problem
 
 Script = Callable[[contracts.DecideInput], Decision]
+Verifier = Callable[[contracts.VerifyInput], contracts.VerifyResult]
 
 # Two pages on two hosts: one answers Q1 (timeout), the other Q2 (attempts).
 PAGE_A = "https://a.example/one"
@@ -122,6 +123,7 @@ class StandIns:
         read_delay: float = 0.0,
         search_error: ApplicationError | None = None,
         started: contracts.StartRunResult | None = None,
+        verifier: Verifier | None = None,
     ) -> None:
         self.web = web
         self.started = started or contracts.StartRunResult()  # what start_run tells the workflow
@@ -130,6 +132,8 @@ class StandIns:
         self.checkpoint = checkpoint
         self.read_delay = read_delay  # a slow page: real seconds before read_page answers
         self.search_error = search_error  # raised by every search (a refusing search provider)
+        self.verifier = verifier  # set: start_run says a verifier model checks meaning
+        self.verify_calls: list[contracts.VerifyInput] = []
 
     def definitions(self) -> list[Callable[..., Any]]:
         return [
@@ -140,11 +144,22 @@ class StandIns:
             self.record_evidence,
             self.record_step,
             self.save_report,
+            self.verify,
         ]
 
     @activity.defn(name=contracts.START_RUN)
     async def start_run(self, request: contracts.StartRunInput) -> contracts.StartRunResult:
-        return self.started
+        if self.verifier is None:
+            return self.started
+        update = {"verifier": "model", "verifier_name": "stand-in verifier"}
+        return self.started.model_copy(update=update)
+
+    @activity.defn(name=contracts.VERIFY)
+    async def verify(self, request: contracts.VerifyInput) -> contracts.VerifyResult:
+        self.verify_calls.append(request)
+        if self.verifier is None:
+            raise ApplicationError("no verifier is configured", non_retryable=True)
+        return self.verifier(request)
 
     @activity.defn(name=contracts.DECIDE)
     async def decide(self, request: contracts.DecideInput) -> Decision:

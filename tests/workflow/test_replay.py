@@ -42,6 +42,9 @@ def test_each_history_shows_its_provider_shape(path: Path) -> None:
     ]
     assert any(marker.marker_name == "core_local_activity" for marker in markers_of(history))
     assert ("decide" in scheduled) is (shape == "openai"), scheduled
+    # A model's completed run asks the verifier once the gate passed; the offline policy's never
+    # does (its deterministic checks are its verifier).
+    assert ("verify" in scheduled) is (path.stem == "demo-openai"), scheduled
     assert not patches_of(history), "recorded with the one code path: no patch markers"
 
 

@@ -6,10 +6,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from workflows import gate
+from workflows import contracts, gate, verification
 from workflows.models import Finding, Report, RunStatus, StopReason
 from workflows.tool_base import ToolArgs, ToolData
 from workflows.tools.spec import Executed, Outcome, ToolContext, ToolSpec
+from workflows.verification import Verification
 
 NAME = "finish_research"
 
@@ -41,7 +42,12 @@ async def run(args: FinishArgs, tool: ToolContext) -> Executed:
     state = tool.state
     left = state.take_finish_attempt()
     verdict = gate.check(args, state.evidence, state.sources, state.brief)
-    if verdict.passed:
+    gaps = verdict.gaps
+    checked = Verification(mode=tool.verifier, verifier=tool.verifier_name)
+    if verdict.passed and tool.verifier == "model":  # rules 1-8 passed: now the meaning
+        checked.verdicts = await _verify(args, tool)
+        gaps = verification.gaps(checked.verdicts)
+    if not gaps:
         report = Report(
             answer=args.answer,
             findings=args.findings,
@@ -49,26 +55,44 @@ async def run(args: FinishArgs, tool: ToolContext) -> Executed:
             open_questions=gate.open_questions(state.brief, state.evidence),
         )
         outcome = Outcome(
-            status=RunStatus.COMPLETED, stop_reason=StopReason.COVERAGE_GATE_PASSED, report=report
+            status=RunStatus.COMPLETED,
+            stop_reason=StopReason.COVERAGE_GATE_PASSED,
+            report=report,
+            verification=checked,
         )
         return Executed(tool.result(data=GatePassed(passed=True)), outcome)
     result = tool.result(
         ok=False,
         error="the coverage gate failed",
-        data=GateFailed(
-            gaps=verdict.gaps, finish_attempts_left=left, unread_urls=state.unread_urls()[:10]
-        ),
+        data=GateFailed(gaps=gaps, finish_attempts_left=left, unread_urls=state.unread_urls()[:10]),
     )
     if left <= 0:
         return Executed(
             result,
             Outcome(
                 status=RunStatus.INCOMPLETE,
-                detail="; ".join(verdict.gaps),
+                detail="; ".join(gaps),
                 stop_reason=StopReason.FINISH_ATTEMPTS_EXHAUSTED,
             ),
         )
     return Executed(result)
+
+
+async def _verify(args: FinishArgs, tool: ToolContext) -> list[verification.Verdict]:
+    """Ask the verifier about every claim; its tokens count against the run's budget."""
+    state = tool.state
+    claims = verification.claims(args, state.evidence, state.brief)
+    checked = await tool.activity(
+        contracts.VERIFY_ACTIVITY,
+        contracts.VerifyInput(
+            scope=tool.scope(),
+            claims=claims,
+            rerun_of=state.brief.rerun_of,
+        ),
+        summary=f"verify: {len(claims)} claims of step {state.counters.steps}",
+    )
+    tool.verified(checked)
+    return checked.verdicts
 
 
 def describe(args: FinishArgs, data: ToolData) -> str:

@@ -12,12 +12,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from workflows.contracts import Activity, In, Out
+from workflows.contracts import Activity, In, Out, VerifyResult
 from workflows.models import Report, RunStatus, StopReason, ToolResult
 from workflows.scope import RunScope
 from workflows.tool_base import ToolArgs, ToolData
+from workflows.verification import Verification, VerifierMode
 
 if TYPE_CHECKING:  # the state imports the tools' names; the tools only use its type here
     from workflows.state import RunState
@@ -69,6 +70,7 @@ class Outcome(BaseModel):
     stop_reason: StopReason
     report: Report | None = None
     detail: str = ""
+    verification: Verification = Field(default_factory=Verification)
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,14 @@ class ToolContext(Protocol):
 
     def scope(self) -> RunScope:
         """The scope of an activity for the current step (`RunScope.tool_of`)."""
+        ...
+
+    # How meaning is checked once the gate passes (start_run said so: recorded in history).
+    verifier: VerifierMode
+    verifier_name: str
+
+    def verified(self, checked: VerifyResult) -> None:
+        """Count the verifier's tokens against the run's budget and trace its verdicts."""
         ...
 
     def activity(self, activity: Activity[In, Out], request: In, *, summary: str) -> Awaitable[Out]:

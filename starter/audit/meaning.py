@@ -1,0 +1,100 @@
+"""Audit checks on the independent check of meaning (migration 015): each verdict row is the
+host's reading of what the verifier said, and a completed report shows the verdicts it passed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pydantic import ValidationError
+
+from activities.ledger.review import VerdictRow
+from starter.audit.base import AuditData, check
+from workflows import contracts, verification
+from workflows.models import RunStatus
+from workflows.tools import FinishArgs
+from workflows.verification import Claim, Verdict
+
+
+@check("verdicts-copied", "a supported verdict's sentence is copied from a quote its claim cites")
+def verdicts_copied(data: AuditData) -> Iterator[str]:
+    for row in data.rows.verdicts:
+        claim = _claim(data, row)
+        if claim is None:
+            yield f"step {row.step} claim {row.claim_no}: no submitted claim of that number"
+            continue
+        settled = verification.settle(claim, row.said, row.sentence, row.reason)
+        if claim.text != row.claim:
+            yield f"step {row.step} claim {row.claim_no}: the row's claim is not the one submitted"
+        if (settled.verdict, settled.evidence_id) != (row.verdict, row.evidence_id):
+            yield (
+                f"step {row.step} claim {row.claim_no}: kept as {row.verdict} from "
+                f"{row.evidence_id or 'no quote'}, but the quotes make it {settled.verdict}"
+            )
+
+
+@check("report-verdicts", "a completed report shows its last submission's verdicts, none failing")
+def report_verdicts(data: AuditData) -> Iterator[str]:
+    saved = data.rows.report
+    if saved is None or saved.status != RunStatus.COMPLETED or saved.report.composed:
+        return
+    checked = saved.verification
+    last = max((step.step for step in data.rows.steps if step.tool == "finish_research"), default=0)
+    rows = [row.as_verdict() for row in data.rows.verdicts if row.step == last]
+    if checked.mode != "model":
+        if rows:
+            yield (
+                f"the report says meaning was checked {checked.mode or 'not at all'}, yet "
+                f"{len(rows)} verdicts are recorded for step {last}"
+            )
+        return
+    expected = 1 + len(saved.report.findings)  # the answer and each finding
+    if len(rows) != expected:
+        yield f"{len(rows)} verdicts are recorded for step {last}, the report has {expected} claims"
+    shown = [(v.number, v.verdict, v.sentence) for v in checked.verdicts]
+    if shown != [(v.number, v.verdict, v.sentence) for v in rows]:
+        yield f"the report's verdicts are not the ones recorded for step {last}"
+    for verdict in rows:
+        if verdict.blocking:
+            yield f"claim {verdict.number} is {verdict.verdict}, yet the run completed"
+
+
+def _claim(data: AuditData, row: VerdictRow) -> Claim | None:
+    """The claim as the verifier was shown it: from the finish step's recorded arguments, or for
+    the report's own step (its row may be missing after a loose end) from the report."""
+    step = next((s for s in data.rows.steps if s.step == row.step), None)
+    args = step.entry.args if step is not None and step.entry is not None else None
+    if not isinstance(args, FinishArgs) and data.rows.report is not None and step is None:
+        report = data.rows.report.report
+        args = FinishArgs(
+            answer=report.answer, findings=report.findings, limitations=report.limitations
+        )
+    if not isinstance(args, FinishArgs):
+        return None
+    claims = verification.claims(args, data.evidence_models(), data.rows.run.brief)
+    return next((claim for claim in claims if claim.number == row.claim_no), None)
+
+
+@check(
+    "history-verdicts",
+    "each verdict the workflow received from the verifier is the ledger's row",
+    needs_history=True,
+)
+def history_verdicts(data: AuditData) -> Iterator[str]:
+    assert data.history is not None
+    for fact in data.history.of_type(contracts.VERIFY):
+        if not fact.completed:
+            continue
+        try:
+            asked = contracts.VerifyInput.model_validate(fact.input)
+            answered = contracts.VerifyResult.model_validate(fact.result)
+        except ValidationError:
+            yield "a verify activity's input or result is not the verifier's contract"
+            continue
+        step = asked.scope.step
+        kept = [row.as_verdict() for row in data.rows.verdicts if row.step == step]
+        if [_shown(v) for v in answered.verdicts] != [_shown(v) for v in kept]:
+            yield f"the verdicts the workflow received at step {step} are not the ledger's"
+
+
+def _shown(verdict: Verdict) -> tuple[int, str, str, str, str]:
+    return (verdict.number, verdict.claim, verdict.verdict, verdict.said, verdict.sentence)
