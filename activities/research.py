@@ -9,23 +9,28 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import httpx
+from opentelemetry import trace
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities import spans
 from activities.evidence import record_evidence
 from activities.heartbeat import heartbeating
 from activities.ledger import Ledger, RunLedger, StoredSource, UnknownRun, ledger_errors
 from activities.markdown import render_markdown
-from activities.pages.extract import extract
+from activities.pages.budget import ExtractionOverBudget, run_within_cpu_budget
+from activities.pages.extract import Extracted, extract
 from activities.pages.fetch import (
     FetchedPage,
     FetchFailed,
     FetchRefused,
     fetch_page,
 )
+from activities.pages.guard import refusal_reason
 from activities.search import SearchProvider, keep_allowed
 from activities.snapshots import snapshot
 from runtime.settings import LOCAL_PROVIDERS, Settings
@@ -227,9 +232,7 @@ class ResearchActivities:
                 timeout_seconds=settings.fetch_timeout_seconds,
                 max_decoded_bytes=settings.max_decoded_bytes,
             )
-            extracted = await asyncio.to_thread(
-                extract, page.body, _content_type(page), max_chars=settings.max_snapshot_chars
-            )
+            extracted = await _extract(page, settings)
         except FetchRefused as refused:
             return await ledger.store_failed_source(
                 source_id, url, "refused", _sentence(refused), step
@@ -246,6 +249,21 @@ def _verifier_mode(settings: Settings) -> VerifierMode:
     if settings.verifier.asks_a_model:
         return "model"
     return "off" if settings.verifier.provider == "off" else "deterministic"
+
+
+async def _extract(page: FetchedPage, settings: Settings) -> Extracted:
+    """The page's text, within RESEARCH_EXTRACT_CPU_SECONDS of CPU time (off the event loop)."""
+    work = partial(extract, page.body, _content_type(page), max_chars=settings.max_snapshot_chars)
+    try:
+        return await asyncio.to_thread(run_within_cpu_budget, work, settings.extract_cpu_seconds)
+    except ExtractionOverBudget as over:
+        message = (
+            f"extracting the text of {page.final_url} took {over} "
+            "(RESEARCH_EXTRACT_CPU_SECONDS), so the page was refused"
+        )
+        # Counted and logged with the guard's refusals (the fetch's own span has ended).
+        spans.refused(trace.get_current_span(), refusal_reason(message), message)
+        raise FetchRefused(message) from None
 
 
 def _content_type(page: FetchedPage) -> str:

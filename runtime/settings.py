@@ -158,6 +158,7 @@ class Settings:
     max_fetch_bytes: int = 5_000_000
     fetch_timeout_seconds: float = 20.0
     max_decoded_bytes: int = 20_000_000  # a compressed page may expand to at most this
+    extract_cpu_seconds: float = 2.0  # CPU time turning one fetched page into text may take
     local_hosts: tuple[str, ...] = ()  # `host` or `host=IP`: plain http, any port, inside addresses
     workflow_cache: int = 1_000  # workflows a worker keeps in memory (0: replay every task)
     # How long a starting worker waits for Temporal, and then for PostgreSQL, to answer (0: not).
@@ -200,6 +201,7 @@ class Settings:
             max_fetch_bytes=_int(env, "RESEARCH_MAX_FETCH_BYTES", 5_000_000),
             fetch_timeout_seconds=_float(env, "RESEARCH_FETCH_TIMEOUT_SECONDS", 20.0),
             max_decoded_bytes=_int(env, "RESEARCH_MAX_DECODED_BYTES", 20_000_000),
+            extract_cpu_seconds=_float(env, "RESEARCH_EXTRACT_CPU_SECONDS", 2.0),
             local_hosts=_local_hosts(env.get("RESEARCH_LOCAL_HOSTS", "")),
             workflow_cache=_int(env, "RESEARCH_WORKFLOW_CACHE", 1_000, zero=True),
             startup_wait_seconds=_float(env, "RESEARCH_STARTUP_WAIT_SECONDS", 60.0, zero=True),

@@ -94,6 +94,7 @@ _REFUSAL_KINDS = (
     ("encoding", "encoding"),
     ("decod", "encoding"),
     ("compress", "encoding"),
+    ("of cpu time", "cpu_time"),
 )
 
 
