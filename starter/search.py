@@ -38,7 +38,9 @@ async def search(settings: Settings, args: argparse.Namespace) -> int:
         hits = keep_allowed(await provider.search(query, allowed, limit), allowed, limit)
     data = search_data(hits)
     if args.json:
-        print(json.dumps(data.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        # `kind` tells result models apart in the ledger; the model is never sent it.
+        shown = data.model_dump(mode="json", exclude={"kind"})
+        print(json.dumps(shown, indent=2, ensure_ascii=False))
         return 0
     if not hits:
         print(NOTHING_INDEXED if settings.search_provider == "corpus" else "no results")
