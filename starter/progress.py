@@ -59,7 +59,7 @@ def summarise(
         f"Status: {status} | Stop: {stop_reason or '-'}",
         f"Steps: {counters.steps} | Searches: {counters.searches} | "
         f"Pages: {counters.page_fetches} | Evidence: {evidence}",
-        f"Reported tokens: {counters.tokens}",
+        f"Reported tokens: {counters.tokens}" + _estimated(counters),
     ]
     data = {
         "run_id": run_id,
@@ -69,6 +69,15 @@ def summarise(
         "evidence": evidence,
     }
     return Summary(lines, str(status), data)
+
+
+def _estimated(counters: Counters) -> str:
+    if not counters.estimated_tokens:
+        return ""
+    return (
+        f" ({counters.estimated_tokens} of them estimated by the host: the provider's usage was "
+        "missing, not numbers or far below what was sent; see model_calls.usage_note)"
+    )
 
 
 def result_summary(result: RunResult) -> Summary:

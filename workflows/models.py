@@ -364,6 +364,9 @@ class Counters(BaseModel):
     tokens: int = 0
     finish_attempts: int = 0
     model_calls: int = 0
+    # Of `tokens`, those counted from the host's estimate because the provider's report was
+    # missing, not whole numbers or far below what was sent (activities.model.usage).
+    estimated_tokens: int = 0
 
 
 class StepNote(BaseModel):

@@ -128,6 +128,8 @@ class RunState(BaseModel):
     def add_usage(self, usage: Usage) -> None:
         """Count a model turn's tokens: a negative or absurd report cannot defeat the bound."""
         self.counters.tokens += usage.counted()
+        if usage.estimated and usage.note:  # a provider's report replaced (not a local policy)
+            self.counters.estimated_tokens += usage.counted()
 
     def take_search(self) -> bool:
         """Spend one search of the budget; False (nothing spent) when none is left."""

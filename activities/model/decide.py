@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import reprlib
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -39,12 +38,13 @@ from activities.model.provider_errors import (
     network_failure,
     status_failure,
 )
+from activities.model.usage import checked_usage, estimate, printed
 from activities.secrets import Scrubber, scrubbed_decision
 from runtime.settings import LOCAL_PROVIDERS, Settings
 from workflows import context
 from workflows.cleaning import MAX_CALLS_PER_TURN, MAX_TEXT_CHARS, clean
 from workflows.contracts import DECIDE, DecideInput
-from workflows.models import MAX_REPORTED_TOKENS, Decision, ToolCall, Usage
+from workflows.models import Decision, ToolCall
 from workflows.tools import bounded_call, tool_schemas
 
 if TYPE_CHECKING:
@@ -153,22 +153,31 @@ class ModelActivities:
     async def _chat(self, messages: list[dict[str, Any]], request: DecideInput) -> Decision:
         assert self._client is not None
         settings = self._settings
+        tools = tool_schemas()
         async with _provider_errors(self._provider, settings.model_timeout_seconds):
-            response = await self._client.openai.chat.completions.create(
+            # The raw body too: its usage as the provider sent it (the client would turn "500"
+            # into 500 and true into 1).
+            raw = await self._client.openai.chat.completions.with_raw_response.create(
                 model=settings.model,
                 messages=cast("list[ChatCompletionMessageParam]", messages),
-                tools=cast("list[ChatCompletionFunctionToolParam]", tool_schemas()),
+                tools=cast("list[ChatCompletionFunctionToolParam]", tools),
                 tool_choice="auto",
                 parallel_tool_calls=settings.parallel_tool_calls,
                 temperature=omit if settings.temperature is None else settings.temperature,
                 max_completion_tokens=settings.max_output_tokens,
                 extra_headers=self._client.headers or None,
             )
+            response, body = raw.parse(), raw.http_response.json()
         if not isinstance(response, ChatCompletion) or not isinstance(
             getattr(response, "choices", None), list
         ):  # an HTML login page, a JSON list, an error object answered with 200, ...
             raise malformed_failure(self._provider, "a body that is not a chat completion")
-        decision = to_decision(response, request, parallel_tool_calls=settings.parallel_tool_calls)
+        decision = to_decision(
+            body,
+            request,
+            parallel_tool_calls=settings.parallel_tool_calls,
+            sent_chars=len(json.dumps(messages)) + len(json.dumps(tools)),
+        )
         # Before the turn reaches a span, the ledger or history: no secret, in any form.
         return scrubbed_decision(decision, self._scrubber)
 
@@ -197,7 +206,11 @@ async def _provider_errors(provider: Provider, within_seconds: float) -> AsyncIt
 
 
 def to_decision(
-    response: Any, request: DecideInput, *, parallel_tool_calls: bool = False
+    response: Any,
+    request: DecideInput,
+    *,
+    parallel_tool_calls: bool = False,
+    sent_chars: int | None = None,
 ) -> Decision:
     """The first choice's tool calls and text, with provider-reported (or estimated) usage.
 
@@ -206,6 +219,7 @@ def to_decision(
     the turn), and usage is checked. A field of the wrong shape reads as absent: the turn becomes
     a refused step, never an exception that would ask (and pay) the model again.
     `parallel_tool_calls`: the provider was allowed several calls, so the workflow runs them all.
+    `sent_chars`: the size of the request (messages and tool schemas), for the usage check.
     """
     choices = _field(response, "choices")
     message = _field(choices[0], "message") if isinstance(choices, list) and choices else None
@@ -220,7 +234,7 @@ def to_decision(
     return Decision(
         tool_calls=calls,
         text=text,
-        usage=_usage(response, request, text, calls),
+        usage=checked_usage(_field(response, "usage"), estimate(request, sent_chars, text, calls)),
         model=clean(_text(_field(response, "model")), 200),
         parallel_tool_calls=parallel_tool_calls,
         tool_calls_sent=len(sent) if len(sent) > len(calls) else 0,
@@ -250,75 +264,7 @@ def _text(value: object) -> str:
     """A field the provider should have sent as a string, whatever it sent."""
     if isinstance(value, str):
         return value
-    return "" if value is None else _printed(value)[:100_000]
-
-
-def _printed(value: object) -> str:
-    """str() of anything a JSON body can hold, even an integer of more digits than Python
-    prints, or a huge list (cut short)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        try:
-            return str(value)
-        except ValueError:  # more than sys.int_info.str_digits_check_threshold digits
-            return f"<a {value.bit_length()}-bit number>"
-    return value if isinstance(value, str) else reprlib.repr(value)
-
-
-def _usage(response: Any, request: DecideInput, text: str, calls: list[ToolCall]) -> Usage:
-    """The provider's usage when it is sane: whole numbers, input above 0 (a request always has
-    a prompt), at most MAX_REPORTED_TOKENS a turn. Otherwise an estimate (nothing usable was
-    reported) or a clamp, with a note saying so."""
-    usage = _field(response, "usage")
-    if usage is None:
-        return _estimate(request, text, calls)
-    prompt = _field(usage, "prompt_tokens")
-    completion = _field(usage, "completion_tokens")
-    if not (_count(prompt) and _count(completion)) or prompt == 0:
-        note = (
-            f"the provider reported unusable usage (input {_shown(prompt)}, output "
-            f"{_shown(completion)}): estimated instead"
-        )
-        return _estimate(request, text, calls).model_copy(update={"note": note})
-    reasoning = _field(_field(usage, "completion_tokens_details"), "reasoning_tokens")
-    cached = _field(_field(usage, "prompt_tokens_details"), "cached_tokens")
-    reported = Usage(
-        input_tokens=prompt,
-        output_tokens=completion,
-        reasoning_tokens=min(reasoning, completion) if _count(reasoning) else 0,
-        cached_input_tokens=min(cached, prompt) if _count(cached) else 0,
-    )
-    if reported.total <= MAX_REPORTED_TOKENS:
-        return reported
-    input_tokens = min(prompt, MAX_REPORTED_TOKENS)
-    return reported.model_copy(
-        update={
-            "input_tokens": input_tokens,
-            "output_tokens": MAX_REPORTED_TOKENS - input_tokens,
-            "reasoning_tokens": min(reported.reasoning_tokens, MAX_REPORTED_TOKENS - input_tokens),
-            "cached_input_tokens": min(reported.cached_input_tokens, input_tokens),
-            "note": f"the provider reported {_shown(reported.total)} tokens for one turn: "
-            f"counted as {MAX_REPORTED_TOKENS}, the most one turn may report",
-        }
-    )
-
-
-def _count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _shown(value: object) -> str:
-    """A reported value fit for a note: at most 20 characters."""
-    text = _printed(value) if isinstance(value, int) else reprlib.repr(value)
-    return text if len(text) <= 20 else f"{text[:12]}... ({len(text)} characters)"
-
-
-def _estimate(request: DecideInput, text: str, calls: list[ToolCall]) -> Usage:
-    output_chars = len(text) + sum(len(call.arguments) for call in calls)
-    return Usage(
-        input_tokens=(request.context_chars + 2_000) // 4,
-        output_tokens=output_chars // 4 + 1,
-        estimated=True,
-    )
+    return "" if value is None else printed(value)[:100_000]
 
 
 def provider_failure(provider: Provider, error: openai.APIStatusError) -> ApplicationError:

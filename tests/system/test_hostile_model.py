@@ -286,8 +286,12 @@ async def test_nul_and_lone_surrogates_are_cleaned_not_retried(
          "the provider reported 2000000000000000 tokens for one turn: counted as 2000000"),
         ({"prompt_tokens": "lots", "completion_tokens": 1.5, "total_tokens": None},
          "the provider reported unusable usage (input 'lots', output 1.5): estimated instead"),
+        ({"prompt_tokens": "5000", "completion_tokens": True, "total_tokens": "5001"},
+         "the provider reported unusable usage (input '5000', output True): estimated instead"),
+        ({"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+         "the provider reported 1 input and 1 output tokens, under a quarter of the "),
     ],
-    ids=["negative", "absurd", "not-numbers"],
+    ids=["negative", "absurd", "not-numbers", "numbers-as-strings", "one-and-one"],
 )  # fmt: skip
 async def test_lying_usage_cannot_defeat_the_token_bound(
     dev_client: Client,
@@ -308,6 +312,10 @@ async def test_lying_usage_cannot_defeat_the_token_bound(
     assert calls[0]["usage_note"].startswith(note)
     assert result.counters.tokens >= 2_000
     assert all(call["input_tokens"] >= 0 and call["output_tokens"] >= 0 for call in calls)
+    assert all(call["usage_note"] for call in calls), "every turn says it was not believed"
+    if usage["prompt_tokens"] == 1:  # what was sent: the estimate of each request, not 2 a turn
+        assert calls[0]["estimated"] and calls[0]["input_tokens"] > 1_000
+        assert result.counters.estimated_tokens == result.counters.tokens
 
 
 async def test_a_key_echoed_in_disguise_reaches_no_row_and_no_history(

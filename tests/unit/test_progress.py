@@ -7,8 +7,8 @@ from typing import Any, cast
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
-from starter.progress import follow, step_line
-from workflows.models import Progress, RunResult, RunStatus, StepNote
+from starter.progress import follow, step_line, summarise
+from workflows.models import Counters, Progress, RunResult, RunStatus, StepNote
 
 REFUSED = (
     "read_page: https://docs.harborq.example/guides/dead-letter-queues.html could not be read: "
@@ -50,3 +50,14 @@ async def test_a_failed_run_is_shown_failed_with_its_cause_not_running() -> None
     assert summary.lines[1] == "Status: failed | Stop: -"
     assert summary.lines[-1] == "Reason: ValidationError: the brief broke a rule"
     assert (summary.status, summary.data["status"]) == ("failed", "failed")
+
+
+def test_status_says_how_many_tokens_the_host_estimated() -> None:
+    believed = summarise("r1", "running", None, Counters(tokens=5_000), 0)
+    assert believed.lines[-1] == "Reported tokens: 5000"
+    doubted = summarise("r1", "running", None, Counters(tokens=5_000, estimated_tokens=4_000), 0)
+    assert doubted.lines[-1] == (
+        "Reported tokens: 5000 (4000 of them estimated by the host: the provider's usage was "
+        "missing, not numbers or far below what was sent; see model_calls.usage_note)"
+    )
+    assert doubted.data["counters"]["estimated_tokens"] == 4_000

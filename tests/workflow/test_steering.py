@@ -275,6 +275,7 @@ async def test_progress_reports_the_counters_of_a_running_run(client: Client) ->
         "tokens": 20,
         "finish_attempts": 0,
         "model_calls": 2,  # the third call is still thinking: counters count answered calls
+        "estimated_tokens": 0,
     }
     assert (running.evidence_count, running.source_count) == (0, 1)
     assert running.open_questions == ["Q1", "Q2"]
