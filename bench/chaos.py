@@ -10,10 +10,14 @@ disk so a restart keeps the runs, worker.py processes, an OpenAI-compatible serv
 sample brief's model). A run is checked for: the reference's status, stop reason, steps, model
 calls and evidence quotes (the same rows, so no duplicate: every ledger table is keyed by its
 natural key); counters equal to its ledger rows; and no model call asked again after its answer
-was recorded (two attempts racing before either recorded are not told apart from a kill's
-retry). The table at the end gives the figures (also written, dated, with the machine's cores
-and load, to bench/results/chaos.json); the exit code is 1 when any run differs, or when the
-undisturbed reference itself does not complete.
+was saved (two attempts racing before either saved are not told apart from a kill's retry).
+Beside the kills the table counts the re-asks: of a saved answer (the guarantee: 0), of an answer
+the model gave that was lost before it was saved (its worker killed, or the save failed: asked
+once more, paid twice), and of a call cut off before the model answered; and how long an answer
+took to be saved once the model had given it (the window a kill can fall in). The figures are
+also written, dated, with the machine's cores and load, to bench/results/chaos.json; the exit
+code is 1 when any run differs, a saved answer is asked again, or the undisturbed reference does
+not complete.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import os
 import random
 import re
@@ -63,21 +68,37 @@ POLL = 0.5
 # ---------------------------------------------------------------- the scripted model
 
 
+@dataclass
+class Ask:
+    """One request for a run's turn: when it was asked and when the model answered it (None: the
+    asking worker was gone first)."""
+
+    run_id: str
+    turn: int
+    asked: float  # wall-clock time, comparable with the ledger's recorded_at
+    request: int  # id() of the request's messages, as the fake server keeps them
+    answered: float | None = None  # None too when the answer found its asker gone
+
+
 class SlowModel:
     """The sample brief's model, answering after `latency` seconds; it notes when each run's turn
-    was asked, to prove no answered call is asked again."""
+    was asked and answered, to prove no saved answer is asked again."""
 
     def __init__(self, latency: float) -> None:
         self.latency = latency
-        self.asked: list[tuple[str, int, float]] = []  # (run id, turn, wall-clock time)
+        self.asks: list[Ask] = []
+        self.server: FakeOpenAI | None = None  # set by _serving
         self._lock = threading.Lock()
 
     def __call__(self, turn: int, messages: list[Message]) -> Reply:
         found = TAG.search(str(messages[:2]))
+        ask = Ask(found.group(1) if found else "?", turn, time.time(), id(messages))
         with self._lock:
-            self.asked.append((found.group(1) if found else "?", turn, time.time()))
+            self.asks.append(ask)
         time.sleep(self.latency)
-        return harborq_script(turn, messages)
+        reply = harborq_script(turn, messages)
+        ask.answered = time.time()
+        return reply
 
 
 # ---------------------------------------------------------------- the fleet
@@ -184,8 +205,10 @@ async def chaos(args: argparse.Namespace) -> int:
                 gaps = await _gaps(client, slowest.run_id)
             finally:
                 fleet.stop()
-            problems = await _verify(database_url, reference, outcomes, model)
-    rows = _table(args, time.monotonic() - began, reference, outcomes, kills, problems)
+            problems = await _verify(database_url, reference, outcomes)
+            reasks = _reasks(database_url, model)
+            problems += reasks.saved
+    rows = _table(args, time.monotonic() - began, reference, outcomes, kills, problems, reasks)
     figures = {"rows": [{"what": what, "figure": figure} for what, figure in rows]}
     print(f"wrote {measurement.write(figures | {'problems': problems[:30]})}")
     print(f"\nthe slowest run, {slowest.run_id} ({slowest.seconds:.0f} s): waits over 3 s")
@@ -341,9 +364,7 @@ async def _restart_temporal(settings: Settings, server: DevServer) -> DevServer:
 # ---------------------------------------------------------------- checks
 
 
-async def _verify(
-    database_url: str, reference: Outcome, outcomes: list[Outcome], model: SlowModel
-) -> list[str]:
+async def _verify(database_url: str, reference: Outcome, outcomes: list[Outcome]) -> list[str]:
     problems: list[str] = []
     expected = _shape(reference.result)
     with psycopg.connect(database_url) as connection:
@@ -357,7 +378,6 @@ async def _verify(
             if _quotes(connection, outcome.run_id) != ref_quotes:
                 problems.append(f"{outcome.run_id}: its evidence quotes differ")
             problems += _rows_match(connection, outcome.run_id, outcome.result)
-        problems += _asked_again(connection, model)
     return problems
 
 
@@ -390,20 +410,47 @@ def _rows_match(connection: psycopg.Connection[Any], run_id: str, result: RunRes
     return [] if tuple(counts) == wanted else [f"{run_id}: rows {tuple(counts)} != {wanted}"]
 
 
-def _asked_again(connection: psycopg.Connection[Any], model: SlowModel) -> list[str]:
-    """A model call recorded in the ledger must never be asked again afterwards."""
-    recorded = {
-        (str(run), int(turn)): at.timestamp()
-        for run, turn, at in connection.execute(
+@dataclass
+class Reasks:
+    """Each ask of a turn after its first, by what became of the ask before it."""
+
+    saved: list[str] = field(default_factory=list)  # asked after the answer was saved: a problem
+    lost_before_save: int = 0  # the model had answered; the answer was never saved
+    cut_off: int = 0  # the asking worker was gone before the model answered
+    save_seconds: list[float] = field(default_factory=list)  # answered -> saved, per saved turn
+
+
+def _reasks(database_url: str, model: SlowModel) -> Reasks:
+    with psycopg.connect(database_url) as connection:
+        rows = connection.execute(
             "SELECT run_id, turn, recorded_at FROM research.model_calls"
         ).fetchall()
-    }
-    again = [
-        f"{run} turn {turn} asked {at - recorded[(run, turn)]:.1f} s after it was recorded"
-        for run, turn, at in model.asked
-        if (run, turn) in recorded and at > recorded[(run, turn)]
-    ]
-    return again
+    saved_at = {(str(run), int(turn)): at.timestamp() for run, turn, at in rows}
+    assert model.server is not None
+    gone = {id(body["messages"]) for body in model.server.hung_up}
+    for ask in model.asks:  # the model answered, but the worker that asked had been killed
+        if ask.request in gone:
+            ask.answered = None
+    by_turn: dict[tuple[str, int], list[Ask]] = {}
+    for ask in sorted(model.asks, key=lambda ask: ask.asked):
+        by_turn.setdefault((ask.run_id, ask.turn), []).append(ask)
+    found = Reasks()
+    for key, asks in by_turn.items():
+        saved = saved_at.get(key)
+        if saved is not None:  # the answer saved is the last one the model gave before it
+            given = [a.answered for a in asks if a.answered is not None and a.answered <= saved]
+            if given:
+                found.save_seconds.append(saved - max(given))
+        for before, again in itertools.pairwise(asks):
+            if saved is not None and again.asked > saved:
+                found.saved.append(
+                    f"{key[0]} turn {key[1]} asked {again.asked - saved:.1f} s after it was saved"
+                )
+            elif before.answered is not None and before.answered <= again.asked:
+                found.lost_before_save += 1
+            else:
+                found.cut_off += 1
+    return found
 
 
 # ---------------------------------------------------------------- the stack
@@ -427,7 +474,8 @@ async def _stack(settings: Settings) -> AsyncIterator[tuple[str, list[DevServer]
 
 @contextlib.asynccontextmanager
 async def _serving(model: SlowModel) -> AsyncIterator[str]:
-    with serve(FakeOpenAI(model)) as url:
+    model.server = FakeOpenAI(model)
+    with serve(model.server) as url:
         yield url
 
 
@@ -461,6 +509,7 @@ def _table(
     outcomes: list[Outcome],
     kills: list[Kill],
     problems: list[str],
+    reasks: Reasks,
 ) -> list[tuple[str, str]]:
     done = [o for o in outcomes if o.result is not None]
     aimed = [k for k in kills if k.kind == "aimed"]
@@ -474,6 +523,16 @@ def _table(
         (
             "kills",
             f"{len(kills)} ({len(aimed)} aimed: {by_activity}, {len(kills) - len(aimed)} random)",
+        ),
+        ("re-asks of a saved answer", str(len(reasks.saved))),
+        ("re-asks of an answer lost before saving", str(reasks.lost_before_save)),
+        ("re-asks of a call cut off before its answer", str(reasks.cut_off)),
+        (
+            "answer to saved",
+            f"median {statistics.median(reasks.save_seconds) * 1000:.0f} ms, "
+            f"max {max(reasks.save_seconds) * 1000:.0f} ms"
+            if reasks.save_seconds
+            else "-",
         ),
         (
             "restarts",

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import re
+import select
+import socket
 import threading
 import time
 from collections import Counter
@@ -117,6 +119,9 @@ class FakeOpenAI:
         # A trickling answer (reply {"trickle": seconds}: one byte of the body every `seconds`):
         # how long each one lasted until the client hung up (or it was all sent).
         self.trickled: list[float] = []
+        # Requests whose client had hung up before their answer was written (a worker killed
+        # while the model thought): the answer never reached anyone.
+        self.hung_up: list[dict[str, Any]] = []
 
     def respond(self, body: dict[str, Any]) -> dict[str, Any]:
         if "response_format" in body and "tools" not in body:
@@ -217,6 +222,18 @@ def completion(body: dict[str, Any], reply: Reply, turn: int) -> dict[str, Any]:
     }
 
 
+def _client_gone(connection: socket.socket) -> bool:
+    """True when the client has closed its end: it sends nothing while it awaits an answer, so a
+    readable socket with no bytes to read is a closed one."""
+    readable, _, _ = select.select([connection], [], [], 0)
+    if not readable:
+        return False
+    try:
+        return connection.recv(1, socket.MSG_PEEK) == b""
+    except OSError:  # reset by the peer
+        return True
+
+
 @contextmanager
 def serve(fake: FakeOpenAI) -> Iterator[str]:
     """Run the server on 127.0.0.1 in a thread; yields the base URL (…/v1)."""
@@ -232,6 +249,9 @@ def serve(fake: FakeOpenAI) -> Iterator[str]:
                 self.send_error(404)
                 return
             response = fake.respond(body)
+            if _client_gone(self.connection):
+                with fake.lock:
+                    fake.hung_up.append(body)
             status = int(response.pop("_status", 200))
             headers = response.pop("_headers", {})
             if response.pop("_no_usage", False):
