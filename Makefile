@@ -75,21 +75,31 @@ clean: ## delete the state folder (RESEARCH_STATE_DIR, default .research/); asks
 	rm -rf "$(STATE)" && echo "deleted $(STATE)/"
 
 # The labelled golden sets through both policies, offline; the figures go to bench/results/eval.json
-# (and .md). The Python 3.11 documentation is a Debian package: installed here when apt-get can
-# (as root), else those sets are skipped.
+# (and .md). The Python 3.11, Git and Apache httpd documentation are Debian packages: installed here
+# when apt-get can (as root), else the sets on them are skipped with a line saying so.
 PYDOCS := /usr/share/doc/python3.11/html
+PYSETS := examples/golden/python311-docs.json examples/golden/python311-heldout.json \
+	examples/golden/python311-heldout2.json
+# Sets on documentation nobody tuned the offline policy on, as package:folder:set
+OTHER_DOCS := git-doc:/usr/share/doc/git-doc:examples/golden/git-doc.json \
+	apache2-doc:/usr/share/doc/apache2-doc/manual/en:examples/golden/apache2-doc.json
 eval: $(STAMP) ## score both policies on the labelled golden sets (bench/results/eval.json)
-	@if [ ! -d $(PYDOCS) ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		apt-get install -y -qq python3.11-doc >/dev/null || echo "python3.11-doc could not be installed"; \
+	@if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		for spec in python3.11-doc:$(PYDOCS) $(OTHER_DOCS); do \
+			package=$${spec%%:*}; rest=$${spec#*:}; folder=$${rest%%:*}; \
+			[ -d $$folder ] || apt-get install -y -qq $$package >/dev/null || \
+				echo "$$package could not be installed"; \
+		done; \
 	fi
-	@if [ -d $(PYDOCS) ]; then \
-		$(BIN)/research eval examples/golden/demo.json examples/golden/python311-docs.json \
-			examples/golden/python311-heldout.json examples/golden/python311-heldout2.json \
-			--figures bench/results/eval.json; \
-	else \
-		echo "$(PYDOCS) is missing (apt-get install python3.11-doc): evaluating the demo set only"; \
-		$(BIN)/research eval examples/golden/demo.json --figures bench/results/eval.json; \
-	fi
+	@sets=examples/golden/demo.json; \
+	if [ -d $(PYDOCS) ]; then sets="$$sets $(PYSETS)"; \
+	else echo "$(PYDOCS) is missing (apt-get install python3.11-doc): skipping the Python sets"; fi; \
+	for spec in $(OTHER_DOCS); do \
+		package=$${spec%%:*}; rest=$${spec#*:}; folder=$${rest%%:*}; set=$${rest#*:}; \
+		if [ -d $$folder ]; then sets="$$sets $$set"; \
+		else echo "$$folder is missing (apt-get install $$package): skipping $$set"; fi; \
+	done; \
+	$(BIN)/research eval $$sets --figures bench/results/eval.json
 
 # How lean the loop is: overhead per step, history, prompt tokens, 100 runs at once (figures only,
 # printed and written to bench/results/lean.json).
