@@ -196,6 +196,10 @@ def question_terms(question: Question, request: DecideInput) -> list[str]:
     """The question's distinctive words, most specific first."""
     brief = request.brief
     words = distinctive_words(question.text, brief.question, [q.text for q in brief.questions])
+    # What the policy looks for leaves out the brief's own words too: the host accepts evidence
+    # holding any key term, so this narrower set only steers the search (as it always did).
+    topic = keywords(brief.question)
+    words = [word for word in words if word not in topic] or sorted(keywords(question.text))
     return sorted(words, key=_specificity)
 
 

@@ -15,6 +15,7 @@ from runtime.settings import Settings
 from starter.devstack import open_database, open_ledger
 from starter.errors import EXIT_USAGE, CliError
 from starter.runs import print_report
+from workflows.cleaning import json_for_terminal
 from workflows.models import Finding
 from workflows.verification import Verification
 
@@ -117,7 +118,7 @@ async def report(settings: Settings, args: argparse.Namespace) -> int:
         return 0
     async with ledger_for(settings) as ledger:
         rows = await load_rows(ledger, args.id)
-    print(report_view(rows).model_dump_json(indent=2))
+    print(json_for_terminal(report_view(rows).model_dump_json(indent=2)))
     return 0
 
 

@@ -78,6 +78,18 @@ def as_text(text: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
+_UNSHOWABLE = re.compile(
+    r"[\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]"
+)
+
+
+def json_for_terminal(text: str) -> str:
+    """JSON text fit to print: characters a terminal would obey or hide (C1 controls, direction
+    and zero-width ones; JSON escapes C0 itself) written as \\uXXXX escapes, so the data a
+    script reads is unchanged."""
+    return _UNSHOWABLE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
+
+
 def for_terminal(text: str) -> str:
     """Text fit to print: no control character a terminal would obey (ANSI escapes) and no
     invisible format character (a direction override would show the text in another order);

@@ -146,7 +146,13 @@ def claim_problem(claim: str, quote: str) -> str | None:
         return f"writes {', '.join(mixed[:3])}, mixing letters of different scripts"
     problems = figure_problems(claim, [quote])
     if problems:
-        return "states " + "; ".join(f"{item.figure} {item.why}" for item in problems[:3])
+        said = [
+            f"{item.figure}, {item.why.replace('the evidence', 'the quote')}"
+            if item.why.startswith("which")
+            else f"{item.figure} {item.why.replace('the evidence', 'the quote')}"
+            for item in problems[:3]
+        ]
+        return "states " + "; ".join(said)
     return None
 
 

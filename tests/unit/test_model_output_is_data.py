@@ -181,8 +181,8 @@ def test_a_claim_may_state_only_the_figures_of_its_quote() -> None:
     assert evidence_problem(quote, "", "Five: 5 attempts.", TERMS) is None
     problem = evidence_problem(quote, "", "After 12 attempts.", TERMS)
     assert problem == (
-        "the claim states 12 attempts which the evidence does not state: a claim may only say "
-        "what its quote says"
+        "the claim states 12 attempts, which the quote does not state: a claim may only say what "
+        "its quote says"
     )
     mixed = evidence_problem(quote, "", "After 5\u041e attempts.", TERMS)
     assert mixed is not None and "5\u041e, mixing letters of different scripts" in mixed

@@ -277,3 +277,13 @@ def test_nothing_printed_carries_a_control_a_terminal_would_obey() -> None:
 
     assert for_terminal("5\u202e0\u202c\n\x1b[31mred\ttab") == "50\n\ufffd[31mred\ttab"
     assert "\u202e" not in as_text("\u202e05\u202c")
+
+
+def test_json_printed_keeps_its_data_but_no_direction_control() -> None:
+    import json
+
+    from workflows.cleaning import json_for_terminal
+
+    printed = json_for_terminal(json.dumps({"quote": "5\u202e0\u202c \u0085"}, ensure_ascii=False))
+    assert "\u202e" not in printed and "\u0085" not in printed
+    assert json.loads(printed) == {"quote": "5\u202e0\u202c \u0085"}
