@@ -78,36 +78,41 @@ Process = tuple[int, int]  # pid and start time: a reused pid is another process
 
 def descendants() -> dict[Process, str]:
     """This process's living or unreaped descendants, each with its state and command line."""
-    parents: dict[int, int] = {}
-    found: dict[int, tuple[Process, str]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
+    children: dict[int, list[tuple[int, int, str]]] = {}  # parent -> (pid, start time, state)
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
             continue
-        try:
-            stat = Path(entry.path, "stat").read_text()
-        except OSError:
+        stat = _read(f"/proc/{name}/stat")
+        if stat is None:
             continue  # it ended while we looked
-        fields = stat.rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
-        pid = int(entry.name)
-        parents[pid] = int(fields[1])
-        found[pid] = ((pid, int(fields[19])), fields[0])
+        fields = stat.rsplit(b")", 1)[1].split()  # after the command name, which may hold spaces
+        children.setdefault(int(fields[1]), []).append((int(name), int(fields[19]), fields[0]))
     mine: dict[Process, str] = {}
     frontier = [os.getpid()]
     while frontier:
-        parent = frontier.pop()
-        for pid, ppid in parents.items():
-            if ppid == parent:
-                frontier.append(pid)
-                process, state = found[pid]
-                status = "exited, never waited for" if state == "Z" else "running"
-                mine[process] = f"pid {pid} ({status}): {_command(pid)}"
+        for pid, started, state in children.get(frontier.pop(), []):
+            frontier.append(pid)
+            status = "exited, never waited for" if state == b"Z" else "running"
+            mine[(pid, started)] = f"pid {pid} ({status}): {_command(pid)}"
     return mine
 
 
-def _command(pid: int) -> str:
+def _read(path: str) -> bytes | None:
     try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        descriptor = os.open(path, os.O_RDONLY)
     except OSError:
+        return None
+    try:
+        return os.read(descriptor, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
+def _command(pid: int) -> str:
+    raw = _read(f"/proc/{pid}/cmdline")
+    if raw is None:
         return "?"
     return " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)[:200]
 
