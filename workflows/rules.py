@@ -156,9 +156,15 @@ RULES: tuple[Rule, ...] = (
         "Meaning is checked independently: after rules 1-8 pass, a verifier with a fresh "
         "context (the sub-question, the claim, the cited quotes only) returns a verdict per "
         "claim with the supporting sentence copied from a quote.",
-        "",  # filled in by the verifier: what the model is told when a verifier is configured
+        "Then, where a verifier is configured, it reads each finding and the answer against "
+        "their cited quotes alone; a claim it finds not supported or contradicted is refused "
+        "with its reason, so say only what a cited quote states.",
         "pass a claim the cited quotes do not support in meaning (an inversion, two quotes "
         "stitched into a relation neither states)",
+        contradicted="{where} is contradicted by the quotes it cites, says the independent "
+        "verifier: {reason} (say only what the quotes state)",
+        not_supported="{where} is not supported by the quotes it cites, says the independent "
+        "verifier: {reason} (say only what the quotes state)",
     ),
 )
 

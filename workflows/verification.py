@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from workflows.cleaning import clean, echo
 from workflows.models import Brief, Evidence, Usage
+from workflows.rules import refusal
 
 if TYPE_CHECKING:  # the finish tool asks the verifier: its argument model names only a type here
     from workflows.tools.finish_research import FinishArgs
@@ -36,6 +37,7 @@ MIN_SENTENCE_WORDS = 3  # a copied "the" or "30 seconds" supports nothing
 MAX_REASON_CHARS = 300
 MAX_SENTENCE_CHARS = 1_000
 NOT_COPIED = "the verifier's supporting sentence is not copied from a quote the claim cites"
+ONLY_PARTLY = "the verifier found it only partly supported, and the rules could not match"
 
 
 class ClaimQuote(BaseModel):
@@ -51,6 +53,9 @@ class Claim(BaseModel):
     text: str
     questions: list[str] = Field(default_factory=list)  # the sub-questions (or main question)
     quotes: list[ClaimQuote] = Field(default_factory=list)
+    # Figures the gate's rules could not match to the quotes (derived, counted) and left to the
+    # verifier: only "supported" lets them stand.
+    deferred: list[str] = Field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -83,8 +88,15 @@ class Verification(BaseModel):
     verdicts: list[Verdict] = Field(default_factory=list)
 
 
-def claims(report: FinishArgs, evidence: dict[str, Evidence], brief: Brief) -> list[Claim]:
-    """The answer (against every quote the findings cite) and each finding (against its own)."""
+def claims(
+    report: FinishArgs,
+    evidence: dict[str, Evidence],
+    brief: Brief,
+    deferred: dict[str, list[str]] | None = None,
+) -> list[Claim]:
+    """The answer (against every quote the findings cite) and each finding (against its own);
+    `deferred`: the figures the gate left to the verifier, by "the answer" / "finding N"."""
+    deferred = deferred or {}
     texts = {question.id: question.text for question in brief.questions}
 
     def quotes(ids: list[str]) -> list[ClaimQuote]:
@@ -102,10 +114,22 @@ def claims(report: FinishArgs, evidence: dict[str, Evidence], brief: Brief) -> l
     for number, finding in enumerate(report.findings, start=1):
         cited = quotes(finding.evidence_ids)
         found.append(
-            Claim(number=number, text=finding.text, questions=questions(cited), quotes=cited)
+            Claim(
+                number=number,
+                text=finding.text,
+                questions=questions(cited),
+                quotes=cited,
+                deferred=deferred.get(f"finding {number}", []),
+            )
         )
     everything = quotes([eid for finding in report.findings for eid in finding.evidence_ids])
-    answer = Claim(number=ANSWER, text=report.answer, questions=[brief.question], quotes=everything)
+    answer = Claim(
+        number=ANSWER,
+        text=report.answer,
+        questions=[brief.question],
+        quotes=everything,
+        deferred=deferred.get("the answer", []),
+    )
     return [answer, *found]
 
 
@@ -126,6 +150,9 @@ def settle(
     verdict: VerdictWord = said
     if said in ("supported", "partly") and source is None:
         verdict, reason = "not_supported", NOT_COPIED
+    elif said == "partly" and claim.deferred:  # a figure only the verifier could confirm
+        verdict = "not_supported"
+        reason = f"{ONLY_PARTLY} {', '.join(echo(f, 40) for f in claim.deferred[:5])}"
     return Verdict(
         number=claim.number,
         claim=claim.text,
@@ -158,12 +185,8 @@ def gaps(verdicts: list[Verdict]) -> list[str]:
         if not verdict.blocking:
             continue
         label = "the answer" if verdict.number == ANSWER else f"finding {verdict.number}"
-        what = "contradicted by" if verdict.verdict == "contradicted" else "not supported by"
         why = echo(verdict.reason, MAX_REASON_CHARS) or "no reason given"
-        found.append(
-            f"{label} is {what} the quotes it cites, says the independent verifier: {why} "
-            "(say only what the quotes state)"
-        )
+        found.append(refusal("meaning", verdict.verdict, where=label, reason=why))
     return found
 
 

@@ -92,6 +92,13 @@ def messages(claim: Claim) -> list[dict[str, str]]:
         f"Sub-question(s):\n{questions}\n\nClaim: {' '.join(claim.text.split())}\n\n"
         f"Cited quotes:\n{blocks or '(none)'}"
     )
+    if claim.deferred:  # figures the host's rules could not match: the verifier decides them
+        figures = ", ".join(f'"{clean(figure, 60)}"' for figure in claim.deferred)
+        user += (
+            f"\n\nThe host could not match these figures of the claim to the quotes: {figures}. "
+            'Say "supported" only if the quotes state them or they follow from the quotes '
+            "directly (a count of the items a quote lists, a sum of its numbers)."
+        )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 

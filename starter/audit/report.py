@@ -65,8 +65,14 @@ def report_passes_gate(data: AuditData) -> Iterator[str]:
         )
         for source_id, source in data.source_refs().items()
     }
+    verified = saved.verification.mode == "model"  # figures it judged were left to it
     verdict = gate.check(
-        submitted, data.evidence_models(), sources, brief, composed=report.composed
+        submitted,
+        data.evidence_models(),
+        sources,
+        brief,
+        composed=report.composed,
+        verifier=verified,
     )
     for gap in verdict.gaps:
         yield f"gate gap: {gap}"

@@ -176,7 +176,12 @@ async def test_thin_and_unrelated_quotes_are_refused_and_nothing_completes(
 async def test_findings_with_invented_numbers_fail_the_gate(
     dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger
 ) -> None:
-    result, run_id, _ = await play(dev_client, embedded_pg_url, hostile.invented_numbers(), brief())
+    # Without a verifier: the rules refuse the figures they cannot decide (with one, they are
+    # left to it: tests/system/test_verifier.py).
+    off = {"RESEARCH_VERIFIER_PROVIDER": "off"}
+    result, run_id, _ = await play(
+        dev_client, embedded_pg_url, hostile.invented_numbers(), brief(), env=off
+    )
 
     assert result.evidence_count == 2
     gaps = errors(embedded_pg_url, run_id)[6]

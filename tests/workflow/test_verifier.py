@@ -170,3 +170,35 @@ async def test_a_run_that_asked_the_verifier_replays_from_its_history(client: Cl
         if event.activity_task_scheduled_event_attributes.activity_type.name == contracts.VERIFY
     ]
     assert len(verify_events) == 3
+
+
+DERIVED = finish(["E001", "E002"])  # its finding: 5 attempts of 30 seconds, "150 seconds in all"
+DERIVED.tool_calls[0].arguments = DERIVED.tool_calls[0].arguments.replace(
+    "A queue message, its timeout and its delivery attempts.",
+    "A queue message has 5 attempts with a timeout of 30 seconds each: 150 seconds in all.",
+)
+
+
+async def test_a_figure_the_rules_cannot_decide_is_left_to_the_verifier(client: Client) -> None:
+    supported = verifier_saying(lambda claim: "supported")
+    partly = verifier_saying(lambda claim: "partly" if claim.deferred else "supported")
+    without = StandIns(FakeWeb(pages=PAGES), [])
+
+    completed = await play(client, supported, [*SCRIPT, DERIVED])
+    refused = await play(client, partly, [*SCRIPT, DERIVED])
+    strict = await play(client, without, [*SCRIPT, DERIVED])
+
+    assert completed.status == RunStatus.COMPLETED, completed.message
+    assert supported.verify_calls[0].claims[1].deferred == ["150 seconds"]
+    assert refused.status == RunStatus.INCOMPLETE
+    entry = partly.web.steps[5].entry
+    assert entry is not None and isinstance(entry.result.data, GateFailed)
+    assert entry.result.data.gaps == [
+        "finding 1 is not supported by the quotes it cites, says the independent verifier: "
+        f"{verification.ONLY_PARTLY} 150 seconds (say only what the quotes state)"
+    ]
+    # With no verifier, the rules refuse what they cannot decide.
+    assert strict.status == RunStatus.INCOMPLETE
+    entry = without.web.steps[5].entry
+    assert entry is not None and isinstance(entry.result.data, GateFailed)
+    assert "finding 1 states 150 seconds, which the rules cannot match" in entry.result.data.gaps[0]

@@ -41,11 +41,15 @@ class GatePassed(ToolData):
 async def run(args: FinishArgs, tool: ToolContext) -> Executed:
     state = tool.state
     left = state.take_finish_attempt()
-    verdict = gate.check(args, state.evidence, state.sources, state.brief)
+    verified = tool.verifier == "model"  # the rules may leave what they cannot decide to it
+    verdict = gate.check(args, state.evidence, state.sources, state.brief, verifier=verified)
     gaps = verdict.gaps
     checked = Verification(mode=tool.verifier, verifier=tool.verifier_name)
-    if verdict.passed and tool.verifier == "model":  # rules 1-8 passed: now the meaning
-        checked.verdicts = await _verify(args, tool)
+    if verdict.passed and verified:  # rules 1-8 passed: now the meaning
+        deferred: dict[str, list[str]] = {}
+        for item in verdict.deferred:
+            deferred.setdefault(item.where, []).append(item.figure)
+        checked.verdicts = await _verify(args, tool, deferred)
         gaps = verification.gaps(checked.verdicts)
     if not gaps:
         report = Report(
@@ -78,10 +82,12 @@ async def run(args: FinishArgs, tool: ToolContext) -> Executed:
     return Executed(result)
 
 
-async def _verify(args: FinishArgs, tool: ToolContext) -> list[verification.Verdict]:
+async def _verify(
+    args: FinishArgs, tool: ToolContext, deferred: dict[str, list[str]]
+) -> list[verification.Verdict]:
     """Ask the verifier about every claim; its tokens count against the run's budget."""
     state = tool.state
-    claims = verification.claims(args, state.evidence, state.brief)
+    claims = verification.claims(args, state.evidence, state.brief, deferred)
     checked = await tool.activity(
         contracts.VERIFY_ACTIVITY,
         contracts.VerifyInput(
