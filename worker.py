@@ -131,14 +131,15 @@ async def _activities(settings: Settings) -> AsyncIterator[list[Callable[..., An
 
         def client_for(folders: dict[str, str]) -> httpx.AsyncClient:
             return build_http_client(
-                settings, corpus_folders={host: Path(path) for host, path in folders.items()}
+                settings.fetch_options(),
+                corpus_folders={host: Path(path) for host, path in folders.items()},
             )
 
         model_client = await resources.enter_async_context(open_model_client(settings))
         search = await resources.enter_async_context(open_search(settings, ledger))
         # RESEARCH_MODEL_PROVIDER=offline or fixed: a baseline policy decides, not a model.
         policy = local_policy(settings.model_provider)
-        model = ModelActivities(settings, ledger, model_client, policy)
+        model = ModelActivities(settings.chat_options(), ledger, model_client, policy)
         for name in short_secrets(settings.secrets()):
             print(
                 f"warning: {name} holds fewer than {MIN_SECRET_CHARS} characters: too short to "
@@ -147,11 +148,13 @@ async def _activities(settings: Settings) -> AsyncIterator[list[Callable[..., An
                 flush=True,
             )
         verifier_client = await resources.enter_async_context(open_verifier_client(settings))
-        verifier = VerifierActivities(settings, ledger, verifier_client)
+        verifier = VerifierActivities(
+            settings.verifier, settings.chat_options(), ledger, verifier_client
+        )
         research = ResearchActivities(
             ledger,
             client_for(folders),
-            settings,
+            settings.research_options(),
             search,
             client_for=client_for if remembered else None,
             corpus_folders=folders,

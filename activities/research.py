@@ -33,10 +33,10 @@ from activities.pages.fetch import (
 from activities.pages.guard import refusal_reason
 from activities.search import SearchProvider, keep_allowed
 from activities.snapshots import snapshot
-from runtime.settings import LOCAL_PROVIDERS, Settings
+from runtime.options import FetchLimits, ResearchOptions
 from workflows import contracts
 from workflows.models import SourceRef
-from workflows.verification import Verification, VerifierMode
+from workflows.verification import Verification
 
 ClientFor = Callable[[dict[str, str]], httpx.AsyncClient]  # corpus folders -> a fetch client
 
@@ -51,7 +51,7 @@ class ResearchActivities:
         self,
         ledger: Ledger,
         http: httpx.AsyncClient,
-        settings: Settings,
+        options: ResearchOptions,
         search: SearchProvider,
         *,
         client_for: ClientFor | None = None,
@@ -61,7 +61,7 @@ class ResearchActivities:
         swaps in a client serving them when they changed (`http` served `corpus_folders`)."""
         self._ledger = ledger
         self._http = http
-        self._settings = settings
+        self._options = options
         self._search = search
         self._client_for = client_for
         self._folders = corpus_folders or {}
@@ -93,21 +93,20 @@ class ResearchActivities:
                 request.first_execution_id,
             )
             checked = Verification(
-                mode=_verifier_mode(self._settings), verifier=self._settings.verifier.name
+                mode=self._options.verifier_mode, verifier=self._options.verifier_name
             )
             if request.brief.rerun_of is not None:  # checked as its source was (replayed)
                 checked = await self._ledger.report_verification(request.brief.rerun_of)
         return contracts.StartRunResult(
             created=created,
             execution_id=scope.execution,
-            search_attributes=self._settings.search_attributes,
+            search_attributes=self._options.search_attributes,
             local_search=self._search.name == "corpus",
             # A rerun's `decide` (the `replay` provider) stays a regular activity on any worker,
             # so its refusal (no decision recorded for a turn) ends the run `provider_error` with
             # the reason.
-            local_model=self._settings.model_provider in LOCAL_PROVIDERS
-            and request.brief.rerun_of is None,
-            model_timeout_seconds=self._settings.model_timeout_seconds,
+            local_model=self._options.local_model and request.brief.rerun_of is None,
+            model_timeout_seconds=self._options.model_timeout_seconds,
             verifier=checked.mode,
             verifier_name=checked.verifier,
         )
@@ -221,18 +220,18 @@ class ResearchActivities:
         return self._http
 
     async def _download(self, request: contracts.ReadPageInput, ledger: RunLedger) -> SourceRef:
-        settings = self._settings
+        limits = self._options.fetch
         source_id, url, step = request.source_id, request.url, request.scope.step
         try:
             page = await fetch_page(
                 await self._client(),
                 url,
                 request.allowed_hosts,
-                max_bytes=settings.max_fetch_bytes,
-                timeout_seconds=settings.fetch_timeout_seconds,
-                max_decoded_bytes=settings.max_decoded_bytes,
+                max_bytes=limits.max_bytes,
+                timeout_seconds=limits.timeout_seconds,
+                max_decoded_bytes=limits.max_decoded_bytes,
             )
-            extracted = await _extract(page, settings)
+            extracted = await _extract(page, limits)
         except FetchRefused as refused:
             return await ledger.store_failed_source(
                 source_id, url, "refused", _sentence(refused), step
@@ -244,18 +243,11 @@ class ResearchActivities:
         return await ledger.store_source(source_id, snapshot(page, extracted), step)
 
 
-def _verifier_mode(settings: Settings) -> VerifierMode:
-    """How this worker checks meaning: a model, `off`, or the deterministic checks (offline)."""
-    if settings.verifier.asks_a_model:
-        return "model"
-    return "off" if settings.verifier.provider == "off" else "deterministic"
-
-
-async def _extract(page: FetchedPage, settings: Settings) -> Extracted:
+async def _extract(page: FetchedPage, limits: FetchLimits) -> Extracted:
     """The page's text, within RESEARCH_EXTRACT_CPU_SECONDS of CPU time (off the event loop)."""
-    work = partial(extract, page.body, _content_type(page), max_chars=settings.max_snapshot_chars)
+    work = partial(extract, page.body, _content_type(page), max_chars=limits.max_snapshot_chars)
     try:
-        return await asyncio.to_thread(run_within_cpu_budget, work, settings.extract_cpu_seconds)
+        return await asyncio.to_thread(run_within_cpu_budget, work, limits.extract_cpu_seconds)
     except ExtractionOverBudget as over:
         message = (
             f"extracting the text of {page.final_url} took {over} "

@@ -26,7 +26,8 @@ from typing import Any
 
 from activities.search import index_corpus
 from baselines.golden import GoldenSet, corpus_folder, load_golden, score
-from runtime.settings import LOCAL_PROVIDERS, Settings, SettingsError
+from runtime.options import LOCAL_PROVIDERS
+from runtime.settings import Settings, SettingsError
 from starter.devstack import EmbeddedStack, embedded_stack
 from starter.errors import EXIT_USAGE, CliError
 from starter.figures import Measurement

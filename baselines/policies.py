@@ -6,7 +6,7 @@ from activities.model.policy import Policy
 from baselines.fixed import decide_fixed
 from baselines.offline import decide_offline
 
-# The providers that are deterministic policies (runtime.settings.LOCAL_PROVIDERS), by name.
+# The providers that are deterministic policies (runtime.options.LOCAL_PROVIDERS), by name.
 LOCAL_POLICIES: dict[str, Policy] = {
     "offline": decide_offline,
     "fixed": decide_fixed,

@@ -254,9 +254,11 @@ async def _bare_loop(stack: EmbeddedStack, brief: Brief) -> float:
     """The offline policy and the real activities in a plain loop: what a step costs without
     Temporal (median ms per step over RUNS runs)."""
     settings = replace(stack.settings, model_provider="offline")
-    http = build_http_client(settings)
-    research = ResearchActivities(stack.ledger, http, settings, CorpusSearch(stack.ledger))
-    model = ModelActivities(settings, stack.ledger, None, decide_offline)
+    http = build_http_client(settings.fetch_options())
+    research = ResearchActivities(
+        stack.ledger, http, settings.research_options(), CorpusSearch(stack.ledger)
+    )
+    model = ModelActivities(settings.chat_options(), stack.ledger, None, decide_offline)
     per_step = []
     try:
         for _ in range(RUNS):

@@ -15,18 +15,25 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from runtime.options import (
+    LOCAL_PROVIDERS,
+    SERPER_URL,
+    ChatOptions,
+    FetchLimits,
+    FetchOptions,
+    ResearchOptions,
+    SearchOptions,
+    VerifierProvider,
+    VerifierSettings,
+)
 from workflows.hosts import local_host_entry
 
 ModelProvider = Literal["offline", "fixed", "openai", "azure"]
 # "deterministic": the offline policy's runs, whose deterministic checks are their verifier.
-VerifierProvider = Literal["off", "deterministic", "openai", "azure"]
 VERIFIER_CHOICES: tuple[VerifierProvider, ...] = ("off", "openai", "azure")
 SearchProvider = Literal["corpus", "serper", "searxng"]
 MODEL_PROVIDERS: tuple[ModelProvider, ...] = ("offline", "fixed", "openai", "azure")
-# Deterministic policies that run in the worker: no client, no key, usage estimated.
-LOCAL_PROVIDERS: frozenset[str] = frozenset({"offline", "fixed"})
 SEARCH_PROVIDERS: tuple[SearchProvider, ...] = ("corpus", "serper", "searxng")
-SERPER_URL = "https://google.serper.dev/search"
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW_PACKAGE = "workflows"  # the deterministic code a worker deployment version names
@@ -96,26 +103,6 @@ def _positive(name: str, raw: str, value: T) -> T:
 
 
 @dataclass(frozen=True)
-class VerifierSettings:
-    """The independent check of meaning: a model of its own (by default the research model's
-    provider, model, endpoint and key), `off`, or `deterministic` (the offline policy)."""
-
-    provider: VerifierProvider = "deterministic"
-    model: str = "gpt-4o-mini"
-    base_url: str | None = None  # OpenAI-compatible base URL, or the Azure /openai/v1/ endpoint
-    api_key: str | None = field(default=None, repr=False)  # None with Azure: Microsoft Entra ID
-
-    @property
-    def asks_a_model(self) -> bool:
-        return self.provider in ("openai", "azure")
-
-    @property
-    def name(self) -> str:
-        """How the report names it: `openai gpt-4o-mini`, or the mode."""
-        return f"{self.provider} {self.model}" if self.asks_a_model else self.provider
-
-
-@dataclass(frozen=True)
 class Settings:
     # A field declared `repr=False` holds a secret: never printed, and scrubbed (`secrets()`).
     state_dir: Path = PROJECT_ROOT / ".research"
@@ -163,6 +150,49 @@ class Settings:
     workflow_cache: int = 1_000  # workflows a worker keeps in memory (0: replay every task)
     # How long a starting worker waits for Temporal, and then for PostgreSQL, to answer (0: not).
     startup_wait_seconds: float = 60.0
+
+    def fetch_limits(self) -> FetchLimits:
+        return FetchLimits(
+            max_bytes=self.max_fetch_bytes,
+            max_decoded_bytes=self.max_decoded_bytes,
+            timeout_seconds=self.fetch_timeout_seconds,
+            max_snapshot_chars=self.max_snapshot_chars,
+            extract_cpu_seconds=self.extract_cpu_seconds,
+        )
+
+    def fetch_options(self) -> FetchOptions:
+        return FetchOptions(self.corpus_dir, self.local_hosts, self.fetch_limits())
+
+    def research_options(self) -> ResearchOptions:
+        return ResearchOptions(
+            fetch=self.fetch_limits(),
+            search_attributes=self.search_attributes,
+            local_model=self.model_provider in LOCAL_PROVIDERS,
+            model_timeout_seconds=self.model_timeout_seconds,
+            verifier_mode=self.verifier.mode,
+            verifier_name=self.verifier.name,
+        )
+
+    def chat_options(self) -> ChatOptions:
+        """How decide asks the model, with every secret of this process (for the scrubber)."""
+        return ChatOptions(
+            provider=self.model_provider,
+            model=self.model,
+            temperature=self.temperature,
+            max_output_tokens=self.max_output_tokens,
+            parallel_tool_calls=self.parallel_tool_calls,
+            timeout_seconds=self.model_timeout_seconds,
+            secrets=self.secrets(),
+        )
+
+    def search_options(self) -> SearchOptions:
+        return SearchOptions(
+            provider=self.search_provider,
+            serper_api_key=self.serper_api_key,
+            serper_url=self.serper_url,
+            searxng_url=self.searxng_url,
+            timeout_seconds=self.search_timeout_seconds,
+        )
 
     def secrets(self) -> dict[str, str]:
         """Every secret this process holds, by the variable it came from: each field declared

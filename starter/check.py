@@ -18,7 +18,7 @@ async def check_url(settings: Settings, args: argparse.Namespace) -> int:
     except ValueError as error:
         raise CliError(str(error), EXIT_USAGE) from None
     try:
-        where = await check_fetchable(settings, args.url, allowed)
+        where = await check_fetchable(settings.fetch_options(), args.url, allowed)
     except FetchRefused as refused:
         print(f"refused: {refused}")
         return EXIT_USAGE

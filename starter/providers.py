@@ -19,7 +19,8 @@ from activities.ledger import Ledger
 from activities.model import ModelClient
 from activities.search import CorpusSearch, SearchProvider
 from activities.search.web import SearxngSearch, SerperSearch
-from runtime.settings import LOCAL_PROVIDERS, Settings, SettingsError
+from runtime.options import LOCAL_PROVIDERS, SearchOptions
+from runtime.settings import Settings, SettingsError
 
 AZURE_SCOPE = "https://cognitiveservices.azure.com/.default"
 
@@ -166,25 +167,26 @@ def azure_client(settings: Settings, credential: AsyncTokenCredential | None) ->
 async def open_search(settings: Settings, ledger: Ledger) -> AsyncIterator[SearchProvider]:
     """The configured search provider; a web provider gets its own HTTP client, closed after."""
     check_search_settings(settings)
-    if settings.search_provider == "corpus":
+    options = settings.search_options()
+    if options.provider == "corpus":
         yield CorpusSearch(ledger)
         return
     secrets = tuple(settings.secrets().values())
-    async with search_http_client(settings) as http:
-        if settings.search_provider == "serper":
-            assert settings.serper_api_key is not None
+    async with search_http_client(options) as http:
+        if options.provider == "serper":
+            assert options.serper_api_key is not None
             yield SerperSearch(
-                http, api_key=settings.serper_api_key, url=settings.serper_url, secrets=secrets
+                http, api_key=options.serper_api_key, url=options.serper_url, secrets=secrets
             )
         else:
-            assert settings.searxng_url is not None
-            yield SearxngSearch(http, url=settings.searxng_url, secrets=secrets)
+            assert options.searxng_url is not None
+            yield SearxngSearch(http, url=options.searxng_url, secrets=secrets)
 
 
-def search_http_client(settings: Settings) -> httpx.AsyncClient:
+def search_http_client(options: SearchOptions) -> httpx.AsyncClient:
     # trust_env=False: no proxy or netrc credentials from the environment reach the provider.
     return httpx.AsyncClient(
         trust_env=False,
         follow_redirects=False,
-        timeout=httpx.Timeout(settings.search_timeout_seconds),
+        timeout=httpx.Timeout(options.timeout_seconds),
     )

@@ -40,7 +40,7 @@ from activities.model.provider_errors import (
 )
 from activities.model.usage import checked_usage, estimate, printed
 from activities.secrets import Scrubber, scrubbed_decision
-from runtime.settings import LOCAL_PROVIDERS, Settings
+from runtime.options import ChatOptions
 from workflows import context
 from workflows.cleaning import MAX_CALLS_PER_TURN, MAX_TEXT_CHARS, clean
 from workflows.contracts import DECIDE, DecideInput
@@ -81,23 +81,22 @@ class ModelActivities:
 
     def __init__(
         self,
-        settings: Settings,
+        chat: ChatOptions,
         ledger: Ledger,
         client: ModelClient | None,
         policy: Policy | None = None,
     ) -> None:
-        local = settings.model_provider in LOCAL_PROVIDERS
-        if local and policy is None:
-            raise ValueError(f"the {settings.model_provider} provider needs its policy")
-        if not local and client is None:
-            raise ValueError(f"the {settings.model_provider} provider needs a model client")
-        self._settings = settings
+        if chat.local and policy is None:
+            raise ValueError(f"the {chat.provider} provider needs its policy")
+        if not chat.local and client is None:
+            raise ValueError(f"the {chat.provider} provider needs a model client")
+        self._options = chat
         self._ledger = ledger
         self._client = client
-        self._policy = policy if local else None
-        secrets = settings.secrets()
+        self._policy = policy if chat.local else None
+        secrets = chat.secrets
         self._scrubber = Scrubber(secrets)  # every secret of the worker, not only the model's
-        self._provider = PROVIDERS.get(settings.model_provider, PROVIDERS["openai"]).with_secrets(
+        self._provider = PROVIDERS.get(chat.provider, PROVIDERS["openai"]).with_secrets(
             *secrets.values()
         )
 
@@ -127,7 +126,7 @@ class ModelActivities:
             request = shown
         decision = await self._turn(request)
         async with ledger_errors():
-            provider = replay.PROVIDER if request.brief.rerun_of else self._settings.model_provider
+            provider = replay.PROVIDER if request.brief.rerun_of else self._options.provider
             await ledger.record_model_call(turn, decision, provider, request.context_chars)
         return decision.model_copy(update={"context_chars": request.context_chars})
 
@@ -135,36 +134,36 @@ class ModelActivities:
         """One model turn inside its `chat {model}` span; a rerun's turn asks no model."""
         if request.brief.rerun_of is not None:  # the run travels with its source: any worker
             return await replay.decide_replay(self._ledger, request)
-        settings = self._settings
+        chat = self._options
         policy = self._policy
-        model = settings.model_provider if policy is not None else settings.model
+        model = chat.provider if policy is not None else chat.model
         base_url = str(self._client.openai.base_url) if self._client is not None else None
         if policy is not None:  # a deterministic policy in the worker: no prompt is sent
-            with spans.chat(settings.model_provider, model, None, None) as span:
+            with spans.chat(chat.provider, model, None, None) as span:
                 decision = policy(request)
                 spans.chat_result(span, decision)
             return decision
-        messages = prompt.messages(request, parallel_tool_calls=settings.parallel_tool_calls)
-        with spans.chat(settings.model_provider, model, base_url, messages) as span:
+        messages = prompt.messages(request, parallel_tool_calls=chat.parallel_tool_calls)
+        with spans.chat(chat.provider, model, base_url, messages) as span:
             decision = await self._chat(messages, request)
             spans.chat_result(span, decision)
         return decision
 
     async def _chat(self, messages: list[dict[str, Any]], request: DecideInput) -> Decision:
         assert self._client is not None
-        settings = self._settings
+        chat = self._options
         tools = tool_schemas()
-        async with _provider_errors(self._provider, settings.model_timeout_seconds):
+        async with _provider_errors(self._provider, chat.timeout_seconds):
             # The raw body too: its usage as the provider sent it (the client would turn "500"
             # into 500 and true into 1).
             raw = await self._client.openai.chat.completions.with_raw_response.create(
-                model=settings.model,
+                model=chat.model,
                 messages=cast("list[ChatCompletionMessageParam]", messages),
                 tools=cast("list[ChatCompletionFunctionToolParam]", tools),
                 tool_choice="auto",
-                parallel_tool_calls=settings.parallel_tool_calls,
-                temperature=omit if settings.temperature is None else settings.temperature,
-                max_completion_tokens=settings.max_output_tokens,
+                parallel_tool_calls=chat.parallel_tool_calls,
+                temperature=omit if chat.temperature is None else chat.temperature,
+                max_completion_tokens=chat.max_output_tokens,
                 extra_headers=self._client.headers or None,
             )
             response, body = raw.parse(), raw.http_response.json()
@@ -175,7 +174,7 @@ class ModelActivities:
         decision = to_decision(
             body,
             request,
-            parallel_tool_calls=settings.parallel_tool_calls,
+            parallel_tool_calls=chat.parallel_tool_calls,
             sent_chars=len(json.dumps(messages)) + len(json.dumps(tools)),
         )
         # Before the turn reaches a span, the ledger or history: no secret, in any form.

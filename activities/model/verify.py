@@ -27,7 +27,7 @@ from activities.ledger import ledger_errors
 from activities.model import replay
 from activities.model.decide import ModelClient, _provider_errors
 from activities.model.provider_errors import Provider, malformed_failure
-from runtime.settings import Settings
+from runtime.options import ChatOptions, VerifierSettings
 from workflows.cleaning import MAX_TEXT_CHARS, clean
 from workflows.contracts import PROVIDER_ERROR, VERIFY, VerifyInput, VerifyResult
 from workflows.models import MAX_REPORTED_TOKENS, Usage
@@ -108,11 +108,19 @@ def _inert(text: str) -> str:
 
 
 class VerifierActivities:
-    def __init__(self, settings: Settings, ledger: Ledger, client: ModelClient | None) -> None:
-        self._verifier = settings.verifier
-        self._temperature = settings.temperature
-        self._timeout = settings.model_timeout_seconds  # each claim's call, as a model turn's
-        self._max_tokens = settings.max_output_tokens
+    def __init__(
+        self,
+        verifier: VerifierSettings,
+        chat: ChatOptions,
+        ledger: Ledger,
+        client: ModelClient | None,
+    ) -> None:
+        """`chat`: the research model's temperature, output cap and timeout, which each claim's
+        call shares with a model turn."""
+        self._verifier = verifier
+        self._temperature = chat.temperature
+        self._timeout = chat.timeout_seconds  # each claim's call, as a model turn's
+        self._max_tokens = chat.max_output_tokens
         self._ledger = ledger
         self._client = client
         self._provider = Provider(

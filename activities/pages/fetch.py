@@ -37,7 +37,7 @@ from activities.pages.guard import (
     url_host,
 )
 from activities.pages.page import FetchedPage
-from runtime.settings import Settings
+from runtime.options import FetchOptions
 
 __all__ = [
     "FetchFailed",
@@ -107,7 +107,7 @@ async def _hold_location(response: httpx.Response) -> None:
 
 
 def build_http_client(
-    settings: Settings,
+    options: FetchOptions,
     *,
     corpus_folders: Mapping[str, Path] | None = None,
     resolver: Resolver = system_resolver,
@@ -115,15 +115,15 @@ def build_http_client(
     default_transport: httpx.AsyncBaseTransport | None = None,
     verify: ssl.SSLContext | bool = True,
 ) -> FetchClient:
-    """The fetch client: corpus hosts served from `settings.corpus_dir` and from `corpus_folders`
+    """The fetch client: corpus hosts served from `options.corpus_dir` and from `corpus_folders`
     (host -> the folder it was indexed from, which wins); every other host through
     `GuardedTransport`, which resolves with `resolver` and connects through `backend` (the real
     network when None) only to checked addresses. `default_transport` replaces the guarded
     transport altogether (tests of the corpus and redirect rules).
     """
-    corpus = CorpusTransport(settings.corpus_dir, corpus_folders)
+    corpus = CorpusTransport(options.corpus_dir, corpus_folders)
     corpus_hosts = corpus.hosts()
-    policy = fetch_policy(settings, corpus_hosts)
+    policy = fetch_policy(options, corpus_hosts)
     transport = default_transport or GuardedTransport(
         GuardedBackend(policy, resolver, backend), verify=verify
     )
@@ -131,7 +131,7 @@ def build_http_client(
         f"all://{host}": corpus for host in corpus_hosts
     }
     return FetchClient(
-        timeout_seconds=settings.fetch_timeout_seconds,
+        timeout_seconds=options.limits.timeout_seconds,
         transport=transport,
         policy=policy,
         mounts=mounts,
@@ -143,13 +143,13 @@ def client_policy(client: httpx.AsyncClient) -> FetchPolicy:
     return client.policy if isinstance(client, FetchClient) else FetchPolicy()
 
 
-def fetch_policy(settings: Settings, corpus_hosts: list[str]) -> FetchPolicy:
+def fetch_policy(options: FetchOptions, corpus_hosts: list[str]) -> FetchPolicy:
     """The configured local hosts, plus the corpus hosts (served from disk, never the network)."""
-    return FetchPolicy.from_entries(settings.local_hosts).with_corpus(corpus_hosts)
+    return FetchPolicy.from_entries(options.local_hosts).with_corpus(corpus_hosts)
 
 
 async def check_fetchable(
-    settings: Settings,
+    options: FetchOptions,
     url: str,
     allowed_hosts: list[str],
     resolver: Resolver = system_resolver,
@@ -157,8 +157,8 @@ async def check_fetchable(
 ) -> str:
     """Where a fetch of `url` would go, checked exactly as `fetch_page` checks its first hop;
     FetchRefused with the reason otherwise. No DNS happens unless the URL itself passes."""
-    corpus = CorpusTransport(settings.corpus_dir, corpus_folders)
-    policy = fetch_policy(settings, corpus.hosts())
+    corpus = CorpusTransport(options.corpus_dir, corpus_folders)
+    policy = fetch_policy(options, corpus.hosts())
     parsed = check_url(url, allowed_hosts, policy)
     host = url_host(parsed)
     if host in policy.corpus_hosts:

@@ -22,7 +22,7 @@ from activities.model.provider_errors import (
     status_failure,
 )
 from activities.search import CONTROL_CHARACTERS, keep_allowed
-from runtime.settings import SERPER_URL
+from runtime.options import SERPER_URL
 from workflows.models import SearchHit
 
 MIN_RESULTS_ASKED = 10  # filtering drops some results: ask for a page, not just `limit`

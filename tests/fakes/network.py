@@ -241,5 +241,7 @@ async def guarded_net(
             state_dir=folder,
             local_hosts=("pages.test=127.0.0.1",),
         )
-        async with build_http_client(settings, resolver=resolver, backend=router) as client:
+        async with build_http_client(
+            settings.fetch_options(), resolver=resolver, backend=router
+        ) as client:
             yield GuardedNet(client, resolver, router, trap, settings, page_server.port)

@@ -57,7 +57,7 @@ async def test_decide_reads_the_steps_up_to_the_watermark(ledger: Ledger) -> Non
     for number in (1, 2, 3):
         await ledger.record_step(step(run_id, number))
     decide = ModelActivities(
-        Settings(model_provider="offline"), ledger, None, decide_offline
+        Settings(model_provider="offline").chat_options(), ledger, None, decide_offline
     ).decide
     env = ActivityEnvironment()
 

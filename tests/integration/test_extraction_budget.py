@@ -71,7 +71,10 @@ async def activities(pg_url: str, tmp_path: Path) -> AsyncIterator[tuple[Researc
     await pool.open(wait=True)
     async with FetchClient(timeout_seconds=5, transport=CorpusTransport(tmp_path)) as http:
         ledger = Ledger(pool)
-        yield ResearchActivities(ledger, http, settings, CorpusSearch(ledger)), host
+        yield (
+            ResearchActivities(ledger, http, settings.research_options(), CorpusSearch(ledger)),
+            host,
+        )
     await pool.close()
 
 

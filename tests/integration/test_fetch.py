@@ -62,7 +62,7 @@ def counting(corpus: Path) -> CountingTransport:
 def _counting_client(counting: CountingTransport, tmp_path: Path) -> httpx.AsyncClient:
     """A fetch client with no corpus mounts: every request goes through `counting`."""
     settings = Settings(corpus_dir=tmp_path / "no-corpus", state_dir=tmp_path)
-    return build_http_client(settings, default_transport=counting)
+    return build_http_client(settings.fetch_options(), default_transport=counting)
 
 
 async def _fetch(client: httpx.AsyncClient, url: str, **overrides: float) -> FetchedPage:
@@ -75,7 +75,7 @@ async def _fetch(client: httpx.AsyncClient, url: str, **overrides: float) -> Fet
 
 async def test_fetch_from_the_corpus_client(corpus: Path, tmp_path: Path) -> None:
     settings = Settings(corpus_dir=corpus, state_dir=tmp_path)
-    async with build_http_client(settings) as client:
+    async with build_http_client(settings.fetch_options()) as client:
         page = await _fetch(client, "https://docs.example/page.html")
         notes = await _fetch(client, "https://docs.example/notes.md")
 
@@ -89,7 +89,7 @@ async def test_fetch_from_the_corpus_client(corpus: Path, tmp_path: Path) -> Non
 
 async def test_corpus_serves_directory_index_and_plain_http(corpus: Path, tmp_path: Path) -> None:
     settings = Settings(corpus_dir=corpus, state_dir=tmp_path)
-    async with build_http_client(settings) as client:
+    async with build_http_client(settings.fetch_options()) as client:
         page = await _fetch(client, "http://docs.example/guide/")
 
     assert page.body == PAGE.encode()
@@ -153,7 +153,7 @@ async def test_redirect_to_a_disallowed_host_is_refused(
 
 async def test_redirect_from_https_to_http_is_refused(corpus: Path, tmp_path: Path) -> None:
     settings = Settings(corpus_dir=corpus, state_dir=tmp_path)  # http is allowed for corpus hosts
-    async with build_http_client(settings) as client:
+    async with build_http_client(settings.fetch_options()) as client:
         with pytest.raises(FetchRefused, match="from https to plain http"):
             await _fetch(client, "https://docs.example/downgrade")
 
@@ -251,7 +251,9 @@ def _local_settings(tmp_path: Path, *local_hosts: str) -> Settings:
 async def test_fetch_over_the_network_from_a_local_server(
     local_server: str, tmp_path: Path
 ) -> None:
-    async with build_http_client(_local_settings(tmp_path, f"{LOCAL}=127.0.0.1")) as client:
+    async with build_http_client(
+        _local_settings(tmp_path, f"{LOCAL}=127.0.0.1").fetch_options()
+    ) as client:
         page = await fetch_page(
             client, f"{local_server}/page.html", [LOCAL], max_bytes=10_000, timeout_seconds=5
         )
@@ -264,7 +266,7 @@ async def test_fetch_over_the_network_from_a_local_server(
 
 
 async def test_plain_http_needs_an_explicit_local_host(local_server: str, tmp_path: Path) -> None:
-    async with build_http_client(_local_settings(tmp_path)) as client:
+    async with build_http_client(_local_settings(tmp_path).fetch_options()) as client:
         with pytest.raises(FetchRefused, match="plain http"):
             await fetch_page(
                 client, f"{local_server}/page.html", [LOCAL], max_bytes=100, timeout_seconds=5
@@ -275,7 +277,9 @@ async def test_connection_refused_is_a_failed_fetch(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # closed again before the fetch: nothing listens there
-    async with build_http_client(_local_settings(tmp_path, f"{LOCAL}=127.0.0.1")) as client:
+    async with build_http_client(
+        _local_settings(tmp_path, f"{LOCAL}=127.0.0.1").fetch_options()
+    ) as client:
         with pytest.raises(FetchFailed, match="network error"):
             await fetch_page(
                 client, f"http://{LOCAL}:{port}/", [LOCAL], max_bytes=100, timeout_seconds=5

@@ -42,7 +42,7 @@ async def client(server: PageServer, tmp_path: Path) -> AsyncIterator[FetchClien
     settings = Settings(
         corpus_dir=tmp_path / "no-corpus", state_dir=tmp_path, local_hosts=(f"{HOST}=127.0.0.1",)
     )
-    async with build_http_client(settings) as built:
+    async with build_http_client(settings.fetch_options()) as built:
         yield built
 
 

@@ -86,7 +86,7 @@ async def _model(
         with serve(fake) as base_url:
             settings = Settings.from_env((environ or openai_env())(base_url))
             async with open_model_client(settings, credential=credential) as client:
-                yield ModelActivities(settings, ledger, client), run_id
+                yield ModelActivities(settings.chat_options(), ledger, client), run_id
     finally:
         await pool.close()
 

@@ -81,7 +81,7 @@ async def harness(pg_url: str, tmp_path: Path) -> AsyncIterator[Harness]:
     async with FetchClient(timeout_seconds=5, transport=web) as http:
         ledger = Ledger(pool)
         search = CountingSearch(ledger)
-        activities = ResearchActivities(ledger, http, settings, search)
+        activities = ResearchActivities(ledger, http, settings.research_options(), search)
         run_id = f"test-{uuid.uuid4().hex[:12]}"
         yield Harness(activities, ledger, web, search, host, run_id, ActivityEnvironment())
     async with pool.connection() as conn:
@@ -235,10 +235,16 @@ async def test_pages_indexed_from_any_folder_are_readable_without_a_setting(
     ledger = Ledger(pool)
 
     def client_for(folders: dict[str, str]) -> FetchClient:
-        return build_http_client(settings, corpus_folders={h: Path(f) for h, f in folders.items()})
+        return build_http_client(
+            settings.fetch_options(), corpus_folders={h: Path(f) for h, f in folders.items()}
+        )
 
     activities = ResearchActivities(
-        ledger, client_for({}), settings, CorpusSearch(ledger), client_for=client_for
+        ledger,
+        client_for({}),
+        settings.research_options(),
+        CorpusSearch(ledger),
+        client_for=client_for,
     )
     try:
         assert await index_corpus(ledger, folder, max_chars=10_000, host=host) == 2

@@ -377,7 +377,7 @@ async def test_https_connects_to_the_checked_address_and_verifies_the_host_name(
         settings = Settings(corpus_dir=tmp_path / "no-corpus", state_dir=tmp_path)
         resolver = StubResolver(ANSWERS)
         async with build_http_client(
-            settings, resolver=resolver, backend=router, verify=trust
+            settings.fetch_options(), resolver=resolver, backend=router, verify=trust
         ) as client:
             fetch = fetch_page(
                 client,

@@ -99,7 +99,7 @@ async def test_corpus_host_with_a_trailing_dot_goes_to_the_network(net: Net, url
 async def test_check_url_cli_agrees_with_the_fetch_for_a_trailing_dot(net: Net) -> None:
     """`research check-url` says "served from the local corpus" while fetch_page connects out."""
     url = f"http://{CORPUS_HOST}.:6379/"
-    said = await check_fetchable(net.settings, url, [CORPUS_HOST], net.resolver)
+    said = await check_fetchable(net.settings.fetch_options(), url, [CORPUS_HOST], net.resolver)
     with contextlib.suppress(FetchRefused, FetchFailed):
         await net.fetch(url, [CORPUS_HOST])
 
@@ -170,7 +170,9 @@ async def test_proxy_environment_is_ignored(
     for var in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "all_proxy"):
         monkeypatch.setenv(var, "http://proxy.wild.example:3128")
     settings = Settings(corpus_dir=tmp_path / "none", state_dir=tmp_path)
-    async with build_http_client(settings, resolver=net.resolver, backend=net.router) as client:
+    async with build_http_client(
+        settings.fetch_options(), resolver=net.resolver, backend=net.router
+    ) as client:
         with pytest.raises(FetchFailed):  # the trap does not speak TLS
             await fetch_page(
                 client,

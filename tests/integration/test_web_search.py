@@ -285,7 +285,7 @@ async def test_the_search_activity_records_the_web_providers_hits(embedded_pg_ur
         )
         async with provider("serper", fake, ledger) as search, httpx.AsyncClient() as http:
             settings = Settings.from_env({})
-            activities = ResearchActivities(ledger, http, settings, search)
+            activities = ResearchActivities(ledger, http, settings.research_options(), search)
             request = contracts.SearchInput(
                 scope=RunScope.tool_of(run_id, "", 1, 0, ""), query="dlq", allowed_hosts=[DOCS]
             )

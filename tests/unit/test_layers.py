@@ -3,6 +3,7 @@
 - `workflows` is deterministic: it imports nothing that does I/O.
 - `runtime` is the base layer: it imports no activities, no starter, no baselines.
 - The ledger (`activities/ledger`) is plain SQL: no fetcher (`activities.pages`), no gate rules.
+- Activities are built from small config objects (`runtime.options`), not from `Settings`.
 - Product code (workflows, activities, runtime, worker.py) imports no baseline, except the one
   composition root that wires the offline policy (`BASELINE_WIRING`).
 - A package's `__init__` only re-exports: its code lives in named modules.
@@ -85,6 +86,11 @@ def test_runtime_imports_no_activities_starter_or_baselines() -> None:
 
 def test_the_ledger_imports_no_fetcher_and_no_gate_rules() -> None:
     assert _offending(("activities.ledger",), ("activities.pages", *GATE_RULES)) == []
+
+
+def test_activities_are_built_from_small_config_objects_not_the_settings() -> None:
+    """Each activity takes the options it needs (runtime.options), never the whole Settings."""
+    assert _offending(("activities",), ("runtime.settings",)) == []
 
 
 def test_product_code_imports_no_baseline_outside_the_composition_root() -> None:

@@ -186,7 +186,7 @@ async def test_a_registered_tool_is_offered_compacted_and_rendered_as_page_text(
         with serve(fake) as base_url:
             settings = Settings.from_env({"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": base_url})
             async with open_model_client(settings) as model_client:
-                model = ModelActivities(settings, ledger, model_client)
+                model = ModelActivities(settings.chat_options(), ledger, model_client)
                 request = DecideInput(
                     scope=RunScope.turn_of(run_id, "", 6, len(entries), ""),
                     brief=brief,
