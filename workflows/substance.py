@@ -220,7 +220,8 @@ def figure_problems(
     `allowed` texts (the brief's questions) count as evidence, `names` (dates and versions of
     the pages read) may be named. A count of the items a quote lists is a figure it states."""
     quotes = [canonical(quote) for quote in quotes]
-    known = [item for source in (*quotes, *allowed) for item in read(source)]
+    each = [read(quote) for quote in quotes]
+    known = [item for source in (*each, *(read(text) for text in allowed)) for item in source]
     named = set(names)
     problems: list[FigureProblem] = []
     for stated in read(text):
@@ -282,11 +283,15 @@ def listed_counts(quote: str) -> set[int]:
 
 
 def _derived(stated: Quantity, known: list[Quantity]) -> bool:
-    """`stated` is a sum, difference, product or ratio of two figures the evidence states in
-    its unit (3 attempts of 30 seconds: "90 seconds"): the rules cannot tell if that is right."""
+    """`stated` is a sum, difference, product or ratio of two current figures its quotes state
+    (3 attempts of 30 seconds: "90 seconds"): the rules cannot tell if that is right."""
     if stated.value is None:
         return False
-    amounts = [(item.value, item.unit) for item in known if item.kind == "amount" and item.value]
+    amounts = [  # current ones: an old release's figure adds nothing to today's
+        (item.value, item.unit)
+        for item in known
+        if item.kind == "amount" and item.value and not item.era
+    ]
     for left, left_unit in amounts:
         for right, right_unit in amounts:
             results = []

@@ -431,3 +431,26 @@ def test_any_shape_of_response_becomes_a_decision() -> None:
     args = {"choices": [{"message": {"tool_calls": [sent]}}]}
     call = to_decision(args, request).tool_calls[0]
     assert parse_call(call) == SearchArgs(query="a")
+
+
+def test_a_derived_figure_is_left_to_a_verifier_or_refused_without_one() -> None:
+    items = {
+        "E001": _evidence("E001", "Q2", "S1", "Each of the 3 retries waits 30 seconds here."),
+        "E002": _evidence("E002", "Q2", "S2", ALSO_THIRTY),
+    }
+    report = FinishArgs(
+        answer="See the findings.",
+        findings=[Finding(text="The 3 retries wait 90 seconds in all, 30 seconds each.",
+                          evidence_ids=["E001", "E002"])],
+    )  # fmt: skip
+    brief = BRIEF.model_copy(update={"questions": [BRIEF.questions[1]]})
+    alone = gate.check(report, items, SOURCES, brief)
+    assert alone.gaps == [
+        "finding 1 states 90 seconds, which the rules cannot match to the evidence it cites (a "
+        "figure derived from it): state the figure as the quote does"
+    ]
+    verified = gate.check(report, items, SOURCES, brief, verifier=True)
+    assert verified.passed
+    assert [(item.where, item.figure) for item in verified.deferred] == [
+        ("finding 1", "90 seconds")
+    ]
