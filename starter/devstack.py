@@ -18,17 +18,21 @@ import dataclasses
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+import psycopg
 from temporalio.client import Client
 
 from activities.ledger import Ledger
 from activities.search import index_corpus
 from runtime.database import (
+    DatabaseError,
     apply_migrations,
     create_roles,
     database_url,
     open_pool,
+    pending_migrations,
     worker_database_url,
 )
 from runtime.privileges import LedgerRoles, url_as
@@ -66,6 +70,53 @@ def open_database(settings: Settings) -> AbstractAsyncContextManager[str]:
 def open_worker_database(settings: Settings) -> AbstractAsyncContextManager[str]:
     """The URL the worker's ledger signs in with (see `runtime.database.worker_database_url`)."""
     return _serving(worker_database_url, settings)
+
+
+def embedded_data_dir(settings: Settings) -> Path:
+    """Where the embedded PostgreSQL keeps its data: state_dir/pg."""
+    return settings.state_dir / "pg"
+
+
+def open_existing_database(settings: Settings) -> AbstractAsyncContextManager[str]:
+    """For commands that only read (`runs`, `report`, `export`, `audit`, `search`, ...): the
+    ledger that exists, never a new or migrated one. With DATABASE_URL unset and no embedded
+    PostgreSQL in the state folder, nothing is created: a DatabaseError says where it looked."""
+    return _serving(_existing_database_url, settings)
+
+
+def _existing_database_url(settings: Settings) -> tuple[str, PostgresServer | None]:
+    data = embedded_data_dir(settings)
+    if settings.database_url is None and not (data / "PG_VERSION").is_file():
+        raise DatabaseError(
+            f"no ledger in {data} (the embedded PostgreSQL of the state folder {settings.state_dir}"
+            "): `research dev` or `research init-db` creates one there; set RESEARCH_STATE_DIR "
+            "to the folder `research dev` uses, or DATABASE_URL to another ledger"
+        )
+    return database_url(settings)
+
+
+@asynccontextmanager
+async def open_existing_ledger(settings: Settings) -> AsyncIterator[Ledger]:
+    """The ledger of `open_existing_database`, refused when that database has no ledger schema
+    (nothing is migrated here: `research init-db` does that)."""
+    async with open_existing_database(settings) as url:
+        if set(await pending_migrations(url)) >= {"001_init"}:
+            raise DatabaseError(
+                f"no ledger in the database at {_location(url)}: `research init-db` "
+                "creates its tables there (or set DATABASE_URL to the ledger's database)"
+            )
+        async with open_ledger(url) as ledger:
+            yield ledger
+
+
+def _location(url: str) -> str:
+    """`host:port/database` of a URL, never its password (a unix socket's folder as the host)."""
+    try:
+        parts = psycopg.conninfo.conninfo_to_dict(str(url))
+    except psycopg.ProgrammingError:
+        return "DATABASE_URL"
+    host = str(parts.get("host") or "localhost")
+    return f"{host}:{parts.get('port') or 5432}/{parts.get('dbname') or parts.get('user') or ''}"
 
 
 @asynccontextmanager

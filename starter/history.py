@@ -16,7 +16,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from runtime.settings import Settings
 from runtime.temporal import connect
-from starter.errors import EXIT_USAGE, CliError
+from starter.errors import EXIT_USAGE, CliError, no_such_run
 from workflows.models import RunResult
 
 MAX_HISTORY_BYTES = 100_000_000  # Temporal refuses histories past 50 MB; JSON is larger
@@ -29,10 +29,7 @@ async def fetch_history(settings: Settings, run_id: str) -> WorkflowHistory:
         return await client.get_workflow_handle(run_id).fetch_history()
     except RPCError as error:
         if error.status == RPCStatusCode.NOT_FOUND:
-            namespace = settings.temporal_namespace
-            raise CliError(
-                f"no run with id {run_id} in namespace {namespace}", EXIT_USAGE
-            ) from None
+            raise no_such_run(run_id) from None
         raise
 
 

@@ -17,7 +17,7 @@ from activities.ledger import Ledger, RunRows
 from baselines.comparison import compare, render, run_view
 from runtime.settings import Settings
 from runtime.temporal import connect
-from starter.errors import EXIT_USAGE, CliError
+from starter.errors import EXIT_USAGE, CliError, no_such_run
 from starter.live import PlainDisplay
 from starter.progress import WorkerWatch, follow
 from starter.review import ledger_for
@@ -66,7 +66,7 @@ async def _source(ledger: Ledger, run_id: str) -> RunRows:
     """The source run's rows: it must have ended and have recorded model decisions."""
     rows = await ledger.run_rows(run_id)
     if rows is None:
-        raise CliError(f"no run with id {run_id} in the ledger", EXIT_USAGE)
+        raise no_such_run(run_id)
     if rows.run.status is RunStatus.RUNNING or rows.report is None:
         raise CliError(f"run {run_id} has not ended: rerun it once it has", EXIT_USAGE)
     if not rows.model_calls:

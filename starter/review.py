@@ -12,9 +12,9 @@ from pydantic import BaseModel, Field
 
 from activities.ledger import Ledger, RunListing, RunRows
 from runtime.settings import Settings
-from starter.devstack import open_database, open_ledger
-from starter.errors import EXIT_USAGE, CliError
-from starter.runs import print_report
+from starter.devstack import open_existing_ledger
+from starter.errors import EXIT_USAGE, CliError, no_such_run
+from starter.runs import no_report_yet, print_report
 from workflows.cleaning import json_for_terminal
 from workflows.models import Finding
 from workflows.verification import Verification
@@ -61,14 +61,15 @@ class ReportView(BaseModel):
 
 @asynccontextmanager
 async def ledger_for(settings: Settings) -> AsyncIterator[Ledger]:
-    async with open_database(settings) as url, open_ledger(url) as ledger:
+    """The existing ledger, read: nothing is created or migrated (`open_existing_ledger`)."""
+    async with open_existing_ledger(settings) as ledger:
         yield ledger
 
 
 async def load_rows(ledger: Ledger, run_id: str) -> RunRows:
     rows = await ledger.run_rows(run_id)
     if rows is None:
-        raise CliError(f"no run with id {run_id} in the ledger")
+        raise no_such_run(run_id)
     return rows
 
 
@@ -76,7 +77,7 @@ def report_view(rows: RunRows) -> ReportView:
     """The saved report with its cited evidence in order of first citation (as the Markdown)."""
     saved = rows.report
     if saved is None:
-        raise CliError(f"no report is stored for run {rows.run.run_id} (yet)")
+        raise no_report_yet(rows.run.run_id)
     evidence = {item.id: item for item in rows.evidence}
     sources = {source.source_id: source for source in rows.sources}
     cited = dict.fromkeys(eid for finding in saved.report.findings for eid in finding.evidence_ids)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import uuid
@@ -21,8 +22,8 @@ from activities.ledger import Ledger
 from runtime.settings import Settings
 from runtime.temporal import connect
 from starter.briefs import load_brief
-from starter.devstack import open_database, open_ledger
-from starter.errors import EXIT_USAGE, CliError
+from starter.devstack import open_existing_ledger
+from starter.errors import EXIT_USAGE, CliError, no_such_run
 from starter.live import display_for
 from starter.progress import (
     Summary,
@@ -83,13 +84,28 @@ async def start_run(
 async def print_report(settings: Settings, run_id: str, ledger: Ledger | None = None) -> None:
     """The report Markdown as the ledger stored it (`reports.markdown`)."""
     if ledger is not None:
-        markdown = await ledger.report(run_id)
+        markdown = await _stored_report(ledger, run_id)
     else:
-        async with open_database(settings) as url, open_ledger(url) as opened:
-            markdown = await opened.report(run_id)
-    if markdown is None:
-        raise CliError(f"no report is stored for run {run_id} (yet)")
-    print(for_terminal(markdown))  # a report stored before text was made canonical, too
+        async with open_existing_ledger(settings) as opened:
+            markdown = await _stored_report(opened, run_id)
+    print(for_terminal(markdown))
+
+
+async def _stored_report(ledger: Ledger, run_id: str) -> str:
+    markdown = await ledger.report(run_id)
+    if markdown is not None:
+        return markdown
+    if await ledger.run(run_id) is None:
+        raise no_such_run(run_id)
+    raise no_report_yet(run_id)
+
+
+def no_report_yet(run_id: str) -> CliError:
+    """A run the ledger knows that has saved no report: it is still running (or never ended)."""
+    return CliError(
+        f"run {run_id} has no report yet: it is saved when the run ends "
+        f"(`research status {run_id}` shows how far it is)"
+    )  # a report stored before text was made canonical, too
 
 
 async def start(settings: Settings, args: argparse.Namespace) -> int:
@@ -102,11 +118,21 @@ async def start(settings: Settings, args: argparse.Namespace) -> int:
             f"Follow it: research status {handle.id}  |  Web UI: {web_ui_link(settings, handle.id)}"
         )
         return 0
-    summary = await follow(
-        handle,
-        display=display_for(sys.stdout, handle.id),  # a live panel on a terminal, else lines
-        workers=WorkerWatch(client, settings.task_queue),
-    )
+    try:
+        summary = await follow(
+            handle,
+            display=display_for(sys.stdout, handle.id),  # a live panel on a terminal, else lines
+            workers=WorkerWatch(client, settings.task_queue),
+        )
+    except asyncio.CancelledError:  # Ctrl-C: this command stops waiting, the run does not stop
+        print(
+            f"\nstopped following run {handle.id}; the run goes on: `research status "
+            f"{handle.id}` (or `research report {handle.id}` once it ends), "
+            f"`research cancel {handle.id}` stops it",
+            file=sys.stderr,
+            flush=True,
+        )
+        raise
     return await finish_output(settings, summary, handle.id)
 
 
@@ -224,8 +250,7 @@ async def _existing(settings: Settings, run_id: str) -> tuple[WorkflowHandle[Any
         description = await handle.describe()
     except RPCError as error:
         if error.status == RPCStatusCode.NOT_FOUND:
-            namespace = settings.temporal_namespace
-            raise CliError(f"no run with id {run_id} in namespace {namespace}") from None
+            raise no_such_run(run_id) from None
         raise
     state = description.status.name.lower() if description.status else "unknown"
     return handle, state

@@ -77,6 +77,7 @@ VERIFY_TIMEOUT = timedelta(seconds=600)
 DEADLINE_GRACE = timedelta(seconds=5)  # decide's own timeout fires after the deadline timer
 WRAP_UP_TIMEOUT = timedelta(seconds=30)  # saving the report after a bound tripped
 MAX_GUIDANCE = 10  # operator guidance kept (newest)
+LIMITS_REFUSED = "LimitsRefused"  # the error type of a refused extend_limits update
 MAX_REASON_CHARS = 500  # an operator's finish_now reason, as the report shows it
 RECENT_STEPS = 50  # step lines the progress query carries, so a poller misses none
 # Retry by cause: infrastructure faults (a lost worker, a timeout, a database restarting) are
@@ -551,7 +552,12 @@ class ResearchWorkflow:
 
     @extend_limits.validator
     def _validate_extend(self, request: ExtendLimitsInput) -> None:
-        self._state.model_copy(deep=True).extend(request)
+        # A refusal is the operator's answer, not a fault: non-retryable, its one sentence as the
+        # message (`temporal workflow update execute --name extend_limits` prints it as it is).
+        try:
+            self._state.model_copy(deep=True).extend(request)
+        except ValueError as refused:
+            raise ApplicationError(str(refused), type=LIMITS_REFUSED, non_retryable=True) from None
 
 
 def _abandon(call: asyncio.Future[Any]) -> None:

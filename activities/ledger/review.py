@@ -186,8 +186,25 @@ class RunRows(BaseModel):
     report: ReportRow | None = None
 
 
+# A running run's counters row is written when it ends: until then its steps, searches, model calls
+# and tokens are counted from the rows it wrote so far (as its evidence always is).
 _SELECT_RECENT = """
-SELECT r.run_id, r.question, r.status, r.stop_reason, r.counters, r.started_at, r.finished_at,
+SELECT r.run_id, r.question, r.status, r.stop_reason, r.started_at, r.finished_at,
+       CASE WHEN r.status = 'running' THEN r.counters || jsonb_build_object(
+           'steps', greatest((r.counters ->> 'steps')::bigint,
+               (SELECT count(*) FROM research.steps s
+                WHERE s.run_id = r.run_id AND s.execution_id = r.execution_id)),
+           'searches', greatest((r.counters ->> 'searches')::bigint,
+               (SELECT count(*) FROM research.searches s
+                WHERE s.run_id = r.run_id AND s.execution_id = r.execution_id)),
+           'model_calls', greatest((r.counters ->> 'model_calls')::bigint,
+               (SELECT count(*) FROM research.model_calls c
+                WHERE c.run_id = r.run_id AND c.execution_id = r.execution_id)),
+           'tokens', greatest((r.counters ->> 'tokens')::bigint,
+               (SELECT coalesce(sum(greatest(c.input_tokens, 0) + greatest(c.output_tokens, 0)), 0)
+                FROM research.model_calls c
+                WHERE c.run_id = r.run_id AND c.execution_id = r.execution_id)))
+       ELSE r.counters END AS counters,
        (SELECT count(*) FROM research.evidence e
         WHERE e.run_id = r.run_id AND e.execution_id = r.execution_id) AS evidence
 FROM research.runs r

@@ -44,10 +44,9 @@ async def _load(
         rows, history = await asyncio.to_thread(load_export, folder)
     else:
         async with ledger_for(settings) as ledger:
-            try:
-                rows = await load_rows(ledger, args.target)
-            except CliError as unknown:  # exit 2: nothing to audit (1 means a check failed)
-                raise CliError(str(unknown), EXIT_USAGE) from None
+            rows = await load_rows(
+                ledger, args.target
+            )  # exit 2 when no such run (1: a check failed)
         history = None
     if rows.run.status == RunStatus.RUNNING:
         raise CliError(

@@ -195,7 +195,9 @@ def test_replay_by_run_id_and_from_the_temporal_cli_export(runs: Runs, tmp_path:
 
     missing = research(runs.env, "replay", "research-nosuchrun")
     assert missing.returncode == 2
-    assert missing.stderr == "error: no run with id research-nosuchrun in namespace default\n"
+    assert missing.stderr == (
+        "error: no run with id research-nosuchrun: `research runs` lists the recent runs\n"
+    )
 
 
 def test_steering_an_ended_run_names_its_own_status(runs: Runs) -> None:

@@ -212,7 +212,9 @@ def test_rerun_of_an_unknown_or_unfinished_run_is_a_usage_error(sources: Sources
     unknown = research(sources.env, "rerun", "research-no-such-run")
 
     assert (unknown.returncode, unknown.stdout) == (2, "")
-    assert unknown.stderr == "error: no run with id research-no-such-run in the ledger\n"
+    assert unknown.stderr == (
+        "error: no run with id research-no-such-run: `research runs` lists the recent runs\n"
+    )
 
 
 def _report(sources: Sources, run_id: str) -> dict[str, Any]:

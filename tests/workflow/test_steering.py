@@ -173,6 +173,7 @@ async def test_extend_limits_refuses_lowering_and_leaves_the_run_unaffected(
     cause = refused.value.cause
     assert isinstance(cause, ApplicationError)
     assert cause.message == sentence
+    assert (cause.type, cause.non_retryable) == ("LimitsRefused", True)
     assert (result.status, result.stop_reason) == (RunStatus.INCOMPLETE, StopReason.STEP_LIMIT)
     assert result.counters.steps == 3
 
