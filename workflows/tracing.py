@@ -26,6 +26,7 @@ from temporalio import workflow
 from temporalio.common import MetricCounter
 
 with workflow.unsafe.imports_passed_through():
+    from opentelemetry import context as otel_context
     from opentelemetry import trace
     from opentelemetry.trace import Span as Span
     from opentelemetry.trace import SpanKind, StatusCode
@@ -41,14 +42,24 @@ _log = logging.getLogger("research.workflow")
 @contextlib.contextmanager
 def _span(name: str, kind: SpanKind, attributes: dict[str, Any]) -> Iterator[Span]:
     span = trace.get_tracer(TRACER).start_span(name, kind=kind, attributes=attributes)
-    with trace.use_span(span, end_on_exit=False, record_exception=False):
-        try:
-            yield span
-        except BaseException as error:
-            if isinstance(error, asyncio.CancelledError) or workflow.is_failure_exception(error):
-                span.end()  # not ended while the worker evicts (that counts as replaying)
-            raise
-        span.end()
+    token = otel_context.attach(trace.set_span_in_context(span))
+    try:
+        yield span
+    except GeneratorExit:
+        # The coroutine is closed, not resumed: an evicted workflow's, collected after its worker
+        # let it go (maybe on another thread, in another context). No workflow call can answer
+        # there, the token belongs to a context that is gone, and the span is not ended (an
+        # eviction counts as replaying: the worker that replays the run ends it).
+        raise
+    except BaseException as error:
+        if isinstance(error, asyncio.CancelledError) or workflow.is_failure_exception(error):
+            span.end()  # not ended while the worker evicts (that counts as replaying)
+        elif isinstance(error, Exception):  # a failed workflow task: its retry ends the span
+            span.set_status(StatusCode.ERROR, f"{type(error).__name__}: {error}")
+        otel_context.detach(token)
+        raise
+    span.end()
+    otel_context.detach(token)
 
 
 @contextlib.contextmanager
