@@ -253,6 +253,10 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "briefs": len(runs),
         "completed": total("completed"),
+        # completed with every required question's cited quotes holding its answer phrase, or not
+        "completed_correct": sum(_correct(run) for run in runs),
+        "completed_wrong": sum(bool(run["completed"]) and not _correct(run) for run in runs),
+        "incomplete": len(runs) - total("completed"),
         # completed with every cited piece of evidence on a page labelled for its question
         "clean": sum(bool(run["completed"]) and run["on_label"] == run["cited"] for run in runs),
         "questions": total("questions"),
@@ -262,11 +266,16 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "precision": round(total("on_label") / total("cited"), 3) if total("cited") else None,
         "phrases": total("phrases"),
         "phrase_hits": total("phrase_hits"),
+        "phrase_misses": sum(int(run.get("phrase_misses", 0)) for run in runs),
         "mean_sources": round(total("sources") / count, 2),
         "mean_steps": round(total("steps") / count, 1),
         "mean_tokens": round(total("tokens") / count),
         "mean_seconds": round(sum(float(run["seconds"]) for run in runs) / count, 2),
     }
+
+
+def _correct(run: dict[str, Any]) -> bool:
+    return bool(run["completed"]) and int(run.get("phrase_misses", 0)) == 0
 
 
 def render(report: dict[str, Any]) -> str:
@@ -276,9 +285,10 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         f"## research eval: {sets}",
         "",
-        "| set | arm | completed | clean | question recall | evidence precision | answer phrase | "
-        "sources | steps | tokens | seconds |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| set | arm | completed | completed correct | completed wrong | incomplete | clean "
+        "| question recall | evidence precision | answer phrase | sources | steps | tokens "
+        "| seconds |",
+        "|---" * 14 + "|",
     ]
     rows = [(name, arms) for name, arms in report.get("by_golden", {}).items()]
     if len(rows) != 1:
@@ -288,8 +298,9 @@ def render(report: dict[str, Any]) -> str:
             lines.append(f"| {name} | {arm} | " + _summary_cells(s))
     lines += [
         "",
-        "Clean: completed with every citation on a page labelled for its question. Means per "
-        "brief for sources, steps, tokens and seconds.",
+        "Completed wrong: completed, but a required question's cited quotes lack its labelled "
+        "answer phrase. Clean: completed with every citation on a page labelled for its "
+        "question. Means per brief for sources, steps, tokens and seconds.",
         "",
     ]
     arms = report["arms"]
@@ -308,7 +319,9 @@ def _summary_cells(s: dict[str, Any]) -> str:
     precision = "-" if s["precision"] is None else f"{s['precision']:.2f}"
     return (
         f"{s['completed']}/{s['briefs']} ({_percent(s['completed'], s['briefs'])}) "
-        f"| {s['clean']}/{s['briefs']} | {s['recalled']}/{s['questions']} "
+        f"| {s['completed_correct']}/{s['briefs']} | {s['completed_wrong']}/{s['briefs']} "
+        f"| {s['incomplete']}/{s['briefs']} | {s['clean']}/{s['briefs']} "
+        f"| {s['recalled']}/{s['questions']} "
         f"| {precision} ({s['on_label']}/{s['cited']}) "
         f"| {s['phrase_hits']}/{s['phrases']} | {s['mean_sources']} | {s['mean_steps']} "
         f"| {s['mean_tokens']:,} | {s['mean_seconds']} |"
@@ -316,7 +329,9 @@ def _summary_cells(s: dict[str, Any]) -> str:
 
 
 def _cell(run: dict[str, Any]) -> str:
-    end = "✓" if run["completed"] else run["stop_reason"]
+    end = run["stop_reason"]
+    if run["completed"]:
+        end = "✓" if _correct(run) else "✗ wrong"
     return f"{end}, {run['recalled']}/{run['questions']} recalled, {run['steps']} steps"
 
 

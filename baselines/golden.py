@@ -5,6 +5,8 @@ the folder of that one host; relative to the file), and briefs whose sub-questio
 that answer them (`pages`: URLs, or paths on `host`) and, where known, a `phrase` of the answer.
 A run scores on what its report cites: a question is recalled when cited evidence for it sits on
 one of its pages; precision is the share of cited evidence on a page labelled for its question.
+A completed run is wrong when a required question with a phrase has no cited quote holding it
+(`phrase_misses`): it cites a sentence, but not one that says the answer.
 """
 
 from __future__ import annotations
@@ -110,6 +112,7 @@ class Score:
     phrases: int  # questions that have a phrase label
     phrase_hits: int  # ... whose cited quotes contain it
     sources: int  # distinct cited sources (by content)
+    phrase_misses: int = 0  # required questions with a phrase that no cited quote of theirs holds
 
     def as_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
@@ -118,15 +121,21 @@ class Score:
 def score(golden: GoldenSet, entry: GoldenBrief, cited: list[Cited]) -> Score:
     labels = golden.labels(entry)
     on_label = [c for c in cited if c.url in labels.get(c.question_id, set())]
-    phrased = {q.id: q.phrase.lower() for q in entry.questions if q.phrase}
+    phrased = {q.id: _plain(q.phrase) for q in entry.questions if q.phrase}
+    hits = {c.question_id for c in cited if phrased.get(c.question_id, "\0") in _plain(c.quote)}
+    required = {q.id for q in entry.questions if q.required and q.id in phrased}
     return Score(
         questions=len(entry.questions),
         recalled=len({c.question_id for c in on_label}),
         cited=len(cited),
         on_label=len(on_label),
         phrases=len(phrased),
-        phrase_hits=len(
-            {c.question_id for c in cited if phrased.get(c.question_id, "\0") in c.quote.lower()}
-        ),
+        phrase_hits=len(hits),
         sources=len({c.content_hash for c in cited}),
+        phrase_misses=len(required - hits),
     )
+
+
+def _plain(text: str) -> str:
+    """Lower case, runs of white space as one space: a quote and a phrase compare as read."""
+    return " ".join(text.lower().split())

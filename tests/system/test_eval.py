@@ -60,7 +60,8 @@ def test_eval_tables_each_arm_on_the_demo_and_real_pages(tmp_path: Path) -> None
     assert {body["model"] for body in fake.requests} == {"fake-model"}
     for arm, summary in report["summary"].items():
         runs = [run for run in report["runs"] if run["arm"] == arm]
-        for key in ("completed", "recalled", "questions", "cited", "on_label", "phrase_hits"):
+        keys = ("completed", "recalled", "questions", "cited", "on_label", "phrase_hits")
+        for key in (*keys, "phrase_misses"):
             assert summary[key] == sum(int(run[key]) for run in runs), (arm, key)
         assert all(run["recalled"] <= run["questions"] for run in runs)
         assert all(run["on_label"] <= run["cited"] for run in runs)
@@ -78,9 +79,13 @@ def test_eval_tables_each_arm_on_the_demo_and_real_pages(tmp_path: Path) -> None
     assert sum(r["recalled"] for r in real) > 0, "real pages answer some questions"
 
     table = out.with_suffix(".md").read_text()
-    assert table.splitlines()[2].startswith("| set | arm | completed | clean | question recall |")
+    assert table.splitlines()[2].startswith(
+        "| set | arm | completed | completed correct | completed wrong | incomplete | clean "
+    )
     assert "| all | openai:fake-model | 0/6 (0 %) | 0/" in table
-    assert "| demo.json | offline | 2/2 (100 %) | 2/2 | 4/4 | 1.00 (4/4) |" in table
+    assert (
+        "| demo.json | offline | 2/2 (100 %) | 2/2 | 0/2 | 0/2 | 2/2 | 4/4 | 1.00 (4/4) |" in table
+    )
 
     # The figures alone, as data the docs point at: dated, on this machine, and comparable
     # between two evaluations of the same code (no run ids, seconds or quotes per run).

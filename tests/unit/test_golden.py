@@ -56,7 +56,41 @@ def test_a_question_is_recalled_by_cited_evidence_on_its_own_pages_only() -> Non
         "phrases": 1,
         "phrase_hits": 1,
         "sources": 2,
+        "phrase_misses": 0,
     }
+
+
+def test_a_required_question_whose_quotes_lack_its_phrase_is_a_miss() -> None:
+    page = "https://docs.example/cache.html"
+    missed = score(GOLDEN, ENTRY, [cited("Q1", page, "cold keys go"), cited("Q2", page, "hot")])
+    assert (missed.phrase_hits, missed.phrase_misses) == (0, 1), "Q2's quote holds Q1's phrase"
+    spread = score(GOLDEN, ENTRY, [cited("Q1", page, "the HOT\n  keys"), cited("Q2", page)])
+    assert (spread.phrase_hits, spread.phrase_misses) == (1, 0), "case and line breaks aside"
+    optional = ENTRY.model_copy(
+        update={"questions": [ENTRY.questions[0].model_copy(update={"required": False})]}
+    )
+    assert score(GOLDEN, optional, [cited("Q1", page, "cold")]).phrase_misses == 0
+
+
+def test_a_completed_run_missing_a_phrase_counts_as_completed_wrong() -> None:
+    page = "https://docs.example/cache.html"
+    right = score(GOLDEN, ENTRY, [cited("Q1", page, "hot keys")]).as_dict()
+    wrong = score(GOLDEN, ENTRY, [cited("Q1", page, "cold keys")]).as_dict()
+    base = {"arm": "offline", "golden": "g.json", "brief": 1, "question": "q",
+            "status": "completed", "stop_reason": "coverage_gate_passed", "steps": 7,
+            "tokens": 10, "seconds": 1.0}  # fmt: skip
+    runs = [
+        base | right | {"completed": True},
+        base | wrong | {"completed": True, "brief": 2},
+        base | wrong | {"completed": False, "stop_reason": "step_limit", "brief": 3},
+    ]
+    summary = summarise(runs)
+    assert (summary["completed"], summary["completed_correct"]) == (2, 1)
+    assert (summary["completed_wrong"], summary["incomplete"]) == (1, 1)
+    table = render({"golden": [{"file": "g.json", "briefs": 3}], "arms": ["offline"],
+                    "by_golden": {"g.json": {"offline": summary}}, "runs": runs})  # fmt: skip
+    assert "| g.json | offline | 2/3 (67 %) | 1/3 | 1/3 | 1/3 |" in table
+    assert "✗ wrong" in table and "step_limit" in table
 
 
 def test_the_brief_takes_the_sets_host_and_the_summary_adds_runs_up() -> None:
@@ -77,7 +111,9 @@ def test_the_brief_takes_the_sets_host_and_the_summary_adds_runs_up() -> None:
     assert summary["mean_steps"] == 8.0
     table = render({"golden": [{"file": "g.json", "briefs": 1}], "arms": ["offline"],
                     "summary": {"offline": summary}, "runs": [run]})  # fmt: skip
-    assert "| all | offline | 1/2 (50 %) | 1/2 | 2/4 | 1.00 (2/2) | 0/2 |" in table
+    assert (
+        "| all | offline | 1/2 (50 %) | 0/2 | 1/2 | 1/2 | 1/2 | 2/4 | 1.00 (2/2) | 0/2 |" in table
+    )
     assert "g.json 1: How \\| why?" in table, "a question cannot break the table"
 
 
