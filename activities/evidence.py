@@ -8,15 +8,22 @@ the row; the reads, the checks and the insert share one transaction.
 
 from __future__ import annotations
 
+import re
+
 from activities.ledger import EvidenceRows, Ledger, QuotableSource, passage_id
 from activities.pages.extract import find_quote
 from workflows.contracts import RecordEvidenceInput, RecordEvidenceResult
 from workflows.models import Evidence
-from workflows.substance import evidence_problem
+from workflows.substance import evidence_problem, figures, keywords
 
 # Text of its passage before a quote that counts as the quote's context (with the section
 # heading and the passage just before).
 QUOTE_LEAD_CHARS = 1_000
+# Recording by passage_id quotes at most this many sentences of the passage: those of the claim.
+MAX_QUOTE_SENTENCES = 3
+# Between sentences: a blank line (paragraphs, a heading), a full stop, question or exclamation
+# mark followed by space, or a line break before a list item (a lone line break is a wrap).
+_BOUNDARY = re.compile(r"\n\s*\n|(?<=[.!?])\s+|\n(?=[ \t]*(?:[-*\u2022]|\d+[.)])\s)")
 
 
 class EvidenceRefused(Exception):
@@ -72,8 +79,55 @@ async def _from_passage(
     passage = await rows.passage(request.source_id, wanted)
     if passage is None:
         raise EvidenceRefused(_unknown_passage(request.source_id, wanted, source.passage_count))
-    evidence = _new_evidence(request, passage.text, passage.passage_id, passage.start, passage.end)
-    return evidence, passage.context
+    # Evidence at the size of its claim: the sentences of the passage that hold it, not all of it.
+    first, last = claim_sentences(passage.text, request.claim)
+    quote = passage.text[first:last]
+    start = passage.start + first
+    evidence = _new_evidence(request, quote, passage.passage_id, start, start + len(quote))
+    before = passage.text[max(0, first - QUOTE_LEAD_CHARS) : first]  # it sits under them too
+    return evidence, f"{passage.context} {before}" if before.strip() else passage.context
+
+
+def claim_sentences(text: str, claim: str) -> tuple[int, int]:
+    """Where in `text` (a passage) the sentences holding `claim` are: the run of at most
+    MAX_QUOTE_SENTENCES consecutive sentences (lines, list items and sentences alike) that holds
+    the most of the claim's figures, then the most of its content words, then is the shortest.
+    The whole text when it is one sentence or the claim names nothing in it."""
+    sentences = _sentences(text)
+    if len(sentences) <= 1:
+        return sentences[0] if sentences else (0, len(text))
+    wanted_figures, wanted_words = figures(claim), keywords(claim)
+    best: tuple[tuple[int, int, int], tuple[int, int]] | None = None
+    for index in range(len(sentences)):
+        for size in range(1, MAX_QUOTE_SENTENCES + 1):
+            if index + size > len(sentences):
+                break
+            span = (sentences[index][0], sentences[index + size - 1][1])
+            window = text[span[0] : span[1]]
+            score = (
+                len(wanted_figures & figures(window)),
+                len(wanted_words & keywords(window)),
+                -len(window),
+            )
+            if best is None or score > best[0]:
+                best = (score, span)
+    assert best is not None
+    if best[0][:2] == (0, 0):  # nothing of the claim is here: the check says why, on all of it
+        return 0, len(text)
+    return best[1]
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of each sentence of `text`, without the space around it."""
+    spans, start = [], 0
+    for boundary in [*_BOUNDARY.finditer(text), None]:
+        end = boundary.start() if boundary is not None else len(text)
+        piece = text[start:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            spans.append((start + lead, start + len(piece.rstrip())))
+        start = boundary.end() if boundary is not None else end
+    return spans
 
 
 def _unknown_passage(source_id: str, wanted: str, passage_count: int) -> str:

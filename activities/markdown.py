@@ -57,7 +57,7 @@ def render_markdown(
         _outcome(report, status, stop_reason, checked),
         f"## Answer\n\n{label}\n\n{answer}",
         _findings(report, verdicts),
-        _evidence(_cited_ids(report), evidence, sources),
+        _evidence(_cited_ids(report, evidence), evidence, sources),
         f"## Limitations\n\n{_paragraphs(report.limitations) or 'None stated.'}",
         _open_questions(report),
     ]
@@ -112,9 +112,18 @@ def _verdict(verdict: Verdict) -> str:
     return f"*Verifier: {word}* ({_one_line(verdict.reason) or 'no reason given'})"
 
 
-def _cited_ids(report: Report) -> list[str]:
-    """Evidence IDs in order of first citation, each once."""
-    return list(dict.fromkeys(eid for finding in report.findings for eid in finding.evidence_ids))
+def _cited_ids(report: Report, evidence: list[Evidence]) -> list[str]:
+    """Evidence IDs in order of first citation, each once: the findings' citations, then every
+    recorded ID the answer, a finding's text or the limitations name (a reader must be able to
+    see any evidence the report mentions)."""
+    cited = [eid for finding in report.findings for eid in finding.evidence_ids]
+    texts = [report.answer, *(finding.text for finding in report.findings), report.limitations]
+    recorded = {item.id for item in evidence}
+    named = [match[0] for text in texts for match in _EVIDENCE_ID.finditer(text)]
+    return list(dict.fromkeys([*cited, *(eid for eid in named if eid in recorded)]))
+
+
+_EVIDENCE_ID = re.compile(r"(?<![A-Za-z0-9])E\d{3,}(?![A-Za-z0-9])")
 
 
 def _evidence(cited: list[str], evidence: list[Evidence], sources: list[SourceRef]) -> str:

@@ -133,17 +133,24 @@ VISIBILITY_30 = (
 )
 
 
-def hidden_conflict() -> Script:
+def hidden_conflict(*, by_passage: bool = False) -> Script:
     """The docs say 30 seconds, an old blog post 60: both recorded as `supports`, the report
-    cites one and "names" the other only inside a longer token."""
+    cites one and "names" the other only inside a longer token. `by_passage`: the docs' figure
+    is recorded by its passage, which also tells of the 1.x default (the host quotes the
+    claim's sentence); else by quoting that sentence."""
+    claim = "The default is 30 seconds."
+    docs = (
+        record_passage("Q2", "S2", "default visibility timeout is", claim)
+        if by_passage
+        else _quote("Q2", "S2", VISIBILITY_30, claim)
+    )
     return scripted(
         [
             *_read_both(),
             record_passage(
                 "Q1", "S1", "max_deliveries", "Messages are dead-lettered after 5 deliveries."
             ),
-            # A sentence, not its passage: the passage also tells of the 1.x default.
-            _quote("Q2", "S2", VISIBILITY_30, "The default is 30 seconds."),
+            docs,
             lambda _: tool("search_web", query="why our shipping labels printed twice"),
             lambda _: tool("read_page", url=BLOG, find="60 seconds"),
             record_passage("Q2", "S3", "is 60 seconds", "The default is 60 seconds."),
@@ -287,7 +294,12 @@ def _evidence_for_reports(conflict: bool) -> list[Callable[[list[Message]], Repl
         lambda _: tool("read_page", url=DEAD_LETTER),
         _quote("Q1", "S1", DELIVERIES, "A message is dead-lettered after 5 delivery attempts."),
         lambda _: tool("read_page", url=VISIBILITY),
-        record_passage("Q2", "S2", "Releases before 2.0", "The default is 30 seconds."),
+        record_passage(
+            "Q2",
+            "S2",
+            "Releases before 2.0",
+            "The default is 30 seconds; releases before 2.0 used 60 seconds.",
+        ),
         lambda _: tool("search_web", query="max_deliveries configuration"),
         lambda _: tool("read_page", url=CONFIGURATION, find="max_deliveries"),
         _quote("Q1", "S3", RANGE, "max_deliveries ranges from 1 to 1000, 5 by default."),

@@ -198,10 +198,20 @@ async def test_findings_with_invented_numbers_fail_the_gate(
     assert result.stop_reason == StopReason.FINISH_ATTEMPTS_EXHAUSTED
 
 
+@pytest.mark.parametrize("by_passage", [False, True], ids=["quoted", "by-passage"])
 async def test_a_conflict_on_a_stated_figure_must_be_disclosed_by_its_whole_id(
-    dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger
+    dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger, by_passage: bool
 ) -> None:
-    result, run_id, _ = await play(dev_client, embedded_pg_url, hostile.hidden_conflict(), brief())
+    script = hostile.hidden_conflict(by_passage=by_passage)
+    result, run_id, _ = await play(dev_client, embedded_pg_url, script, brief())
+
+    with psycopg.connect(embedded_pg_url) as conn:
+        quote = conn.execute(
+            "SELECT quote FROM research.evidence WHERE run_id = %s AND evidence_id = 'E002'",
+            (run_id,),
+        ).fetchone()
+    assert quote is not None and "30 seconds" in quote[0]
+    assert "60 seconds" not in quote[0], "the passage's older default is not in the quote"
 
     rows = steps(embedded_pg_url, run_id)
     recorded = json.loads(rows[8]["arguments"])
