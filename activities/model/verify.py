@@ -27,6 +27,7 @@ from activities.ledger import ledger_errors
 from activities.model import replay
 from activities.model.decide import ModelClient, _provider_errors
 from activities.model.provider_errors import Provider, malformed_failure
+from activities.secrets import Scrubber
 from runtime.options import ChatOptions, VerifierSettings
 from workflows.cleaning import MAX_TEXT_CHARS, clean
 from workflows.contracts import PROVIDER_ERROR, VERIFY, VerifyInput, VerifyResult
@@ -123,11 +124,14 @@ class VerifierActivities:
         self._max_tokens = chat.max_output_tokens
         self._ledger = ledger
         self._client = client
+        # Every secret of the worker, as `decide` scrubs them: the verdict goes to the history,
+        # the ledger and a refusal sentence.
+        self._scrubber = Scrubber(chat.secrets)
         self._provider = Provider(
             label=f"verifier provider {self._verifier.provider}",
             credentials="RESEARCH_VERIFIER_API_KEY (default: the model's key)",
             endpoint="RESEARCH_VERIFIER_MODEL and RESEARCH_VERIFIER_BASE_URL",
-        ).with_secrets(self._verifier.api_key)
+        ).with_secrets(self._verifier.api_key, *chat.secrets.values())
 
     def definitions(self) -> list[Callable[..., Any]]:
         return [self.verify]
@@ -203,16 +207,18 @@ class VerifierActivities:
             usage = _usage(response, sent, text)
             span.set_attributes(
                 {
-                    "gen_ai.response.model": clean(str(response.model or ""), 200),
+                    "gen_ai.response.model": self._scrubber.scrub(
+                        clean(str(response.model or ""), 200)
+                    ),
                     "gen_ai.usage.input_tokens": usage.input_tokens,
                     "gen_ai.usage.output_tokens": usage.output_tokens,
                     "research.usage.estimated": usage.estimated,
                 }
             )
-        shown = clean(str(response.model or "") or model, 200)
-        return settle(
-            claim, answer.verdict, answer.sentence, answer.reason, model=shown, usage=usage
-        )
+        scrub = self._scrubber.scrub
+        shown = scrub(clean(str(response.model or "") or model, 200))
+        sentence, reason = scrub(answer.sentence), scrub(answer.reason)
+        return settle(claim, answer.verdict, sentence, reason, model=shown, usage=usage)
 
     def _answer(self, response: object) -> tuple[VerifierAnswer, str]:
         """The reply's JSON as a VerifierAnswer; anything else is the provider's fault."""
