@@ -106,7 +106,7 @@ ORDER BY length(s.source_id), s.source_id
 # "match() versus search()"). One row more than the window is read: its start is the offset to
 # continue from. Without `find` the page's other passages are not looked at.
 _SELECT_WINDOW = """
-SELECT passage_id, start_offset, end_offset, text, section
+SELECT passage_no, passage_id, start_offset, end_offset, text, section
 FROM research.passages
 WHERE run_id = %(run_id)s AND execution_id = %(execution_id)s AND source_id = %(source_id)s
   AND end_offset > %(offset)s
@@ -123,6 +123,19 @@ WHERE run_id = %(run_id)s AND execution_id = %(execution_id)s AND source_id = %(
 ORDER BY passage_no
 LIMIT %(limit)s
 """
+
+
+# The passages after some (`after`: passage numbers), each the first one after.
+_SELECT_FOLLOWING = """
+SELECT DISTINCT ON (mine.no) mine.no AS after, p.passage_no, p.passage_id, p.start_offset,
+       p.end_offset, p.text, p.section
+FROM unnest(%(after)s::int[]) AS mine(no)
+JOIN research.passages p
+  ON p.run_id = %(run_id)s AND p.execution_id = %(execution_id)s
+ AND p.source_id = %(source_id)s AND p.passage_no > mine.no
+ORDER BY mine.no, p.passage_no
+"""
+HEADING_CHARS = 120  # a last paragraph this short, with no sentence end, is a heading
 
 
 async def insert_source(conn: Connection, at: StoredAt, source_id: str, page: Snapshot) -> None:
@@ -228,6 +241,9 @@ async def load_window(
         "limit": max(size, 1) + 1,
     }
     rows = await fetch_all(conn, _SELECT_WINDOW, params)
+    find_term = params["find"]
+    if isinstance(find_term, str):  # a match on a heading shows the text under it too
+        rows = await _with_text_under_headings(conn, params, rows, find_term)
     passages: list[Passage] = []
     shown = 0
     for row in rows[: max(size, 1)]:
@@ -235,8 +251,46 @@ async def load_window(
         if passages and shown > chars:
             break
         passages.append(_passage(row))
-    next_offset = rows[len(passages)]["start_offset"] if len(rows) > len(passages) else None
-    return passages, next_offset
+    if len(rows) > len(passages):
+        return passages, rows[len(passages)]["start_offset"]
+    if isinstance(find_term, str) and passages:  # no more matches: where reading goes on
+        last = rows[len(passages) - 1]["passage_no"]
+        following = await fetch_all(conn, _SELECT_FOLLOWING, params | {"after": [last]})
+        return passages, following[0]["start_offset"] if following else None
+    return passages, None
+
+
+async def _with_text_under_headings(
+    conn: Connection, params: dict[str, Any], rows: list[Row], term: str
+) -> list[Row]:
+    """`rows` with, after each whose match is only in a heading at its end, the passage after
+    it (once): the heading's text is there."""
+    headed = [row["passage_no"] for row in rows if _ends_in_heading(row["text"], term)]
+    if not headed:
+        return rows
+    following = await fetch_all(conn, _SELECT_FOLLOWING, params | {"after": headed})
+    under = {row["after"]: row for row in following}
+    result: list[Row] = []
+    seen: set[int] = set()
+    for row in rows:
+        for item in (row, under.get(row["passage_no"])):
+            if item is not None and item["passage_no"] not in seen:
+                seen.add(item["passage_no"])
+                result.append(item)
+    return result
+
+
+def _ends_in_heading(text: str, term: str) -> bool:
+    """Whether `term` (or each of its words) is found in `text` only in its last paragraph, a
+    short line with no sentence end: a heading whose section starts in the next passage."""
+    paragraphs = [part.strip() for part in text.split("\n\n") if part.strip()]
+    if not paragraphs:
+        return False
+    last, before = paragraphs[-1].lower(), "\n\n".join(paragraphs[:-1]).lower()
+    words = term.lower().split() if term.lower() not in last else [term.lower()]
+    in_last = all(word in last for word in words)
+    heading = len(last) <= HEADING_CHARS and "\n" not in last and last[-1] not in ".!?:;,"
+    return in_last and heading and not all(word in before for word in words)
 
 
 def _passage(row: Row) -> Passage:

@@ -339,6 +339,43 @@ async def test_window_find_falls_back_to_each_word_only_when_no_passage_holds_th
     assert after == []
 
 
+HEADED = [
+    "Queues retry failed messages.\n\nRetry budget",  # a passage ending in the next heading
+    "Each queue may retry at most 100 messages a minute.",
+    "Dead letters are kept for 14 days.",
+]
+
+
+def headed() -> Extracted:
+    text = "\n\n".join(HEADED)
+    snapshot = extract(text.encode("utf-8"), "text/plain; charset=utf-8", max_chars=10_000)
+    spans, start = [], 0
+    for passage in HEADED:
+        spans.append(PassageSpan(start=start, end=start + len(passage), section=""))
+        start += len(passage) + 2
+    return dataclasses.replace(snapshot, passages=spans)
+
+
+async def test_window_find_on_a_heading_shows_the_text_under_it(
+    ledger: Ledger, run_id: str
+) -> None:
+    await ledger.store_source(run_id, "S1", snapshot(page(text="\n\n".join(HEADED)), headed()))
+    found, next_offset = await ledger.window(run_id, "S1", find="retry budget", size=5)
+    assert [passage.id for passage in found] == ["S1.P1", "S1.P2"], "the heading and its text"
+    third, _ = await ledger.window(run_id, "S1", offset=next_offset or 0, size=1)
+    assert next_offset is not None and [passage.id for passage in third] == ["S1.P3"]
+
+
+async def test_window_find_always_says_where_reading_goes_on(ledger: Ledger, run_id: str) -> None:
+    await ledger.store_source(run_id, "S1", snapshot(page(text="\n\n".join(HEADED)), headed()))
+    found, next_offset = await ledger.window(run_id, "S1", find="queues retry", size=5)
+    assert [passage.id for passage in found] == ["S1.P1"], "a match in the text, not a heading"
+    after, _ = await ledger.window(run_id, "S1", offset=next_offset or 0, size=1)
+    assert next_offset is not None and [passage.id for passage in after] == ["S1.P2"]
+    last, end = await ledger.window(run_id, "S1", find="dead letters", size=5)
+    assert [passage.id for passage in last] == ["S1.P3"] and end is None, "the page's end"
+
+
 # ---------------------------------------------------------------- reports
 
 

@@ -149,7 +149,8 @@ SPEC = ToolSpec(
         "url": "A seed or search result URL.",
         "source_id": "A read page's id (S1).",
         "offset": "A window's next_offset.",
-        "find": "A term the passages must contain.",
+        "find": "A term the passages must contain (a heading that holds it comes with the text "
+        "under it; next_offset then reads on after the last shown).",
     },
     verbatim=frozenset(),
     results=(PageWindow,),
