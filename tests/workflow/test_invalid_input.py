@@ -9,8 +9,8 @@ import pytest
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
-from tests.workflow.harness import FakeWeb, StandIns, research_worker
-from workflows.models import RunStatus
+from tests.workflow.harness import FakeWeb, StandIns, call, research_worker
+from workflows.models import RunResult, RunStatus, StopReason
 from workflows.research import ResearchWorkflow
 from workflows.validation import INVALID_INPUT
 
@@ -84,20 +84,28 @@ async def test_a_run_that_could_not_start_still_answers_its_progress_query(
 
 async def test_a_brief_valid_only_once_coerced_starts_as_before(client: Client) -> None:
     """The input hint is `Brief | Any` (so bad input still makes a workflow object): a brief that
-    needs pydantic's lax coercion (`"required": 1`) must still start, as it did with `Brief`."""
+    needs pydantic's lax coercion (`"required": 1`) must still start, as it did with `Brief`.
+    The run is awaited to its end (one step): a query racing a run that ends at once is not."""
     raw = {
         "question": "x",
         "allowed_hosts": ["a.example"],
         "questions": [{"id": "Q1", "text": "timeout", "required": 1}],
+        "limits": {"max_steps": 1},
     }
-    async with research_worker(client, StandIns(FakeWeb(), [])) as queue:
+    stand_ins = StandIns(FakeWeb(), [call("search_web", query="timeout")])
+    async with research_worker(client, stand_ins) as queue:
         handle = await client.start_workflow(
-            "ResearchWorkflow", raw, id=f"lax-{uuid.uuid4().hex[:8]}", task_queue=queue
+            "ResearchWorkflow",
+            raw,
+            id=f"lax-{uuid.uuid4().hex[:8]}",
+            task_queue=queue,
+            result_type=RunResult,
         )
-        progress = await handle.query(ResearchWorkflow.progress)
-        await handle.terminate("the test has seen it start")
+        result = await handle.result()
 
-    assert (progress.status, progress.message) == (RunStatus.RUNNING, "")
+    assert (result.status, result.stop_reason) == (RunStatus.INCOMPLETE, StopReason.STEP_LIMIT)
+    assert (result.counters.steps, result.counters.searches) == (1, 1)
+    assert result.report.open_questions == ["Q1"]  # required: 1 read as a required question
 
 
 async def test_a_brief_seed_the_fetcher_would_refuse_fails_the_run_before_the_ledger(
