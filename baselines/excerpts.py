@@ -133,7 +133,7 @@ _QUOTED = re.compile(r"['\"`]([^'\"`]*)['\"`]")
 def names(text: str) -> list[str]:
     """The names `text` writes as code, as written: of an identifier with dots, underscores, an
     `=` or a call (`gc.disable`, `lru_cache`, `allow_nan=False`), quoted (`'store_true'`), or
-    with capitals inside it (`RLock`, `VERBOSE`), each of its names (`gc`, `disable`)."""
+    in lower camel case (`basicConfig`), each of its names (`gc`, `disable`)."""
     found: list[str] = []
     for token in _code_tokens(text):
         # `frozen=True` names frozen; `action='store_true'` names action and store_true.
@@ -153,13 +153,17 @@ def _qualifiers(text: str) -> list[str]:
     return [name for name in unique(heads) if name not in lasts]
 
 
+_POSSESSIVE = re.compile(r"(?<=[A-Za-z])['\u2019]s$")
+_CAMEL = re.compile(r"^[a-z][a-z0-9]*[A-Z]\w*$")
+
+
 def _code_tokens(text: str) -> list[str]:
-    tokens = (token.strip("?!,;:.") for token in text.split())
-    return [
-        token
-        for token in tokens
-        if _CODE_CHARACTERS.search(token) or any(c.isupper() for c in token[1:])
-    ]
+    """The tokens of `text` written as code: with dots, underscores, an `=`, a call or quotes,
+    or camel case that opens in lower case (`basicConfig`). A possessive (`table's`) is a word,
+    and capitals inside a word (`LRU`, `PostgreSQL`, `RLock`) do not make it code: acronyms and
+    product names are written that way."""
+    tokens = (_POSSESSIVE.sub("", token.strip("?!,;:.")) for token in text.split())
+    return [token for token in tokens if _CODE_CHARACTERS.search(token) or _CAMEL.match(token)]
 
 
 def code_words(wanted: Wanted) -> list[str]:
@@ -197,8 +201,12 @@ def question_terms(question: Question, request: DecideInput) -> list[str]:
     brief = request.brief
     words = distinctive_words(question.text, brief.question, [q.text for q in brief.questions])
     # What the policy looks for leaves out the brief's own words too: the host accepts evidence
-    # holding any key term, so this narrower set only steers the search (as it always did).
-    topic = keywords(brief.question)
+    # holding any key term, so this narrower set only steers the search (as it always did). A
+    # name the question asks about stays, though the brief names it too (the default of the
+    # `max_deliveries` a brief is about is not a question about "default").
+    own = {word for name in names(question.text) for word in keywords(name)}
+    own -= {word for name in _qualifiers(question.text) for word in keywords(name)}
+    topic = keywords(brief.question) - own
     words = [word for word in words if word not in topic] or sorted(keywords(question.text))
     return sorted(words, key=_specificity)
 
@@ -245,6 +253,24 @@ def best_excerpt(
                 rank = (value, -order)
                 scored.append((rank, excerpt))
     return max(scored, key=lambda entry: entry[0])[1] if scored else None
+
+
+def quote_settles(wanted: Wanted, passages: dict[str, Passage], source_id: str, quote: str) -> bool:
+    """A recorded `quote` of `source_id`, read again as the excerpt it was: does it say what the
+    question asks? Its own words hold as many of the lead words as a strong match needs (what
+    its heading or the paragraph before holds does not count), or it passes `answers`. A quote
+    no passage read holds does not."""
+    quote = " ".join(quote.split())
+    for passage_id, passage in passages.items():
+        if passage.source_id != source_id:
+            continue
+        before = passages.get(_previous_id(passage_id))
+        for excerpt in _excerpts(passage_id, passage, wanted, before.text if before else ""):
+            if " ".join(excerpt.quote.split()) != quote:
+                continue
+            if excerpt.own >= strong_needed(wanted.lead) or answers(excerpt, wanted):
+                return True
+    return False
 
 
 def _previous_id(passage_id: str) -> str:

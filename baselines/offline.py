@@ -13,6 +13,12 @@ search's results (those showing more of the question's names and words first; tw
 compared are looked for together), then after a search for what the questions name, then
 further into those pages' matches: only an excerpt that says what is asked counts, never a
 passing mention. Then it submits; the gate's gaps say what is missing.
+
+Precision first: a required question is settled only by evidence that says what it asks
+(`quote_settles`: its own words, not its heading's or the paragraph before, hold the question's
+lead words, or it passes `answers`). A weaker excerpt, once recorded, leaves the question open: the
+policy reads on for a better one, and submits the weak one as a limitation, not a finding, so the
+run ends incomplete with what it found rather than completing on a sentence that may not answer.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from baselines.excerpts import (
     best_excerpt,
     code_words,
     holds_name,
+    quote_settles,
     strong_needed,
     unique,
     wanted_words,
@@ -80,6 +87,7 @@ class Seen:
     read_urls: dict[str, str] = field(default_factory=dict)  # url -> source id
     failed_urls: set[str] = field(default_factory=set)
     evidence: dict[str, list[str]] = field(default_factory=dict)  # question -> evidence ids
+    quotes: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> source id, quote
     used_quotes: set[str] = field(default_factory=set)
     cited_sources: set[str] = field(default_factory=set)
     claims: dict[str, str] = field(default_factory=dict)  # evidence id -> claim
@@ -118,6 +126,7 @@ def _observe_read(seen: Seen, args: ReadPageArgs, data: object) -> None:
 
 def _observe_evidence(seen: Seen, args: RecordEvidenceArgs, data: EvidenceData) -> None:
     seen.evidence.setdefault(args.question_id, []).append(data.evidence_id)
+    seen.quotes[data.evidence_id] = (args.source_id, data.quote)
     seen.used_quotes.add(" ".join(data.quote.split()))
     seen.cited_sources.add(args.source_id)
     seen.claims[data.evidence_id] = args.claim
@@ -136,9 +145,10 @@ def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
         return finish_call(request, seen)
     ordered = sorted(request.brief.questions, key=lambda question: not question.required)
     for question in ordered:
-        if question.id in seen.evidence:
+        if settled(question, request, seen):
             continue
-        call = _work_on(question, request, seen)
+        # A required question with weak evidence only is revisited for evidence that answers it.
+        call = _work_on(question, request, seen, settle=question.id in seen.evidence)
         if call is not None:
             return call
     # Every question answered or out of leads: the gate will want more sources than that.
@@ -165,7 +175,21 @@ def _search_by_name(request: DecideInput, seen: Seen) -> ToolCall | None:
     return None
 
 
-def _work_on(question: Question, request: DecideInput, seen: Seen) -> ToolCall | None:
+def settled(question: Question, request: DecideInput, seen: Seen) -> bool:
+    """Done with: an optional question with any evidence, a required one with evidence that says
+    what it asks by the policy's strongest test (`quote_settles`)."""
+    ids = seen.evidence.get(question.id, [])
+    if not question.required or not ids:
+        return bool(ids)
+    wanted = wanted_words(question, request)
+    return any(
+        quote_settles(wanted, seen.passages, *seen.quotes[eid]) for eid in ids if eid in seen.quotes
+    )
+
+
+def _work_on(
+    question: Question, request: DecideInput, seen: Seen, *, settle: bool = False
+) -> ToolCall | None:
     """The seed URLs first (the brief's, then the operator's, in order), then search the question
     and walk its results in rank order: read the next unread one, or record from a read one, or
     look in it with `find` for a word not looked for yet."""
@@ -182,7 +206,7 @@ def _work_on(question: Question, request: DecideInput, seen: Seen) -> ToolCall |
         return None
     hits = seen.searches[question.text]
     return _from_results(question, request, seen, hits, strict=True) or _from_results(
-        question, request, seen, hits
+        question, request, seen, hits, settle=settle
     )
 
 
@@ -194,11 +218,13 @@ def _from_results(
     *,
     by_title: bool = True,
     strict: bool = False,
+    settle: bool = False,
 ) -> ToolCall | None:
     """In rank order (results about something else last): a new page is opened at the passages
     holding the question's most telling word (`find`): a name it writes as code, else a lead
     word its result shows, else its other words; a strong match is taken at once, else `find`
-    looks further, and a weak match is taken only where the result showed a lead word."""
+    looks further, and a weak match is taken only where the result showed a lead word. To
+    `settle` a question that has a weak match already, only an excerpt that answers counts."""
     wanted = wanted_words(question, request)
     ordered = _by_title(hits, wanted) if by_title else hits
     for number, hit in enumerate(ordered[:STRICT_RESULTS] if strict else ordered):
@@ -222,14 +248,14 @@ def _from_results(
             seen.used_quotes,
             {source_id},
             strong_needed(wanted.lead),
-            about=answers if strict else None,
+            about=answers if strict or settle else None,
         )
         if strong is not None:
             return record_call(question, strong, seen)
         more = _look_further(seen.finds.get(source_id, []), looked_for, 0 if strict else MAX_FINDS)
         if more is not None:  # jump to (more of) the passages holding a word
             return tool_call(READ_PAGE, source_id=source_id, **more)
-        if shown and not strict:
+        if shown and not strict and not settle:
             fallback = best_excerpt(
                 wanted, seen.passages, seen.used_quotes, {source_id}, MIN_SHARED_KEYWORDS
             )
@@ -385,13 +411,22 @@ def record_call(question: Question, excerpt: Excerpt, seen: Seen) -> ToolCall:
 
 
 def finish_call(request: DecideInput, seen: Seen) -> ToolCall:
+    """The report: a finding per settled question; a required question whose evidence does not
+    say what it asks is a limitation (the gate then finds it uncovered: incomplete, not wrong)."""
+    questions = request.brief.questions
+    unsure = [q for q in questions if q.id in seen.evidence and not settled(q, request, seen)]
     findings: list[dict[str, Any]] = [
         {"text": " ".join(seen.claims[eid] for eid in ids), "evidence_ids": ids}
-        for question in request.brief.questions
-        if (ids := seen.evidence.get(question.id))
+        for question in questions
+        if (ids := seen.evidence.get(question.id)) and question not in unsure
     ]
-    missing = [q.id for q in request.brief.questions if q.id not in seen.evidence]
+    missing = [q.id for q in questions if q.id not in seen.evidence]
     notes = [f"No evidence was found for {', '.join(missing)}."] if missing else []
+    notes += [
+        f"The evidence found for {q.id} may not answer it: "
+        + " ".join(seen.claims[eid] for eid in seen.evidence[q.id])
+        for q in unsure
+    ]
     notes += [f"Conflicting evidence: {sentence}." for sentence in seen.conflicts]
     limitations = " ".join(notes) or "None identified."
     answer = " ".join(str(finding["text"]) for finding in findings) or "No answer was found."

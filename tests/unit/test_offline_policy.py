@@ -305,3 +305,53 @@ def test_names_looked_for_together_are_still_looked_for_one_by_one() -> None:
     together = [Find("match search", 0, None)]
     assert _look_further(together, ["match search", "match", "search"], 2) == {"find": "match"}
     assert _look_further([Find("lru_cach", 0, None)], ["lru_cach", "lru"], 2) is None
+
+
+# Precision first: a required question is settled by a quote whose own words say it.
+WEAK = "Arguments of different kinds are kept apart for every call made to it."
+
+
+def _weak_recorded() -> list[TranscriptEntry]:
+    """A quote about the question only by its heading: relevance from the heading alone."""
+    under = WindowPassage(id="S1.P1", section="The typed flag of lru_cache", text=WEAK)
+    read = entry(
+        2,
+        ReadPageArgs(url=PAGE, find="lru_cach"),
+        PageWindow(source_id="S1", url=PAGE, passages=[under]),
+    )
+    recorded = entry(
+        3,
+        RecordEvidenceArgs(question_id="Q1", source_id="S1", claim=WEAK, stance="supports",
+                           quote=WEAK),
+        EvidenceData(evidence_id="E001", quote=WEAK),
+    )  # fmt: skip
+    return [SEARCHED, read, recorded]
+
+
+def test_weak_evidence_leaves_a_required_question_open_and_is_revisited() -> None:
+    """One source would do: a weak quote is still no reason to stop."""
+    one = BRIEF.model_copy(update={"limits": BRIEF.limits.model_copy(update={"min_sources": 1})})
+    name, arguments = next_call(*_weak_recorded(), brief=one)
+    assert (name, arguments.get("url")) == ("read_page", OTHER), "reads on for a better quote"
+    says = "The lru_cache decorator now takes typed: arguments of different types are cached apart."
+    better = entry(4, ReadPageArgs(url=OTHER, find="lru_cach"), window("S2", OTHER, says))
+    name, arguments = next_call(*_weak_recorded(), better, brief=one)
+    assert (name, arguments["quote"]) == ("record_evidence", says), "the weak one is replaced"
+
+
+def test_weak_evidence_is_a_limitation_not_a_finding_so_the_run_ends_incomplete() -> None:
+    name, arguments = next_call(*_weak_recorded(), steps_left=1)
+    assert name == "finish_research"
+    assert arguments["findings"] == [], "no finding rests on a quote that may not answer"
+    assert "E001" not in json.dumps(arguments["findings"])
+    assert "may not answer" in arguments["limitations"] and WEAK in arguments["limitations"]
+    name, arguments = next_call(SEARCHED, *_recorded_then_short_of_sources(), steps_left=1)
+    assert [f["evidence_ids"] for f in arguments["findings"]] == [["E001"]], "a strong one is"
+
+
+def test_an_optional_question_is_settled_by_any_evidence() -> None:
+    first = BRIEF.questions[0].model_copy(update={"required": False})
+    other = first.model_copy(update={"id": "Q2", "text": "What does maxsize do?", "required": True})
+    optional = BRIEF.model_copy(update={"questions": [first, other]})
+    _, arguments = next_call(*_weak_recorded(), brief=optional, steps_left=1)
+    assert [f["evidence_ids"] for f in arguments["findings"]] == [["E001"]]

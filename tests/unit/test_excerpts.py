@@ -1,0 +1,78 @@
+"""What a question names as code (`baselines.excerpts.names`), read the same on any site: code
+characters and lower camel case make a name; possessives, acronyms and product names do not."""
+
+from __future__ import annotations
+
+import pytest
+
+from baselines.excerpts import names, wanted_words
+from workflows.contracts import DecideInput
+from workflows.models import Brief, Budget
+from workflows.scope import RunScope
+from workflows.substance import keywords
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("What does gc.disable() do?", ["gc", "disable"]),
+        ("What does the typed argument of lru_cache do?", ["lru_cache"]),
+        ("What does action='store_true' store?", ["action", "store_true"]),
+        ("What does logging.basicConfig do?", ["logging", "basicConfig"]),
+        ("When is basicConfig a no-op?", ["basicConfig"]),
+        ("What does the generator's send() return?", ["send"]),
+    ],
+)
+def test_code_characters_and_lower_camel_case_make_a_name(text: str, expected: list[str]) -> None:
+    assert names(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What is the table's primary key?",  # a possessive is not `table` and `s`
+        "What is the table\u2019s primary key?",
+        "What happens to the LRU feature?",  # an acronym
+        "How does PostgreSQL lock a row?",  # a product name
+        "Does JavaScript run in the worker?",
+        "How do I open a ZIP archive?",
+    ],
+)
+def test_possessives_acronyms_and_product_names_are_no_names(text: str) -> None:
+    assert names(text) == []
+
+
+def _request(main: str, *questions: str) -> tuple[DecideInput, Brief]:
+    brief = Brief.model_validate(
+        {
+            "question": main,
+            "questions": [{"id": f"Q{n}", "text": t} for n, t in enumerate(questions, 1)],
+            "allowed_hosts": ["docs.example"],
+        }
+    )
+    budget = Budget(steps_left=9, searches_left=1, pages_left=1, tokens_left=9)
+    scope = RunScope.turn_of("r", "", 1, 0, "")
+    return DecideInput(scope=scope, brief=brief, transcript=[], budget=budget), brief
+
+
+def test_a_name_the_brief_also_uses_stays_a_lead_word_of_its_question() -> None:
+    request, brief = _request(
+        "How does the queue use max_deliveries?",
+        "What is the default of max_deliveries?",
+        "What does the visibility timeout control?",
+    )
+    lead = wanted_words(brief.questions[0], request).lead
+    assert keywords("max_deliveries") & set(lead), lead
+
+
+def test_a_plain_word_of_the_brief_still_steers_no_search() -> None:
+    request, brief = _request(
+        "How does the queue retry deliveries?",
+        "What is the default of the retry limit?",
+        "What does the visibility timeout control?",
+    )
+    assert "retry" not in wanted_words(brief.questions[0], request).lead
+    qualified, brief = _request(
+        "How does functools cache results?", "What does functools.lru_cache keep?", "Why?"
+    )
+    assert "functool" not in wanted_words(brief.questions[0], qualified).lead, "a qualifier"
