@@ -74,7 +74,7 @@ def _outcome(
     report: Report, status: RunStatus, stop_reason: StopReason, checked: Verification
 ) -> str:
     line = f"Status: {status.value} | Stop: {stop_reason.value}"
-    if checked.mode and not report.composed:
+    if checked.mode and (not report.composed or checked.verdicts):
         line += "\n\n" + MEANING[checked.mode].format(verifier=_one_line(checked.verifier))
     if report.composed and status is RunStatus.COMPLETED:  # finish_now, and the gate passed
         line += (

@@ -20,7 +20,9 @@ with workflow.unsafe.imports_passed_through():
     # a run's sandbox took 56 ms of CPU to create, 15 ms with these passed through.
     import workflows.contracts as contracts
     import workflows.gate as gate
+    import workflows.tools.finish_research as finish_research
     import workflows.tracing as tracing
+    import workflows.verification as verification
     from workflows.cleaning import (
         MAX_CALLS_PER_TURN,
         MAX_ERROR_CHARS,
@@ -56,6 +58,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.tool_base import ToolArgs
     from workflows.tools import REGISTRY, FinishArgs, bounded_call
     from workflows.validation import INVALID_INPUT, read_brief, seeds_problem
+    from workflows.verification import Verification
 
 T = TypeVar("T")
 
@@ -233,11 +236,21 @@ class ResearchWorkflow:
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=stop)
         state = self._state
         report = compose(state.brief, state.evidence, state.sources, stop, state.finish_reason)
+        submitted, verified = _as_finish(report), self._tools.verifier == "model"
         verdict = gate.check(
-            _as_finish(report), state.evidence, state.sources, state.brief, composed=True
+            submitted, state.evidence, state.sources, state.brief, composed=True, verifier=verified
         )
-        status = RunStatus.COMPLETED if verdict.passed else RunStatus.INCOMPLETE
-        return Outcome(status=status, stop_reason=stop, report=report)
+        checked = Verification()  # a composed report is labelled as such; a verifier may read it
+        passed = verdict.passed
+        if passed and verified:  # a completed report's findings are checked for meaning too
+            checked = Verification(mode="model", verifier=self._tools.verifier_name)
+            deferred = finish_research.deferred_figures(verdict)
+            checked.verdicts = await finish_research.verify_claims(
+                submitted, self._tools, deferred, composed=True
+            )
+            passed = not verification.gaps(checked.verdicts)
+        status = RunStatus.COMPLETED if passed else RunStatus.INCOMPLETE
+        return Outcome(status=status, stop_reason=stop, report=report, verification=checked)
 
     def _context_budget(self) -> int:
         state = self._state

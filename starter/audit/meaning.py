@@ -37,19 +37,20 @@ def verdicts_copied(data: AuditData) -> Iterator[str]:
 @check("report-verdicts", "a completed report shows its last submission's verdicts, none failing")
 def report_verdicts(data: AuditData) -> Iterator[str]:
     saved = data.rows.report
-    if saved is None or saved.status != RunStatus.COMPLETED or saved.report.composed:
+    if saved is None or saved.status != RunStatus.COMPLETED:
         return
     checked = saved.verification
-    last = max((step.step for step in data.rows.steps if step.tool == "finish_research"), default=0)
+    composed = saved.report.composed  # an operator's finish: verified after the last step
+    last = _report_step(data)
     rows = [row.as_verdict() for row in data.rows.verdicts if row.step == last]
     if checked.mode != "model":
-        if rows:
+        if rows and not composed:
             yield (
                 f"the report says meaning was checked {checked.mode or 'not at all'}, yet "
                 f"{len(rows)} verdicts are recorded for step {last}"
             )
         return
-    expected = 1 + len(saved.report.findings)  # the answer and each finding
+    expected = (0 if composed else 1) + len(saved.report.findings)  # the answer, each finding
     if len(rows) != expected:
         yield f"{len(rows)} verdicts are recorded for step {last}, the report has {expected} claims"
     shown = [(v.number, v.verdict, v.sentence) for v in checked.verdicts]
@@ -58,6 +59,14 @@ def report_verdicts(data: AuditData) -> Iterator[str]:
     for verdict in rows:
         if verdict.blocking:
             yield f"claim {verdict.number} is {verdict.verdict}, yet the run completed"
+
+
+def _report_step(data: AuditData) -> int:
+    """The step the report's verdicts are keyed by: its finish step, or for a composed report
+    the step after the last."""
+    if data.rows.report is not None and data.rows.report.report.composed:
+        return data.rows.run.counters.steps + 1
+    return max((s.step for s in data.rows.steps if s.tool == "finish_research"), default=0)
 
 
 def _claim(data: AuditData, row: VerdictRow) -> Claim | None:
@@ -73,6 +82,9 @@ def _claim(data: AuditData, row: VerdictRow) -> Claim | None:
     if not isinstance(args, FinishArgs):
         return None
     claims = verification.claims(args, data.evidence_models(), data.rows.run.brief)
+    composed = step is None and data.rows.report is not None and data.rows.report.report.composed
+    if composed:  # no answer of the model's was checked
+        claims = [claim for claim in claims if claim.number != verification.ANSWER]
     return next((claim for claim in claims if claim.number == row.claim_no), None)
 
 

@@ -492,3 +492,9 @@ def revising() -> Script:
     inverted = _finish_with({"text": INVERSION, "evidence_ids": ["E001"]})
     honest = _finish_with(HONEST_FINDINGS[0])
     return scripted([*_recorded_both(), lambda _: inverted], then=honest)
+
+
+def recorded_then_rereading() -> Script:
+    """Two honest quotes, then re-reads of a stored page until an operator asks to finish."""
+    again = tool("read_page", source_id="S1", find="max_deliveries")
+    return scripted(_recorded_both(), then=again)

@@ -13,6 +13,7 @@ from tests.workflow.harness import (
     PAGE_A,
     PAGE_B,
     PAGES,
+    Checkpoint,
     FakeWeb,
     StandIns,
     call,
@@ -23,7 +24,7 @@ from tests.workflow.harness import (
     start,
 )
 from workflows import contracts, verification
-from workflows.models import Decision, RunResult, RunStatus, StopReason, Usage
+from workflows.models import Decision, FinishNowInput, RunResult, RunStatus, StopReason, Usage
 from workflows.research import ResearchWorkflow
 from workflows.tools import GateFailed
 from workflows.verification import VerdictWord
@@ -202,3 +203,30 @@ async def test_a_figure_the_rules_cannot_decide_is_left_to_the_verifier(client: 
     entry = without.web.steps[5].entry
     assert entry is not None and isinstance(entry.result.data, GateFailed)
     assert "finding 1 states 150 seconds, which the rules cannot match" in entry.result.data.gaps[0]
+
+
+async def test_an_operators_finish_has_its_composed_findings_verified(client: Client) -> None:
+    """finish_now composes a report from the recorded claims; once it passes the gate, the
+    verifier reads its findings (not the host's framing answer), keyed after the last step."""
+    for said, status in (
+        ("supported", RunStatus.COMPLETED),
+        ("contradicted", RunStatus.INCOMPLETE),
+    ):
+        stand_ins = verifier_saying(lambda claim, said=said: said)
+        stand_ins.script = [*SCRIPT, call("read_page", source_id="S1", find="timeout")]
+        stand_ins.checkpoint = Checkpoint(6)
+        async with research_worker(client, stand_ins) as queue:
+            handle = await start(client, queue, make_brief())
+            await stand_ins.checkpoint.reached.wait()
+            await handle.signal(ResearchWorkflow.finish_now, FinishNowInput(reason="enough"))
+            stand_ins.checkpoint.released.set()
+            result: RunResult = await handle.result()
+
+        assert (result.status, result.stop_reason) == (status, StopReason.OPERATOR_FINISH)
+        asked = stand_ins.verify_calls[0]
+        assert asked.scope.step == result.counters.steps + 1
+        assert [claim.number for claim in asked.claims] == [1, 2], "no composed answer is read"
+        saved = stand_ins.web.reports[-1]
+        assert saved.report.composed and saved.verification.mode == "model"
+        assert [verdict.verdict for verdict in saved.verification.verdicts] == [said, said]
+        assert result.counters.tokens == 6 * 10 + 2 * 340

@@ -46,10 +46,7 @@ async def run(args: FinishArgs, tool: ToolContext) -> Executed:
     gaps = verdict.gaps
     checked = Verification(mode=tool.verifier, verifier=tool.verifier_name)
     if verdict.passed and verified:  # rules 1-8 passed: now the meaning
-        deferred: dict[str, list[str]] = {}
-        for item in verdict.deferred:
-            deferred.setdefault(item.where, []).append(item.figure)
-        checked.verdicts = await _verify(args, tool, deferred)
+        checked.verdicts = await verify_claims(args, tool, deferred_figures(verdict))
         gaps = verification.gaps(checked.verdicts)
     if not gaps:
         report = Report(
@@ -82,20 +79,36 @@ async def run(args: FinishArgs, tool: ToolContext) -> Executed:
     return Executed(result)
 
 
-async def _verify(
-    args: FinishArgs, tool: ToolContext, deferred: dict[str, list[str]]
+def deferred_figures(verdict: gate.GateResult) -> dict[str, list[str]]:
+    """The figures the gate left to the verifier, by "the answer" / "finding N"."""
+    deferred: dict[str, list[str]] = {}
+    for item in verdict.deferred:
+        deferred.setdefault(item.where, []).append(item.figure)
+    return deferred
+
+
+async def verify_claims(
+    args: FinishArgs,
+    tool: ToolContext,
+    deferred: dict[str, list[str]],
+    *,
+    composed: bool = False,
 ) -> list[verification.Verdict]:
-    """Ask the verifier about every claim; its tokens count against the run's budget."""
+    """Ask the verifier about every claim; its tokens count against the run's budget. A
+    `composed` report (an operator's finish) has no answer of the model's to check, and no step
+    of its own: its verdicts are keyed by the step after the last one."""
     state = tool.state
     claims = verification.claims(args, state.evidence, state.brief, deferred)
+    scope = tool.scope()
+    if composed:
+        claims = [claim for claim in claims if claim.number != verification.ANSWER]
+        done = state.counters.steps
+        fork = scope.fork.model_copy(update={"steps": done, "work": done})
+        scope = scope.model_copy(update={"step": done + 1, "fork": fork})
     checked = await tool.activity(
         contracts.VERIFY_ACTIVITY,
-        contracts.VerifyInput(
-            scope=tool.scope(),
-            claims=claims,
-            rerun_of=state.brief.rerun_of,
-        ),
-        summary=f"verify: {len(claims)} claims of step {state.counters.steps}",
+        contracts.VerifyInput(scope=scope, claims=claims, rerun_of=state.brief.rerun_of),
+        summary=f"verify: {len(claims)} claims of step {scope.step}",
     )
     tool.verified(checked)
     return checked.verdicts
