@@ -268,7 +268,8 @@ def quote_settles(wanted: Wanted, passages: dict[str, Passage], source_id: str, 
         for excerpt in _excerpts(passage_id, passage, wanted, before.text if before else ""):
             if " ".join(excerpt.quote.split()) != quote:
                 continue
-            if excerpt.own >= strong_needed(wanted.lead) or answers(excerpt, wanted):
+            strong = excerpt.own >= strong_needed(wanted.lead) and keeps_reversal(wanted, quote)
+            if strong or answers(excerpt, wanted):
                 return True
     return False
 
@@ -333,7 +334,24 @@ def answers(excerpt: Excerpt, wanted: Wanted) -> bool:
     spare = bool(wanted.codes) and len(missing) == 1 and not missing & set(wanted.subject)
     # "What does heapq.nlargest return?" asks what it returns, not what else it does.
     related = set(wanted.asked) & RELATIONS <= keywords(said)
-    return excerpt.own > 0 and about and named and (not missing or spare) and related
+    reversed_too = keeps_reversal(wanted, excerpt.quote)
+    return (
+        excerpt.own > 0 and about and named and (not missing or spare) and related and reversed_too
+    )
+
+
+# Words that reverse what a question asks ("without keeping them alive", "not a ZIP archive",
+# "every key except"): stop words to `keywords`, so counted apart.
+_REVERSAL = re.compile(
+    r"\b(?:not|no|without|except|unless|never|cannot|neither|nor)\b|n['\u2019]t\b", re.IGNORECASE
+)
+
+
+def keeps_reversal(wanted: Wanted, quote: str) -> bool:
+    """A question that reverses what it asks is answered by a sentence that reverses too: "how
+    do I keep a reference without keeping the object alive" is not answered by a sentence on
+    keeping it alive."""
+    return _REVERSAL.search(wanted.question) is None or _REVERSAL.search(quote) is not None
 
 
 _LEADING_CLAUSE = frozenset(

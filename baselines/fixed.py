@@ -27,7 +27,7 @@ def decide_fixed(request: DecideInput) -> Decision:
         (c for q in request.brief.questions if (c := _step(q, request, seen)) is not None),
         None,
     )
-    call = call or finish_call(request, seen)
+    call = call or finish_call(request, seen, judged=False)
     return Decision(tool_calls=[call], usage=estimate_usage(request, call), model="fixed")
 
 

@@ -410,11 +410,14 @@ def record_call(question: Question, excerpt: Excerpt, seen: Seen) -> ToolCall:
     )
 
 
-def finish_call(request: DecideInput, seen: Seen) -> ToolCall:
+def finish_call(request: DecideInput, seen: Seen, *, judged: bool = True) -> ToolCall:
     """The report: a finding per settled question; a required question whose evidence does not
-    say what it asks is a limitation (the gate then finds it uncovered: incomplete, not wrong)."""
+    say what it asks is a limitation (the gate then finds it uncovered: incomplete, not wrong).
+    Not `judged` (the fixed pipeline's), every question with evidence is a finding."""
     questions = request.brief.questions
-    unsure = [q for q in questions if q.id in seen.evidence and not settled(q, request, seen)]
+    unsure = [
+        q for q in questions if judged and q.id in seen.evidence and not settled(q, request, seen)
+    ]
     findings: list[dict[str, Any]] = [
         {"text": " ".join(seen.claims[eid] for eid in ids), "evidence_ids": ids}
         for question in questions

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from baselines.excerpts import names, wanted_words
+from baselines.excerpts import keeps_reversal, names, wanted_words
 from workflows.contracts import DecideInput
 from workflows.models import Brief, Budget
 from workflows.scope import RunScope
@@ -76,3 +76,23 @@ def test_a_plain_word_of_the_brief_still_steers_no_search() -> None:
         "How does functools cache results?", "What does functools.lru_cache keep?", "Why?"
     )
     assert "functool" not in wanted_words(brief.questions[0], qualified).lead, "a qualifier"
+
+
+@pytest.mark.parametrize(
+    ("question", "quote", "kept"),
+    [
+        ("How do I refer to an object without keeping it alive?",
+         "A weak reference does not keep the object alive.", True),
+        ("How do I refer to an object without keeping it alive?",
+         "A reference keeps the object alive as long as it exists.", False),
+        ("What happens when the file is not a ZIP archive?",
+         "If the file isn't an archive, a new archive is appended.", True),
+        ("How do I keep an object alive?", "A reference keeps the object alive.", True),
+    ],
+)  # fmt: skip
+def test_a_question_that_reverses_is_answered_by_a_sentence_that_reverses(
+    question: str, quote: str, kept: bool
+) -> None:
+    request, brief = _request("How do references work?", question, "What is a proxy?")
+    wanted = wanted_words(brief.questions[0], request)
+    assert keeps_reversal(wanted, quote) is kept

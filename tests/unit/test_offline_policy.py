@@ -355,3 +355,34 @@ def test_an_optional_question_is_settled_by_any_evidence() -> None:
     optional = BRIEF.model_copy(update={"questions": [first, other]})
     _, arguments = next_call(*_weak_recorded(), brief=optional, steps_left=1)
     assert [f["evidence_ids"] for f in arguments["findings"]] == [["E001"]]
+
+
+def test_a_question_that_reverses_is_not_settled_by_a_sentence_that_does_not() -> None:
+    without = BRIEF.model_copy(
+        update={"questions": [BRIEF.questions[0].model_copy(
+            update={"text": "What does lru_cache do with arguments of different types "
+                            "without typed?"})]}
+    )  # fmt: skip
+    reverses = "Without typed, lru_cache caches arguments of different types as one call."
+
+    def finished_with(quote: str) -> list[Any]:
+        read = opened(SIGNATURE + "\n\n" + quote)
+        recorded = entry(
+            3,
+            RecordEvidenceArgs(question_id="Q1", source_id="S1", claim=quote, stance="supports",
+                               quote=quote),
+            EvidenceData(evidence_id="E001", quote=quote),
+        )  # fmt: skip
+        _, arguments = next_call(SEARCHED, read, recorded, brief=without, steps_left=1)
+        return list(arguments["findings"])
+
+    assert finished_with(ANSWER) == [], "it says what typed does, not what happens without it"
+    assert [f["evidence_ids"] for f in finished_with(reverses)] == [["E001"]]
+
+
+def test_the_fixed_pipeline_submits_whatever_it_recorded() -> None:
+    """It has no judgement of its own: the baseline the policy's precision is measured against."""
+    weak = _weak_recorded()
+    name, arguments = next_call(*weak, policy=decide_fixed)
+    assert name == "finish_research"
+    assert [f["evidence_ids"] for f in arguments["findings"]] == [["E001"]]
