@@ -220,10 +220,14 @@ def figure_problems(
     `allowed` texts (the brief's questions) count as evidence, `names` (dates and versions of
     the pages read) may be named. A count of the items a quote lists is a figure it states."""
     quotes = [canonical(quote) for quote in quotes]
+    allowed = [canonical(text) for text in allowed]
     each = [read(quote) for quote in quotes]
     known = [item for source in (*each, *(read(text) for text in allowed)) for item in source]
     named = set(names)
-    problems: list[FigureProblem] = []
+    problems = [
+        FigureProblem(figure, "which the evidence does not state")
+        for figure in unread_figures(text, [*quotes, *allowed])
+    ]
     for stated in read(text):
         if any(matches(stated, item) for item in known):
             continue
@@ -239,6 +243,27 @@ def figure_problems(
         derived = stated.kind == "amount" and absent and _derived(stated, known)
         problems.append(FigureProblem(stated.text, mismatch(stated, known), derived))
     return problems
+
+
+# Number forms the quantity reader does not read (scientific notation, hex, 1_000, a/b, a value
+# after "="): the rules cannot compare them, so a text may state one only as a quote writes it.
+_UNREAD = re.compile(
+    r"(?<![\w.])(?:0x[0-9a-f]+|\d+(?:\.\d+)?e[+-]?\d+|\d+(?:_\d+)+|\d+(?:\.\d+)?/\d+(?:\.\d+)?)"
+    r"(?![\w/])|(?<==)\s*-?\d+(?:\.\d+)?(?!\w|\.\d)",
+    re.IGNORECASE,
+)
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+
+
+def unread_figures(text: str, quotes: list[str]) -> list[str]:
+    """The numbers of `text` in a form `read` does not read that no quote writes as they are."""
+    found: list[str] = []
+    for match in _UNREAD.finditer(_URL.sub(" ", canonical(text))):
+        figure = match[0].strip()
+        pattern = rf"(?<![\w.]){re.escape(figure)}(?![\w])"
+        if figure not in found and not any(re.search(pattern, quote) for quote in quotes):
+            found.append(figure)
+    return found
 
 
 def unsupported_figures(text: str, quotes: Iterable[str], allowed: str = "") -> list[str]:

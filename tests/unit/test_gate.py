@@ -191,3 +191,41 @@ def test_a_failing_report_returns_every_gap_at_once() -> None:
         "contradicting evidence E003 for Q1 is neither cited in a finding nor named in the "
         "limitations",
     ]
+
+
+# Number forms the quantity reader does not read: each must be refused unless a quote writes it.
+UNREAD_QUOTE = "The default visibility timeout is 30 seconds, after 5 delivery attempts it moves."
+
+
+def _one_finding(text: str, quote: str = UNREAD_QUOTE, limitations: str = "") -> list[str]:
+    recorded = {
+        "E001": Evidence(
+            id="E001", question_id="Q1", source_id="S1", claim="c", stance="supports", quote=quote
+        )
+    }
+    submitted = FinishArgs(
+        answer="See the finding.",
+        findings=[Finding(text=text, evidence_ids=["E001"])],
+        limitations=limitations,
+    )
+    one = brief(min_sources=1).model_copy(update={"questions": brief().questions[:1]})
+    return check(submitted, recorded, SOURCES, one).gaps
+
+
+def test_a_figure_in_a_form_the_reader_cannot_read_is_refused_unless_quoted() -> None:
+    for figure in ["9e1", "9.0E+1", "0x5A", "90_000", "9/10"]:
+        stated = f"The default visibility timeout is {figure} seconds, after delivery attempts."
+        gaps = _one_finding(stated)
+        assert any(f"states {figure}," in gap for gap in gaps), (figure, gaps)
+        quoted = f"The default visibility timeout is {figure} seconds, after delivery attempts."
+        assert _one_finding(stated, quote=quoted) == [], figure
+    gaps = _one_finding("The visibility timeout is 30 seconds, moved after max_attempts=9.")
+    assert any("states 9," in gap for gap in gaps), gaps
+    honest = "The visibility timeout is 30 seconds: set max_attempts=5 delivery attempts."
+    assert _one_finding(honest) == []
+    # A URL's path is no figure.
+    cited = "The default visibility timeout is 30 seconds, after 5 delivery attempts."
+    assert (
+        _one_finding(cited, limitations="The page https://a.example/2023/05/notes was not read.")
+        == []
+    )
