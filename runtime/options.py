@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from workflows.verification import VerifierMode
+if TYPE_CHECKING:  # an annotation only: the CLI's --version and --help import no pydantic
+    from workflows.verification import VerifierMode
 
 # Deterministic policies that run in the worker: no client, no key, usage estimated.
 LOCAL_PROVIDERS: frozenset[str] = frozenset({"offline", "fixed"})

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 import textwrap
@@ -11,19 +10,15 @@ from collections.abc import Callable, Coroutine, Sequence
 from importlib import metadata
 from typing import Any, TypeAlias
 
-import psycopg
-from pydantic import ValidationError
-from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError
-
-from runtime.database import DatabaseError
 from runtime.settings import Settings, SettingsError
-from runtime.telemetry import telemetry
-from runtime.temporal import DevServerError, TemporalUnavailable, settle_before_exit
 from starter.errors import EXIT_FAILED, EXIT_USAGE, CliError
 from starter.usage import USAGE, epilog
-from workflows.models import RunStatus
-from workflows.validation import describe_validation
+
+# Start-up time (bench/cli_startup.py): `--version` and `--help` import only this module, argparse
+# and the settings; a command imports what it uses (Temporal's client, pydantic, psycopg, the
+# workflow's models) when it runs. The `--status` choices are RunStatus's values, spelled here so
+# the parser needs no pydantic (tests/unit/test_cli_startup.py keeps them equal).
+RUN_STATUSES = ("running", "completed", "incomplete", "cancelled", "failed")
 
 Command = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
 HELP_WIDTH = 78
@@ -104,7 +99,7 @@ def _add_corpus(commands: Commands) -> None:
 def _add_review(commands: Commands) -> None:
     """Commands that look at runs: runs, status, report, export, audit, replay, rerun."""
     runs = _add(commands, "runs", "recent runs from the ledger")
-    runs.add_argument("--status", choices=[status.value for status in RunStatus])
+    runs.add_argument("--status", choices=RUN_STATUSES)
     runs.add_argument("--limit", type=int, default=20, metavar="N", help="at most N (default 20)")
     runs.add_argument("--json", action="store_true", help="a JSON list")
     for name, text in (("status", "a run's counters"), ("report", "a run's report (Markdown)")):
@@ -167,46 +162,42 @@ def _add_extend(commands: Commands) -> None:
     extend.add_argument("--deadline", type=int, metavar="SECONDS")
 
 
-def _command(args: argparse.Namespace) -> Command:
-    from baselines import evaluation
-    from starter import (
-        check,
-        export,
-        local,
-        replay,
-        rerun,
-        review,
-        runs,
-        search,
-        workers,
-    )
-    from starter.audit.command import audit
+# command -> (module, function): only the module of the command that runs is imported.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("starter.local", "demo"),
+    "dev": ("starter.local", "dev"),
+    "init-db": ("starter.local", "init_db"),
+    "corpus": ("starter.local", "corpus_index"),
+    "start": ("starter.runs", "start"),
+    "runs": ("starter.review", "runs"),
+    "status": ("starter.runs", "status"),
+    "report": ("starter.review", "report"),
+    "export": ("starter.export", "export"),
+    "audit": ("starter.audit.command", "audit"),
+    "replay": ("starter.replay", "replay"),
+    "rerun": ("starter.rerun", "rerun"),
+    "signal": ("starter.runs", "signal"),
+    "extend": ("starter.runs", "extend"),
+    "cancel": ("starter.runs", "cancel"),
+    "check-url": ("starter.check", "check_url"),
+    "search": ("starter.search", "search"),
+    "eval": ("baselines.evaluation", "evaluate"),
+    "worker": ("starter.workers", "workers"),
+}
 
-    table: dict[str, Command] = {
-        "demo": local.demo,
-        "dev": local.dev,
-        "init-db": local.init_db,
-        "corpus": local.corpus_index,
-        "start": runs.start,
-        "runs": review.runs,
-        "status": runs.status,
-        "report": review.report,
-        "export": export.export,
-        "audit": audit,
-        "replay": replay.replay,
-        "rerun": rerun.rerun,
-        "signal": runs.signal,
-        "extend": runs.extend,
-        "cancel": runs.cancel,
-        "check-url": check.check_url,
-        "search": search.search,
-        "eval": evaluation.evaluate,
-        "worker": workers.workers,
-    }
-    return table[args.command]
+
+def _command(args: argparse.Namespace) -> Command:
+    import importlib
+
+    module, name = COMMANDS[args.command]
+    command: Command = getattr(importlib.import_module(module), name)
+    return command
 
 
 async def _settled(command: Coroutine[Any, Any, int]) -> int:
+    from runtime.telemetry import telemetry
+    from runtime.temporal import settle_before_exit
+
     # Telemetry (when an exporter is configured) is flushed and shut down before the exit.
     async with telemetry():
         try:
@@ -235,6 +226,8 @@ def _run(argv: Sequence[str] | None) -> int:
         sys.stdout.flush()
         raise
     try:
+        import asyncio
+
         settings = Settings.from_env()
         return asyncio.run(_settled(_command(args)(settings, args)))
     except KeyboardInterrupt:
@@ -250,6 +243,15 @@ def _run(argv: Sequence[str] | None) -> int:
 
 def _explain(error: Exception) -> tuple[str, int]:
     """One sentence and an exit code for every failure a user can cause or meet."""
+    import psycopg
+    from pydantic import ValidationError
+    from temporalio.exceptions import ApplicationError
+    from temporalio.service import RPCError
+
+    from runtime.database import DatabaseError
+    from runtime.temporal import DevServerError, TemporalUnavailable
+    from workflows.validation import describe_validation
+
     if isinstance(error, CliError):
         return str(error), error.exit_code
     if isinstance(error, SettingsError):
