@@ -25,7 +25,6 @@ import psycopg
 from temporalio.client import Client
 
 from activities.ledger import Ledger
-from activities.search import index_corpus
 from runtime.database import (
     DatabaseError,
     apply_migrations,
@@ -54,6 +53,7 @@ class EmbeddedStack:
     temporal_address: str
     ui_url: str | None  # None when the Temporal server is not ours to show
     dev_server_reused: bool = False
+    embedded_database: bool = False  # the PostgreSQL under state_dir/pg, not DATABASE_URL
     migrations: list[str] = field(default_factory=list)
     corpus_documents: int = 0
 
@@ -154,6 +154,8 @@ async def embedded_stack(settings: Settings) -> AsyncIterator[EmbeddedStack]:
             await asyncio.to_thread(create_roles, url, roles)
         migrations = await asyncio.to_thread(apply_migrations, url, roles)
         ledger = await resources.enter_async_context(open_ledger(url))
+        from activities.search import index_corpus  # the corpus reader (pypdf, ...): only here
+
         documents = await index_corpus(
             ledger,
             settings.corpus_dir,
@@ -176,6 +178,7 @@ async def embedded_stack(settings: Settings) -> AsyncIterator[EmbeddedStack]:
             temporal_address=address,
             ui_url=server.ui_url if server else None,
             dev_server_reused=bool(server and server.reused),
+            embedded_database=embedded,
             migrations=migrations,
             corpus_documents=documents,
         )

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import shlex
 import signal
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
@@ -20,6 +22,7 @@ from runtime.settings import PROJECT_ROOT, Settings
 from starter.briefs import load_brief
 from starter.devstack import (
     EmbeddedStack,
+    embedded_data_dir,
     embedded_stack,
     open_database,
     open_ledger,
@@ -31,6 +34,8 @@ from starter.runs import finish_output, new_run_id, start_run, web_ui_link
 from worker import run_worker
 from workflows.hosts import normalise_host
 
+DEFAULT_TASK_QUEUE = Settings.task_queue
+DEFAULT_UI_PORT = Settings.ui_port
 DEMO_BRIEF = PROJECT_ROOT / "examples" / "briefs" / "harborq-failures.json"
 WORKER_STOP_SECONDS = 15.0
 
@@ -64,8 +69,19 @@ async def background_worker(stack: EmbeddedStack) -> AsyncIterator[asyncio.Task[
 async def demo(settings: Settings, args: argparse.Namespace) -> int:
     brief = load_brief(args.brief or DEMO_BRIEF)
     # The demo needs no key and no network: its hosts live in the corpus, whatever is configured.
-    settings = dataclasses.replace(settings, model_provider="offline", search_provider="corpus")
+    # Its run goes to a task queue (and worker deployment) of its own, so no other worker on the
+    # same Temporal server (another `research dev`, another checkout) can take it.
+    queue = f"research-demo-{uuid.uuid4().hex[:8]}"
+    settings = dataclasses.replace(
+        settings,
+        model_provider="offline",
+        search_provider="corpus",
+        task_queue=queue,
+        deployment_name=queue,
+    )
     async with embedded_stack(settings) as stack, background_worker(stack) as worker:
+        for line in _stack_lines(stack):
+            print(line)
         handle = await start_run(stack.client, stack.settings, brief, new_run_id())
         print(f"Started run {handle.id}: {brief.question}", flush=True)
         summary = await follow(handle, worker=worker)
@@ -97,15 +113,33 @@ def _stop_on_signals() -> asyncio.Event:
     return stop
 
 
+def _stack_lines(stack: EmbeddedStack) -> list[str]:
+    """Which Temporal server, PostgreSQL and task queue this command uses, and whose they are."""
+    if stack.dev_server_reused:
+        note = " (reused: a Temporal server was already running there, maybe another stack's)"
+    elif stack.ui_url is None:
+        note = " (TEMPORAL_ADDRESS: a server this command does not run)"
+    else:
+        note = " (started here, stopped on exit)"
+    settings = stack.settings
+    if stack.embedded_database:
+        where = f"embedded, in {embedded_data_dir(settings)}"
+    else:
+        where = "DATABASE_URL"
+    return [
+        f"Temporal:     {stack.temporal_address}{note}",
+        f"PostgreSQL:   {_without_password(stack.database_url)} ({where})",
+        f"Task queue:   {settings.task_queue}",
+    ]
+
+
 def _print_addresses(stack: EmbeddedStack) -> None:
-    note = " (reused: it was already running)" if stack.dev_server_reused else ""
     ui = stack.ui_url or "(none: TEMPORAL_ADDRESS points to a server this command does not run)"
-    print(f"Temporal:     {stack.temporal_address}{note}")
+    for line in _stack_lines(stack):
+        print(line)
     print(f"Web UI:       {ui}")
-    print(f"DATABASE_URL: {_without_password(stack.database_url)}")
     worker_url = stack.settings.worker_database_url
     print(f"Worker role:  {_user(worker_url) if worker_url else 'the user of DATABASE_URL'}")
-    print(f"Task queue:   {stack.settings.task_queue}")
     print(f"Corpus:       {stack.corpus_documents} documents from {stack.settings.corpus_dir}")
     print()
     print("In another terminal:")
@@ -114,13 +148,31 @@ def _print_addresses(stack: EmbeddedStack) -> None:
     print("Ctrl-C stops everything.", flush=True)
 
 
+def second_terminal(stack: EmbeddedStack) -> dict[str, str]:
+    """The variables another terminal needs to use this stack: its Temporal server, its ledger
+    (the state folder, or DATABASE_URL with its password masked) and its task queue."""
+    settings = stack.settings
+    variables = {"TEMPORAL_ADDRESS": stack.temporal_address}
+    if stack.embedded_database:
+        variables["RESEARCH_STATE_DIR"] = str(settings.state_dir)
+    else:
+        variables["DATABASE_URL"] = _without_password(stack.database_url)
+    if settings.task_queue != DEFAULT_TASK_QUEUE:
+        variables["RESEARCH_TASK_QUEUE"] = settings.task_queue
+    if settings.ui_port != DEFAULT_UI_PORT:
+        variables["RESEARCH_UI_PORT"] = str(settings.ui_port)
+    return variables
+
+
 def _example_commands(stack: EmbeddedStack) -> list[str]:
     brief = DEMO_BRIEF.relative_to(PROJECT_ROOT)
     queue = stack.settings.task_queue
     address = stack.temporal_address
-    commands = [f"export TEMPORAL_ADDRESS={address}"] if address.split(":")[-1] != "7233" else []
+    exported = " ".join(
+        f"{name}={shlex.quote(value)}" for name, value in second_terminal(stack).items()
+    )
     return [
-        *commands,
+        f"export {exported}",
         f"research start {brief} --wait",
         "research status <run id>    research report <run id>",
         f"{_worker_variable(stack)} python worker.py   (one more worker)",

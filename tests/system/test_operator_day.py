@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -21,6 +23,7 @@ from activities.ledger import Ledger
 from runtime.settings import PROJECT_ROOT
 from starter.local import DEMO_BRIEF
 from starter.search import NOTHING_INDEXED
+from tests.conftest import free_port
 from tests.system.conftest import cli_env, research
 from workflows.contracts import StepRecord
 from workflows.models import Brief, Decision, ToolCall, Usage
@@ -215,3 +218,60 @@ def test_ctrl_c_during_start_wait_says_the_run_goes_on(
     still = research(stack_env, "status", run_id, "--json")
     assert json.loads(still.stdout)["status"] == "running"
     assert research(stack_env, "cancel", run_id).returncode == 0
+
+
+def test_a_demo_beside_research_dev_on_the_same_server_runs_on_its_own_queue(
+    tmp_path: Path,
+) -> None:
+    """`research dev` from one state folder, `research demo` from another on the same Temporal
+    address: the demo reuses the server, says so, runs on a task queue of its own (the dev stack's
+    worker cannot take its run) and completes; the dev stack's hint, pasted into a terminal with
+    nothing set, runs a brief on the dev stack to its end."""
+    port, ui_port = free_port(), free_port()
+    dev_env = _env(
+        RESEARCH_STATE_DIR=str(tmp_path / "dev"),
+        TEMPORAL_ADDRESS=f"127.0.0.1:{port}",
+        RESEARCH_UI_PORT=str(ui_port),
+        PYTHONUNBUFFERED="1",
+    )
+    dev = subprocess.Popen(
+        [sys.executable, "-m", "starter.cli", "dev"],
+        cwd=PROJECT_ROOT, env=dev_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        assert dev.stdout is not None
+        printed = []
+        for line in dev.stdout:
+            printed.append(line)
+            if line.strip() == "Ctrl-C stops everything.":
+                break
+        hint = next(line.strip() for line in printed if line.strip().startswith("export "))
+        assert f"TEMPORAL_ADDRESS=127.0.0.1:{port}" in hint
+        assert f"RESEARCH_STATE_DIR={tmp_path / 'dev'}" in hint
+        assert f"RESEARCH_UI_PORT={ui_port}" in hint
+
+        demo_env = dev_env | {"RESEARCH_STATE_DIR": str(tmp_path / "demo")}
+        demo = research(demo_env, "demo", timeout=240)
+        assert demo.returncode == 0, demo.stdout + demo.stderr
+        assert f"Temporal:     127.0.0.1:{port} (reused: a Temporal server" in demo.stdout
+        assert f"embedded, in {tmp_path / 'demo' / 'pg'}" in demo.stdout
+        queue = re.search(r"^Task queue:   (research-demo-[0-9a-f]{8})$", demo.stdout, re.M)
+        assert queue, demo.stdout
+        assert "Status: completed | Stop: coverage_gate_passed" in demo.stdout
+
+        second = _env(PATH=os.environ["PATH"])  # a new terminal: only what the hint exports
+        second |= dict(part.split("=", 1) for part in shlex.split(hint)[1:])
+        mine = research(second, "start", str(DEMO_BRIEF), "--wait", timeout=240)
+        assert mine.returncode == 0, mine.stdout + mine.stderr
+        assert "Status: completed" in mine.stdout
+        listed = research(second, "runs", "--json")
+        run_ids = {run["run_id"] for run in json.loads(listed.stdout)}
+        demo_run = re.search(r"^Run: (\S+)$", demo.stdout, re.M)
+        assert demo_run and demo_run[1] not in run_ids  # the demo's run is in the demo's ledger
+    finally:
+        dev.send_signal(signal.SIGINT)
+        try:
+            dev.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            dev.kill()
+            dev.communicate()
