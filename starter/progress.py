@@ -30,6 +30,29 @@ POLLER_FRESH = timedelta(seconds=75)
 WORKER_CHECK_SECONDS = 5.0
 
 
+# `research status --json`: the same keys, in this order, whatever the state (docs/operations.md).
+# A value the run cannot tell in that state is null (a number, limits) or empty (a list, a text).
+STATUS_SCHEMA: dict[str, Any] = {
+    "run_id": "",
+    "status": "",
+    "stop_reason": None,
+    "counters": None,
+    "evidence": None,
+    "sources": None,
+    "independent_sources": None,
+    "open_questions": [],
+    "limits": None,
+    "seconds_left": None,
+    "last_action": "",
+    "message": "",
+}
+
+
+def in_schema(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with every key of STATUS_SCHEMA, in its order (and nothing else)."""
+    return {name: data.get(name, default) for name, default in STATUS_SCHEMA.items()}
+
+
 @dataclass(frozen=True)
 class Summary:
     """The four DESIGN.md summary lines of a run, whether it completed, and the same as data
@@ -45,6 +68,10 @@ class Summary:
 
     def text(self) -> str:
         return "\n".join(self.lines)
+
+    def json_data(self) -> dict[str, Any]:
+        """`research status --json`: one schema whatever the state (STATUS_SCHEMA)."""
+        return in_schema(self.data)
 
 
 def summarise(

@@ -14,8 +14,7 @@ from activities.ledger import Ledger, RunListing, RunRows
 from runtime.settings import Settings
 from starter.devstack import open_existing_ledger
 from starter.errors import EXIT_USAGE, CliError, no_such_run
-from starter.runs import no_report_yet, print_report
-from workflows.cleaning import json_for_terminal
+from workflows.cleaning import for_terminal, json_for_terminal
 from workflows.models import Finding
 from workflows.verification import Verification
 
@@ -57,6 +56,33 @@ class ReportView(BaseModel):
     saved_at: datetime
     # How its meaning was checked, and the verifier's verdict on each claim (0: the answer).
     verification: Verification = Field(default_factory=Verification)
+
+
+async def print_report(settings: Settings, run_id: str, ledger: Ledger | None = None) -> None:
+    """The report Markdown as the ledger stored it (`reports.markdown`)."""
+    if ledger is not None:
+        markdown = await _stored_report(ledger, run_id)
+    else:
+        async with open_existing_ledger(settings) as opened:
+            markdown = await _stored_report(opened, run_id)
+    print(for_terminal(markdown))
+
+
+async def _stored_report(ledger: Ledger, run_id: str) -> str:
+    markdown = await ledger.report(run_id)
+    if markdown is not None:
+        return markdown
+    if await ledger.run(run_id) is None:
+        raise no_such_run(run_id)
+    raise no_report_yet(run_id)
+
+
+def no_report_yet(run_id: str) -> CliError:
+    """A run the ledger knows that has saved no report: it is still running (or never ended)."""
+    return CliError(
+        f"run {run_id} has no report yet: it is saved when the run ends "
+        f"(`research status {run_id}` shows how far it is)"
+    )  # a report stored before text was made canonical, too
 
 
 @asynccontextmanager

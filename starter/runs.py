@@ -22,7 +22,6 @@ from activities.ledger import Ledger
 from runtime.settings import Settings
 from runtime.temporal import connect
 from starter.briefs import load_brief
-from starter.devstack import open_existing_ledger
 from starter.errors import EXIT_USAGE, CliError, no_such_run
 from starter.live import display_for
 from starter.progress import (
@@ -34,7 +33,8 @@ from starter.progress import (
     query_progress,
     result_summary,
 )
-from workflows.cleaning import for_terminal
+from starter.review import print_report
+from workflows.cleaning import as_text
 from workflows.hosts import has_credentials, without_credentials
 from workflows.models import (
     Brief,
@@ -76,36 +76,30 @@ async def start_run(
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             # The Web UI's summary of the run: its question (the Temporal CLI: --static-summary).
             static_summary=brief.question[:STATIC_SUMMARY_CHARS],
+            static_details=static_details(brief, run_id),
         )
     except WorkflowAlreadyStartedError:
         raise CliError(f"a run with id {run_id} already exists: pick another --id") from None
 
 
-async def print_report(settings: Settings, run_id: str, ledger: Ledger | None = None) -> None:
-    """The report Markdown as the ledger stored it (`reports.markdown`)."""
-    if ledger is not None:
-        markdown = await _stored_report(ledger, run_id)
-    else:
-        async with open_existing_ledger(settings) as opened:
-            markdown = await _stored_report(opened, run_id)
-    print(for_terminal(markdown))
-
-
-async def _stored_report(ledger: Ledger, run_id: str) -> str:
-    markdown = await ledger.report(run_id)
-    if markdown is not None:
-        return markdown
-    if await ledger.run(run_id) is None:
-        raise no_such_run(run_id)
-    raise no_report_yet(run_id)
-
-
-def no_report_yet(run_id: str) -> CliError:
-    """A run the ledger knows that has saved no report: it is still running (or never ended)."""
-    return CliError(
-        f"run {run_id} has no report yet: it is saved when the run ends "
-        f"(`research status {run_id}` shows how far it is)"
-    )  # a report stored before text was made canonical, too
+def static_details(brief: Brief, run_id: str) -> str:
+    """The Web UI's fixed details of a run (Markdown): what it must answer, where it may read,
+    its bounds, and the commands that follow it and print its report."""
+    questions = "\n".join(
+        f"- {question.id}{'' if question.required else ' (optional)'}: "
+        f"{as_text(question.text)[:STATIC_SUMMARY_CHARS]}"
+        for question in brief.questions
+    )
+    limits = brief.limits
+    return (
+        f"{questions}\n\nHosts: {', '.join(brief.allowed_hosts)}\n\n"
+        f"Limits: {limits.max_steps} steps, {limits.max_searches} searches, "
+        f"{limits.max_page_fetches} pages, {limits.max_tokens} tokens, "
+        f"{limits.deadline_seconds} s\n\n"
+        f"While it runs: `research status {run_id}`; once it ends: `research report {run_id}` "
+        "(the run's own outcome is its ResearchStatus: Temporal's Completed includes incomplete "
+        "and failed runs)"
+    )
 
 
 async def start(settings: Settings, args: argparse.Namespace) -> int:
@@ -150,7 +144,7 @@ async def finish_output(
 async def status(settings: Settings, args: argparse.Namespace) -> int:
     handle, state = await _existing(settings, args.id)
     summary = await _summary(handle, state)
-    print(json.dumps(summary.data, indent=2) if args.json else summary.text())
+    print(json.dumps(summary.json_data(), indent=2) if args.json else summary.text())
     return 0
 
 

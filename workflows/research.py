@@ -489,8 +489,8 @@ class ResearchWorkflow:
 
     def _publish(self) -> None:
         progress = self.progress()
-        if self._report_markdown:  # the run ended: the Web UI shows its report, quotes and all
-            workflow.set_current_details(self._report_markdown)
+        if self._report_markdown:  # the run ended: the Web UI shows its outcome, then its report
+            workflow.set_current_details(self._ended_details(progress))
         else:
             self._publish_progress(progress)
         if not self._search_attributes:
@@ -501,6 +501,19 @@ class ResearchWorkflow:
         self._upserted = values
         workflow.upsert_search_attributes(
             [STATUS_KEY.value_set(values[0]), STOP_REASON_KEY.value_set(values[1])]
+        )
+
+    def _ended_details(self, progress: Progress) -> str:
+        """The Web UI's details of an ended run: the run's own outcome (Temporal's badge says
+        Completed for an incomplete or failed run too), the command that prints the report, and
+        the report itself, quotes and all."""
+        counters, stop = progress.counters, progress.stop_reason
+        return (
+            f"**Research status: {progress.status.value}** | stop: {stop.value if stop else '-'}"
+            f" | steps {counters.steps}/{progress.limits.max_steps}"
+            f" | evidence {progress.evidence_count} | tokens {counters.tokens}\n\n"
+            f"The report in a terminal: `research report {self._run_id}` (`--json`: quotes and "
+            f"URLs)\n\n---\n\n{self._report_markdown}"
         )
 
     def _publish_progress(self, progress: Progress) -> None:

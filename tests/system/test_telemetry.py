@@ -135,7 +135,10 @@ async def test_each_investigation_is_one_trace_in_otlp_and_application_insights(
     # The Web UI's story: the question as the run's summary, the report as its final details.
     assert summary == "How does Harbor Queue deal with a message whose processing keeps failing?"
     details = metadata.current_details
-    assert details.startswith("# ")
+    head, report = details.split("\n\n---\n\n", 1)
+    assert head.startswith("**Research status: completed** | stop: coverage_gate_passed | steps ")
+    assert f"`research report {from_client}`" in head
+    assert report.startswith("# ")
     for quote in client_result.quotes:  # as the report shows page text: escaped, never markup
         assert all(f"> {line}" in details for line in as_text(quote.quote).splitlines())
     spans = otlp.collected.spans

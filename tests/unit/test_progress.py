@@ -61,3 +61,31 @@ def test_status_says_how_many_tokens_the_host_estimated() -> None:
         "missing, not numbers or far below what was sent; see model_calls.usage_note)"
     )
     assert doubted.data["counters"]["estimated_tokens"] == 4_000
+
+
+def test_status_json_has_one_schema_whatever_the_state() -> None:
+    from starter.progress import STATUS_SCHEMA, closed_summary, progress_summary, result_summary
+    from workflows.models import Report, StopReason
+
+    running = progress_summary(Progress(run_id="r1", open_questions=["Q2"]), "r1")
+    result = RunResult(
+        run_id="r1",
+        status=RunStatus.INCOMPLETE,
+        stop_reason=StopReason.STEP_LIMIT,
+        counters=Counters(steps=20),
+        evidence_count=1,
+        source_count=1,
+        independent_sources=1,
+        report=Report(answer="partial", open_questions=[]),
+    )
+    ended = result_summary(result)
+    closed = closed_summary("r1", "cancelled", "cancelled before it started")
+
+    for summary in (running, ended, closed):
+        data = summary.json_data()
+        assert list(data) == list(STATUS_SCHEMA)
+        assert isinstance(data["open_questions"], list)
+        assert isinstance(data["message"], str) and isinstance(data["last_action"], str)
+    assert running.json_data()["open_questions"] == ["Q2"]
+    assert ended.json_data()["open_questions"] == []
+    assert closed.json_data()["counters"] is None
