@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from workflows.contracts import DecideInput
 from workflows.models import Question
 from workflows.substance import distinctive_words, evidence_problem, keywords, stop_words
+from workflows.tools import SearchData
 
 MIN_SHARED_KEYWORDS = 2
 PROSE_STOPWORDS = 3
@@ -103,11 +104,13 @@ class Excerpt:
 
 
 def wanted_words(question: Question, request: DecideInput) -> Wanted:
-    terms = question_terms(question, request)
+    known = written_as_code(question.text, request)
+    terms = question_terms(question, request, known)
     lead = [term for term in terms if term not in GENERIC] or terms
     topic = sorted(keywords(question.text) - set(terms) - GENERIC, key=_specificity)
-    named = [name for name in names(question.text) if keywords(name) & set(lead)]
-    written = _code_tokens(question.text)
+    codes = names(question.text, known)
+    named = [name for name in codes if keywords(name) & set(lead)]
+    written = _code_tokens(question.text, known)
     subject = sorted(keywords(request.brief.question) - GENERIC, key=_specificity)
     asked = sorted(keywords(question.text) & GENERIC)
     return Wanted(
@@ -119,8 +122,8 @@ def wanted_words(question: Question, request: DecideInput) -> Wanted:
         subject=subject,
         asked=asked,
         written=[code.partition("=")[0] for code in written],
-        codes=names(question.text),
-        qualifiers=_qualifiers(question.text),
+        codes=codes,
+        qualifiers=_qualifiers(question.text, known),
         content=sorted(keywords(question.text) - GENERIC, key=_specificity),
     )
 
@@ -130,23 +133,44 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _QUOTED = re.compile(r"['\"`]([^'\"`]*)['\"`]")
 
 
-def names(text: str) -> list[str]:
+def written_as_code(text: str, request: DecideInput) -> frozenset[str]:
+    """The words of `text` with capitals inside (`RLock`, `PostgreSQL`) that the corpus itself
+    writes as code: a search result's title or snippet calls one (`RLock()`), qualifies it
+    (`threading.RLock`) or qualifies with it (`RLock.acquire`). The corpus, not the casing, says
+    which is a name."""
+    shown = " ".join(
+        f"{hit.title} {hit.snippet}"
+        for entry in request.transcript
+        if isinstance(entry.result.data, SearchData)
+        for hit in entry.result.data.results
+    )
+    tokens = {token.strip("?!,;:.") for token in text.split()}
+    return frozenset(
+        token
+        for token in tokens
+        if _NAME.fullmatch(token)
+        and any(c.isupper() for c in token[1:])
+        and re.search(rf"(?:\w\.{token}|{token}(?:\(|\.\w))", shown) is not None
+    )
+
+
+def names(text: str, known: frozenset[str] = frozenset()) -> list[str]:
     """The names `text` writes as code, as written: of an identifier with dots, underscores, an
     `=` or a call (`gc.disable`, `lru_cache`, `allow_nan=False`), quoted (`'store_true'`), or
     in lower camel case (`basicConfig`), each of its names (`gc`, `disable`)."""
     found: list[str] = []
-    for token in _code_tokens(text):
+    for token in _code_tokens(text, known):
         # `frozen=True` names frozen; `action='store_true'` names action and store_true.
         name, _, value = token.partition("=")
         found += _NAME.findall(name) + _NAME.findall(" ".join(_QUOTED.findall(value)))
     return unique(found)
 
 
-def _qualifiers(text: str) -> list[str]:
+def _qualifiers(text: str, known: frozenset[str] = frozenset()) -> list[str]:
     """The names `text` writes only before a dot, qualifying another (`unittest` and `mock` in
     `unittest.mock.patch`)."""
     heads, lasts = [], []
-    for token in _code_tokens(text):
+    for token in _code_tokens(text, known):
         parts = _NAME.findall(token.partition("=")[0].partition("(")[0])
         heads += parts[:-1]
         lasts += parts[-1:]
@@ -157,13 +181,17 @@ _POSSESSIVE = re.compile(r"(?<=[A-Za-z])['\u2019]s$")
 _CAMEL = re.compile(r"^[a-z][a-z0-9]*[A-Z]\w*$")
 
 
-def _code_tokens(text: str) -> list[str]:
+def _code_tokens(text: str, known: frozenset[str] = frozenset()) -> list[str]:
     """The tokens of `text` written as code: with dots, underscores, an `=`, a call or quotes,
     or camel case that opens in lower case (`basicConfig`). A possessive (`table's`) is a word,
     and capitals inside a word (`LRU`, `PostgreSQL`, `RLock`) do not make it code: acronyms and
-    product names are written that way."""
+    product names are written that way, unless the corpus writes them as code (`known`)."""
     tokens = (_POSSESSIVE.sub("", token.strip("?!,;:.")) for token in text.split())
-    return [token for token in tokens if _CODE_CHARACTERS.search(token) or _CAMEL.match(token)]
+    return [
+        token
+        for token in tokens
+        if _CODE_CHARACTERS.search(token) or _CAMEL.match(token) or token in known
+    ]
 
 
 def code_words(wanted: Wanted) -> list[str]:
@@ -196,7 +224,9 @@ def _specificity(word: str) -> tuple[bool, int, str]:
     return (not re.search(r"[_\d.]", word), -len(word), word)
 
 
-def question_terms(question: Question, request: DecideInput) -> list[str]:
+def question_terms(
+    question: Question, request: DecideInput, known: frozenset[str] = frozenset()
+) -> list[str]:
     """The question's distinctive words, most specific first."""
     brief = request.brief
     words = distinctive_words(question.text, brief.question, [q.text for q in brief.questions])
@@ -204,8 +234,8 @@ def question_terms(question: Question, request: DecideInput) -> list[str]:
     # holding any key term, so this narrower set only steers the search (as it always did). A
     # name the question asks about stays, though the brief names it too (the default of the
     # `max_deliveries` a brief is about is not a question about "default").
-    own = {word for name in names(question.text) for word in keywords(name)}
-    own -= {word for name in _qualifiers(question.text) for word in keywords(name)}
+    own = {word for name in names(question.text, known) for word in keywords(name)}
+    own -= {word for name in _qualifiers(question.text, known) for word in keywords(name)}
     topic = keywords(brief.question) - own
     words = [word for word in words if word not in topic] or sorted(keywords(question.text))
     return sorted(words, key=_specificity)

@@ -7,9 +7,10 @@ import pytest
 
 from baselines.excerpts import keeps_reversal, names, wanted_words
 from workflows.contracts import DecideInput
-from workflows.models import Brief, Budget
+from workflows.models import Brief, Budget, ToolCall, ToolResult, TranscriptEntry
 from workflows.scope import RunScope
 from workflows.substance import keywords
+from workflows.tools import SearchArgs, SearchData, SearchResultItem
 
 
 @pytest.mark.parametrize(
@@ -96,3 +97,25 @@ def test_a_question_that_reverses_is_answered_by_a_sentence_that_reverses(
     request, brief = _request("How do references work?", question, "What is a proxy?")
     wanted = wanted_words(brief.questions[0], request)
     assert keeps_reversal(wanted, quote) is kept
+
+
+def test_a_word_with_inner_capitals_is_a_name_where_the_corpus_writes_it_as_code() -> None:
+    request, brief = _request(
+        "How do threads synchronise?", "What is the difference between Lock and RLock?", "Why?"
+    )
+    assert wanted_words(brief.questions[0], request).codes == [], "casing alone says nothing"
+
+    def searched(snippet: str) -> DecideInput:
+        found = SearchData(
+            results=[SearchResultItem(url="https://docs.example/t", snippet=snippet)]
+        )
+        call = ToolCall(name="search_web", arguments='{"query": "q"}')
+        done = TranscriptEntry(
+            step=1, call=call, result=ToolResult(ok=True, data=found), args=SearchArgs(query="q")
+        )
+        return request.model_copy(update={"transcript": [done]})
+
+    as_code = searched("class threading.RLock: a reentrant lock")
+    assert wanted_words(brief.questions[0], as_code).codes == ["RLock"]
+    as_prose = searched("An RLock is a lock that one thread may take twice.")
+    assert wanted_words(brief.questions[0], as_prose).codes == []
