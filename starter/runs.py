@@ -7,7 +7,7 @@ import asyncio
 import json
 import sys
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from temporalio.client import (
     Client,
@@ -18,7 +18,6 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.ledger import Ledger
 from runtime.settings import Settings
 from runtime.temporal import connect
 from starter.briefs import load_brief
@@ -33,7 +32,6 @@ from starter.progress import (
     query_progress,
     result_summary,
 )
-from starter.review import print_report
 from workflows.cleaning import as_text
 from workflows.hosts import has_credentials, without_credentials
 from workflows.models import (
@@ -48,6 +46,11 @@ from workflows.models import (
     SeedUrlsInput,
 )
 from workflows.research import ResearchWorkflow
+
+if (
+    TYPE_CHECKING
+):  # the ledger (psycopg, its pool, its spans) is imported only by a command that reads it
+    from activities.ledger import Ledger
 
 STATIC_SUMMARY_CHARS = 200
 
@@ -137,6 +140,8 @@ async def finish_output(
     print()
     print(summary.text())
     print()
+    from starter.review import print_report
+
     await print_report(settings, run_id, ledger)
     return 0 if summary.completed else 1
 
@@ -166,6 +171,8 @@ def _ended(state: str) -> str:
 
 
 async def report(settings: Settings, args: argparse.Namespace) -> int:
+    from starter.review import print_report
+
     await print_report(settings, args.id)
     return 0
 
