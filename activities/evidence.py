@@ -21,6 +21,11 @@ from workflows.substance import evidence_problem, figures, keywords
 QUOTE_LEAD_CHARS = 1_000
 # Recording by passage_id quotes at most this many sentences of the passage: those of the claim.
 MAX_QUOTE_SENTENCES = 3
+# A passage this short is already a few sentences: it is quoted whole. A careful model cites the
+# facts around its claim's own sentence (a version, a rate in the next sentence), and an older
+# figure inside it no longer hides a conflict (the gate reads a figure tied to a release as that
+# release's, not as the current value). Only a longer passage is cut to its claim's sentences.
+QUOTE_WHOLE_CHARS = 1_000
 # Between sentences: a blank line (paragraphs, a heading), a full stop, question or exclamation
 # mark followed by space, or a line break before a list item (a lone line break is a wrap).
 _BOUNDARY = re.compile(r"\n\s*\n|(?<=[.!?])\s+|\n(?=[ \t]*(?:[-*\u2022]|\d+[.)])\s)")
@@ -92,7 +97,10 @@ def claim_sentences(text: str, claim: str) -> tuple[int, int]:
     """Where in `text` (a passage) the sentences holding `claim` are: the run of at most
     MAX_QUOTE_SENTENCES consecutive sentences (lines, list items and sentences alike) that holds
     the most of the claim's figures, then the most of its content words, then is the shortest.
-    The whole text when it is one sentence or the claim names nothing in it."""
+    The whole text when it is at most QUOTE_WHOLE_CHARS long, one sentence, or the claim names
+    nothing in it."""
+    if len(text) <= QUOTE_WHOLE_CHARS:
+        return 0, len(text)
     sentences = _sentences(text)
     if len(sentences) <= 1:
         return sentences[0] if sentences else (0, len(text))

@@ -573,12 +573,21 @@ def _qualifier_after(tokens: list[_Token], end: int, qualifier: str) -> tuple[in
 def _range_end(
     tokens: list[_Token], end: int, start: int
 ) -> tuple[int, Decimal, str, Decimal] | None:
-    """The high end of "1 to 1000", "5-10 seconds", "between 2 and 5", "1 second to 12 hours":
+    """The high end of "1 to 1000", "5-10 seconds", "between 2 and 5", "1 second to 12 hours",
+    "from 1 second up to 12 hours":
     (end, value, unit kind, factor), or None."""
     if end + 1 >= len(tokens):
         return None
     joiner = tokens[end].lower
     between = start > 0 and tokens[start - 1].lower == "between"
+    if (  # "from 1 second up to 12 hours" is the range "1 second to 12 hours"
+        joiner == "up"
+        and start > 0
+        and tokens[start - 1].lower == "from"
+        and end + 2 < len(tokens)
+        and tokens[end + 1].lower == "to"
+    ):
+        end, joiner = end + 1, "to"
     dash = joiner in ("-", "\u2013") and _glued(tokens, end) == _glued(tokens, end + 1)
     if not (joiner in ("to", "through") or dash or (joiner == "and" and between)):
         return None

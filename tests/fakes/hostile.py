@@ -136,8 +136,8 @@ VISIBILITY_30 = (
 def hidden_conflict(*, by_passage: bool = False) -> Script:
     """The docs say 30 seconds, an old blog post 60: both recorded as `supports`, the report
     cites one and "names" the other only inside a longer token. `by_passage`: the docs' figure
-    is recorded by its passage, which also tells of the 1.x default (the host quotes the
-    claim's sentence); else by quoting that sentence."""
+    is recorded by its passage, which also tells of the 1.x default (short, it is quoted
+    whole); else by quoting that sentence."""
     claim = "The default is 30 seconds."
     docs = (
         record_passage("Q2", "S2", "default visibility timeout is", claim)

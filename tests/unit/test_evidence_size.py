@@ -3,7 +3,7 @@ claim, and every evidence ID a report names is shown in its Evidence section."""
 
 from __future__ import annotations
 
-from activities.evidence import MAX_QUOTE_SENTENCES, claim_sentences
+from activities.evidence import MAX_QUOTE_SENTENCES, QUOTE_WHOLE_CHARS, claim_sentences
 from activities.markdown import render_markdown
 from workflows.models import Evidence, Finding, Report, RunStatus, SourceRef, StopReason
 
@@ -19,8 +19,21 @@ PASSAGE = (
     "the server is upgraded."
 )
 
+# The same passage as one of a longer page section: past QUOTE_WHOLE_CHARS it is cut to its claim.
+LONG = (
+    f"{PASSAGE}\n\n"
+    "Extending the timeout of a message you are still working on is done with harborq extend, "
+    "which sets a new deadline counted from the moment of the call. Consumers that process "
+    "large batches should extend early rather than late, since an expired timeout makes the "
+    "message visible to every other consumer of the queue at once.\n\n"
+    "A consumer that crashes while it holds a message never acknowledges it: the message "
+    "becomes visible again when its timeout expires, and the next receive counts as a new "
+    "delivery attempt. Set the timeout a little longer than the slowest message you expect to "
+    "handle, and watch the queue's redelivery rate after each change of it."
+)
 
-def quoted(claim: str, text: str = PASSAGE) -> str:
+
+def quoted(claim: str, text: str = LONG) -> str:
     start, end = claim_sentences(text, claim)
     return text[start:end]
 
@@ -36,6 +49,14 @@ def test_a_claim_of_several_sentences_gets_them_all_and_no_more() -> None:
     quote = quoted("The default is 30 seconds; releases before 2.0 used 60 seconds.")
     assert "30 seconds" in quote and "Releases before 2.0 used 60 seconds." in quote
     assert len(quote) < len(PASSAGE)
+
+
+def test_a_passage_of_a_few_sentences_is_quoted_whole() -> None:
+    """A careful model cites the facts around its claim's sentence (the older release's value,
+    the version in the next sentence): a short passage stays whole, and the gate reads the older
+    figure as that release's, so no conflict hides in it."""
+    assert len(PASSAGE) <= QUOTE_WHOLE_CHARS < len(LONG)
+    assert quoted("The default visibility timeout is 30 seconds.", PASSAGE) == PASSAGE
 
 
 def test_a_long_passage_is_cut_to_a_few_sentences() -> None:
