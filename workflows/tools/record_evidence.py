@@ -84,8 +84,8 @@ def cut(data: EvidenceData) -> EvidenceData:
 SPEC = ToolSpec(
     name=NAME,
     description=(
-        "Record evidence for a question from a page you read: passage_id (the host quotes the "
-        "passage's sentences that hold the claim) or a verbatim quote."
+        "Record evidence for a question from a page you read: passage_id (the host quotes a short "
+        "passage whole, a long one's sentences that hold the claim) or a verbatim quote."
     ),
     arguments=RecordEvidenceArgs,
     parameters={
@@ -93,8 +93,9 @@ SPEC = ToolSpec(
         "source_id": "Its page (S1).",
         "claim": "What the quote states.",
         "stance": "How it bears on the question.",
-        "passage_id": "A passage id (S1.P4): its sentences that hold the claim (at most 3) are "
-        "quoted, so the claim names all you will cite it for.",
+        "passage_id": "A passage id (S1.P4): quoted whole up to 1,000 characters; a longer one "
+        "only its sentences that hold the claim (at most 3), so the claim names all you will "
+        "cite it for.",
         "quote": "Verbatim page text, instead of passage_id.",
     },
     # A quote is page text: never rewritten (the evidence keeps the snapshot's own text, and
