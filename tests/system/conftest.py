@@ -21,6 +21,7 @@ from runtime.converter import DATA_CONVERTER
 from runtime.database import open_pool
 from runtime.settings import PROJECT_ROOT, Settings
 from tests.conftest import GUARDED_PYTHONPATH, installed_binary
+from workflows.models import Brief
 from workflows.research import STATUS_KEY, STOP_REASON_KEY
 
 
@@ -180,3 +181,10 @@ def real_provider_env(
 
 def project_path(*parts: str) -> Path:
     return PROJECT_ROOT.joinpath(*parts)
+
+
+def demo_brief() -> Brief:
+    """The demo's brief, examples/briefs/harborq-failures.json, as the workflow receives it."""
+    return Brief.model_validate_json(
+        project_path("examples", "briefs", "harborq-failures.json").read_text()
+    )

@@ -23,18 +23,17 @@ from temporalio.exceptions import ApplicationError
 
 from activities.ledger import Ledger
 from runtime.database import open_pool
-from runtime.settings import PROJECT_ROOT, Settings
+from runtime.settings import Settings
 from starter.audit import AuditData, run_checks
 from starter.history import history_facts
 from tests.fakes import hostile
 from tests.fakes.openai_server import FakeOpenAI, Script, VerifierScript, serve, supporting
+from tests.system.conftest import demo_brief
 from worker import run_worker
 from workflows.models import Brief, RunResult, RunStatus, StopReason
 from workflows.research import ResearchWorkflow
 
-BRIEF = Brief.model_validate_json(
-    (PROJECT_ROOT / "examples" / "briefs" / "harborq-failures.json").read_text()
-)
+BRIEF = demo_brief()
 Run = Callable[..., Any]
 
 

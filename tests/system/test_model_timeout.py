@@ -17,10 +17,11 @@ import pytest
 from temporalio.client import Client
 
 from activities.ledger import Ledger
-from runtime.settings import PROJECT_ROOT, Settings
+from runtime.settings import Settings
 from tests.fakes.openai_server import FakeOpenAI, Message, Reply, serve, tool
+from tests.system.conftest import demo_brief
 from worker import run_worker
-from workflows.models import Brief, Limits, RunResult, RunStatus, StopReason
+from workflows.models import Limits, RunResult, RunStatus, StopReason
 from workflows.research import ResearchWorkflow
 
 SLOW_SECONDS = 125.0  # longer than the old fixed decide timeout (120 s)
@@ -35,9 +36,7 @@ async def test_a_model_slower_than_120_s_within_its_timeout_is_asked_once(
         reply: dict[str, Any] = tool("search_web", query="dead-letter queue delivery attempts")
         return {**reply, "delay": SLOW_SECONDS} if turn == 1 else reply
 
-    brief = Brief.model_validate_json(
-        (PROJECT_ROOT / "examples" / "briefs" / "harborq-failures.json").read_text()
-    ).model_copy(update={"limits": Limits(max_steps=2, deadline_seconds=600)})
+    brief = demo_brief().model_copy(update={"limits": Limits(max_steps=2, deadline_seconds=600)})
     fake = FakeOpenAI(script)
     with serve(fake) as base_url:
         settings = Settings.from_env(

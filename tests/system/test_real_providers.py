@@ -17,8 +17,8 @@ from runtime.settings import PROJECT_ROOT
 from tests.fakes import search_servers
 from tests.fakes.openai_server import FakeOpenAI, harborq_script_at, reported_tokens, serve
 from tests.fakes.page_server import PageServer
-from tests.system.conftest import WorkerProcess, real_provider_env
-from workflows.models import Brief, RunResult, RunStatus, StopReason
+from tests.system.conftest import WorkerProcess, demo_brief, real_provider_env
+from workflows.models import RunResult, RunStatus, StopReason
 from workflows.research import ResearchWorkflow
 
 OPENAI_KEY = "sk-e2e-secret-0123456789"
@@ -34,9 +34,7 @@ async def test_an_investigation_with_real_provider_code_completes_through_the_ga
     spawn_worker: type[WorkerProcess],
     tmp_path: Path,
 ) -> None:
-    brief = Brief.model_validate_json(
-        (PROJECT_ROOT / "examples" / "briefs" / "harborq-failures.json").read_text()
-    )
+    brief = demo_brief()
     run_id = f"e2e-{uuid.uuid4().hex[:8]}"
     with PageServer(root=PROJECT_ROOT / "examples" / "corpus") as pages:
         base = f"http://{DOCS}:{pages.port}"

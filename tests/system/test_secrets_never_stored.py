@@ -24,9 +24,9 @@ from tests.fakes.openai_server import FakeOpenAI, Message, Reply, serve
 from tests.fakes.page_server import PageServer
 from tests.fakes.secret_forms import forms
 from tests.fakes.telemetry_servers import OtlpReceiver
-from tests.system.conftest import WorkerProcess, real_provider_env
+from tests.system.conftest import WorkerProcess, demo_brief, real_provider_env
 from tests.system.test_real_providers import _every_row_of_the_run
-from workflows.models import Brief, Limits, RunResult, RunStatus, StopReason
+from workflows.models import Limits, RunResult, RunStatus, StopReason
 from workflows.research import ResearchWorkflow
 
 OPENAI_KEY = "sk-e2e-Secret-0123456789abcdefXYZ"
@@ -111,9 +111,7 @@ async def test_no_form_of_a_secret_is_stored_shown_or_sent(
     spawn_worker: type[WorkerProcess],
     tmp_path: Path,
 ) -> None:
-    brief = Brief.model_validate_json(
-        (PROJECT_ROOT / "examples" / "briefs" / "harborq-failures.json").read_text()
-    ).model_copy(update={"limits": LIMITS})
+    brief = demo_brief().model_copy(update={"limits": LIMITS})
     runs = {group: f"secrets-{uuid.uuid4().hex[:8]}" for group in GROUPS}
     with PageServer(root=PROJECT_ROOT / "examples" / "corpus") as pages, OtlpReceiver() as otlp:
         base = f"http://{DOCS}:{pages.port}"

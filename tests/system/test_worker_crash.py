@@ -12,8 +12,8 @@ from temporalio.client import Client
 
 from activities.ledger import Ledger
 from tests.fakes.openai_server import FakeOpenAI, harborq_script, serve
-from tests.system.conftest import WorkerProcess, project_path
-from workflows.models import Brief, RunResult, RunStatus, StopReason
+from tests.system.conftest import WorkerProcess, demo_brief
+from workflows.models import RunResult, RunStatus, StopReason
 from workflows.research import ResearchWorkflow
 
 HELD_TURN = 4  # the model call in flight when the worker dies
@@ -29,9 +29,7 @@ async def test_sigkilled_worker_resumes_without_repeating_model_calls(
 ) -> None:
     fake = FakeOpenAI(harborq_script)
     fake.hold_turn = HELD_TURN
-    brief = Brief.model_validate_json(
-        project_path("examples", "briefs", "harborq-failures.json").read_text()
-    )
+    brief = demo_brief()
     run_id = f"crash-{uuid.uuid4().hex[:8]}"
     with serve(fake) as base_url:
         env = {
