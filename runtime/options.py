@@ -87,7 +87,8 @@ class VerifierSettings:
 
     provider: VerifierProvider = "deterministic"
     model: str = "gpt-4o-mini"
-    base_url: str | None = None  # OpenAI-compatible base URL, or the Azure /openai/v1/ endpoint
+    # OpenAI-compatible base URL, or the Azure /openai/v1/ endpoint; may carry a key (secrets())
+    base_url: str | None = field(default=None, repr=False)
     api_key: str | None = field(default=None, repr=False)  # None with Azure: Microsoft Entra ID
 
     @property

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from runtime.options import (
     LOCAL_PROVIDERS,
@@ -126,8 +126,9 @@ class Settings:
     model_provider: ModelProvider = "offline"
     model: str = "gpt-4o-mini"
     openai_api_key: str | None = field(default=None, repr=False)
-    openai_base_url: str | None = None
-    azure_openai_endpoint: str | None = None  # always ends in /openai/v1/
+    openai_base_url: str | None = field(default=None, repr=False)  # may carry a key
+    # always ends in /openai/v1/; may carry a key, as the other provider URLs may
+    azure_openai_endpoint: str | None = field(default=None, repr=False)
     azure_openai_api_key: str | None = field(default=None, repr=False)  # None: Microsoft Entra ID
     temperature: float | None = 0.0  # None: not sent (reasoning models accept only their default)
     max_output_tokens: int = 1_024
@@ -137,8 +138,8 @@ class Settings:
     verifier: VerifierSettings = field(default_factory=VerifierSettings)
     search_provider: SearchProvider = "corpus"
     serper_api_key: str | None = field(default=None, repr=False)
-    serper_url: str = SERPER_URL
-    searxng_url: str | None = None
+    serper_url: str = field(default=SERPER_URL, repr=False)
+    searxng_url: str | None = field(default=None, repr=False)
     search_timeout_seconds: float = 15.0
     corpus_dir: Path = PROJECT_ROOT / "examples" / "corpus"
     max_snapshot_chars: int = 200_000
@@ -150,6 +151,9 @@ class Settings:
     workflow_cache: int = 1_000  # workflows a worker keeps in memory (0: replay every task)
     # How long a starting worker waits for Temporal, and then for PostgreSQL, to answer (0: not).
     startup_wait_seconds: float = 60.0
+    # APPLICATIONINSIGHTS_CONNECTION_STRING (runtime.telemetry reads it): its InstrumentationKey
+    # is scrubbed like a key.
+    telemetry_connection_string: str | None = field(default=None, repr=False)
 
     def fetch_limits(self) -> FetchLimits:
         return FetchLimits(
@@ -201,6 +205,14 @@ class Settings:
         whatever a model or provider hands back."""
         held = {"DATABASE_URL": _password_of(self.database_url)}
         held |= _secret_fields(self, "")
+        urls = {name: getattr(self, attribute) for name, attribute in _PROVIDER_URLS.items()}
+        urls["RESEARCH_VERIFIER_BASE_URL"] = self.verifier.base_url
+        for name, url in urls.items():  # a key given in a URL (?token=, user:key@)
+            for index, value in enumerate(url_credentials(url)):
+                held[f"{name}#{index + 1}" if index else name] = value
+        held["APPLICATIONINSIGHTS_CONNECTION_STRING"] = instrumentation_key(
+            self.telemetry_connection_string
+        )
         return {name: value for name, value in held.items() if value}
 
     @classmethod
@@ -235,6 +247,7 @@ class Settings:
             local_hosts=_local_hosts(env.get("RESEARCH_LOCAL_HOSTS", "")),
             workflow_cache=_int(env, "RESEARCH_WORKFLOW_CACHE", 1_000, zero=True),
             startup_wait_seconds=_float(env, "RESEARCH_STARTUP_WAIT_SECONDS", 60.0, zero=True),
+            telemetry_connection_string=env.get("APPLICATIONINSIGHTS_CONNECTION_STRING") or None,
         )
 
 
@@ -314,7 +327,47 @@ def _role(env: dict[str, str], name: str, default: str) -> str:
 
 
 # A secret field's variable, where it is not the field's name in capitals.
-_SECRET_SOURCES = {"worker_database_url": "RESEARCH_WORKER_DATABASE_URL"}
+_SECRET_SOURCES = {
+    "worker_database_url": "RESEARCH_WORKER_DATABASE_URL",
+    "telemetry_connection_string": "APPLICATIONINSIGHTS_CONNECTION_STRING",  # its key: secrets()
+}
+# Provider URLs that may carry a credential of their own, by the variable they come from.
+_PROVIDER_URLS = {
+    "SEARXNG_URL": "searxng_url",
+    "SERPER_URL": "serper_url",
+    "OPENAI_BASE_URL": "openai_base_url",
+    "AZURE_OPENAI_ENDPOINT": "azure_openai_endpoint",
+}
+
+
+def url_credentials(url: str | None) -> list[str]:
+    """What a URL carries that is a credential: its password (or a user name alone, as a token
+    often is: `https://TOKEN@host/`), and every query value whose name says it holds one
+    (`?token=`, `api_key=`, `auth=`, `secret=`, `key=`...)."""
+    if not url:
+        return []
+    parts = urlsplit(url)
+    found = [parts.password or parts.username or ""]
+    found += [
+        value
+        for name, value in parse_qsl(parts.query, keep_blank_values=False)
+        if _CREDENTIAL_PARAMETER.search(name)
+    ]
+    return [value for value in found if value]
+
+
+_URL_FIELDS = frozenset(_PROVIDER_URLS.values())  # not printed; their credentials: secrets()
+_CREDENTIAL_PARAMETER = re.compile(r"key|token|secret|auth|pass|sig|credential|code", re.I)
+
+
+def instrumentation_key(connection_string: str | None) -> str:
+    """The InstrumentationKey of an Application Insights connection string ("" when none); the
+    endpoints beside it are public names, not secrets."""
+    for part in (connection_string or "").split(";"):
+        name, _, value = part.partition("=")
+        if name.strip().casefold() == "instrumentationkey":
+            return value.strip()
+    return ""
 
 
 def _secret_fields(settings: Any, prefix: str) -> dict[str, str]:
@@ -325,7 +378,9 @@ def _secret_fields(settings: Any, prefix: str) -> dict[str, str]:
         value = getattr(settings, item.name)
         if is_dataclass(value) and not isinstance(value, type):
             held |= _secret_fields(value, f"RESEARCH_{item.name.upper()}_")
-        elif not item.repr and isinstance(value, str):
+        elif (
+            not item.repr and isinstance(value, str) and item.name not in _URL_FIELDS | {"base_url"}
+        ):
             name = _SECRET_SOURCES.get(item.name, item.name.upper())
             held[prefix + name] = _password_of(value) if "://" in value else value
     return held

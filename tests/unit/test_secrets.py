@@ -113,3 +113,39 @@ def test_a_form_inside_tool_arguments_is_found_however_json_escapes_it(
     for arguments in (json.dumps({"query": form}), f'{{"query": "{escaped}"}}'):
         assert SCRUBBER.holds(arguments), (name, arguments)
         assert not SCRUBBER.holds(SCRUBBER.scrub(arguments)), (name, arguments)
+
+
+def test_a_key_given_in_a_provider_url_or_the_telemetry_string_is_a_secret() -> None:
+    ikey = "0f1e2d3c-4b5a-6978-8a9b-acbdcedf0011"
+    settings = Settings.from_env(
+        {
+            "RESEARCH_SEARCH_PROVIDER": "searxng",
+            "SEARXNG_URL": "https://searx.internal.example/search?format=json&token=searx-token-98765",
+            "OPENAI_BASE_URL": "https://gateway-user:gateway-pass-24680@llm.internal.example/v1",
+            "RESEARCH_VERIFIER_BASE_URL": "https://llm.internal.example/v1?api-key=verifier-key-13579",
+            "APPLICATIONINSIGHTS_CONNECTION_STRING": (
+                f"InstrumentationKey={ikey};"
+                "IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/"
+            ),
+        }
+    )
+    held = settings.secrets()
+    assert held["SEARXNG_URL"] == "searx-token-98765"
+    assert held["OPENAI_BASE_URL"] == "gateway-pass-24680"
+    assert held["APPLICATIONINSIGHTS_CONNECTION_STRING"] == ikey
+    assert held["RESEARCH_VERIFIER_BASE_URL"] == "verifier-key-13579"
+    assert "format" not in str(held.values()) and "applicationinsights.azure" not in str(held)
+    scrubber = Scrubber(held)
+    assert scrubber.scrub(f"the page says {ikey} and searx-token-98765") == (
+        "the page says [redacted] and [redacted]"
+    )
+    assert not scrubber.holds("Send telemetry to Application Insights in West Europe.")
+    assert "searx-token" not in repr(settings) and ikey not in repr(settings)
+
+
+def test_a_url_without_credentials_holds_none() -> None:
+    from runtime.settings import instrumentation_key, url_credentials
+
+    assert url_credentials("https://searx.example/search?format=json&q=x") == []
+    assert url_credentials(None) == [] and instrumentation_key(None) == ""
+    assert url_credentials("https://TOKEN-abc-123456@host.example/") == ["TOKEN-abc-123456"]
