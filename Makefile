@@ -75,14 +75,16 @@ clean: ## delete the state folder (RESEARCH_STATE_DIR, default .research/); asks
 	rm -rf "$(STATE)" && echo "deleted $(STATE)/"
 
 # The labelled golden sets through both policies, offline; the figures go to bench/results/eval.json
-# (and .md). The Python 3.11, Git and Apache httpd documentation are Debian packages: installed here
-# when apt-get can (as root), else the sets on them are skipped with a line saying so.
+# (and .md). The Python 3.11, Git, Apache httpd, Django and Exim documentation are Debian packages:
+# installed here when apt-get can (as root), else the sets on them are skipped with a line saying so.
 PYDOCS := /usr/share/doc/python3.11/html
 PYSETS := examples/golden/python311-docs.json examples/golden/python311-heldout.json \
 	examples/golden/python311-heldout2.json
 # Sets on documentation nobody tuned the offline policy on, as package:folder:set
 OTHER_DOCS := git-doc:/usr/share/doc/git-doc:examples/golden/git-doc.json \
-	apache2-doc:/usr/share/doc/apache2-doc/manual/en:examples/golden/apache2-doc.json
+	apache2-doc:/usr/share/doc/apache2-doc/manual/en:examples/golden/apache2-doc.json \
+	python-django-doc:/usr/share/doc/python-django-doc/html:examples/golden/django-doc.json \
+	exim4-doc-html:/usr/share/doc/exim4-doc-html/spec_html:examples/golden/exim4-doc.json
 eval: $(STAMP) ## score both policies on the labelled golden sets (bench/results/eval.json)
 	@if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 		for spec in python3.11-doc:$(PYDOCS) $(OTHER_DOCS); do \

@@ -44,3 +44,36 @@ def test_a_golden_set_labels_documents_of_its_corpus_and_phrases_on_its_pages(pa
 
 def test_there_are_golden_sets_to_check() -> None:
     assert len(SETS) >= 4
+
+
+def _other_docs() -> list[tuple[str, str, str]]:
+    """The Makefile's OTHER_DOCS: (package, folder, set) per set `make eval` runs if installed."""
+    text = (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8").replace("\\\n", " ")
+    line = next(line for line in text.splitlines() if line.startswith("OTHER_DOCS :="))
+    specs = line.split(":=", 1)[1].split()
+    return [(spec.split(":")[0], spec.split(":")[1], spec.split(":", 2)[2]) for spec in specs]
+
+
+UNTUNED = ["git-doc.json", "apache2-doc.json", "django-doc.json", "exim4-doc.json"]
+
+
+def test_make_eval_runs_every_set_on_documentation_nobody_tuned_on() -> None:
+    wired = {Path(golden).name: (package, folder) for package, folder, golden in _other_docs()}
+    assert sorted(wired) == sorted(UNTUNED)
+    for name, (_package, folder) in wired.items():
+        golden = load_golden(PROJECT_ROOT / "examples" / "golden" / name)
+        assert golden.corpus_dir == folder, f"{name}: make eval checks {folder} for its package"
+
+
+@pytest.mark.parametrize("name", UNTUNED)
+def test_a_set_on_untuned_documentation_has_ten_briefs_of_two_labelled_required_questions(
+    name: str,
+) -> None:
+    golden = load_golden(PROJECT_ROOT / "examples" / "golden" / name)
+    assert len(golden.briefs) >= 10
+    for entry in golden.briefs:
+        required = [q for q in entry.questions if q.required]
+        assert len(required) >= 2, entry.question
+        assert all(q.phrase for q in required), f"{entry.question}: a phrase per question"
+        documents = {page for q in entry.questions for page in q.pages}
+        assert len(documents) >= 2, f"{entry.question}: the gate wants two sources"
