@@ -87,8 +87,11 @@ _BEFORE = [
     ("no more than", "at most"), ("not more than", "at most"), ("a maximum of", "at most"),
     ("at most", "at most"), ("up to", "at most"), ("maximum", "at most"), ("max", "at most"),
     ("capped at", "at most"), ("not exceeding", "at most"),
-    ("more than", "more than"), ("greater than", "more than"), ("over", "more than"),
+    ("more than", "more than"), ("greater than", "more than"), ("larger than", "more than"),
+    ("bigger than", "more than"), ("longer than", "more than"), ("higher than", "more than"),
+    ("in excess of", "more than"), ("exceeding", "more than"), ("over", "more than"),
     ("above", "more than"), ("fewer than", "fewer than"), ("less than", "fewer than"),
+    ("smaller than", "fewer than"), ("shorter than", "fewer than"), ("lower than", "fewer than"),
     ("under", "fewer than"), ("below", "fewer than"),
     ("approximately", "about"), ("about", "about"), ("around", "about"), ("roughly", "about"),
     ("nearly", "about"), ("almost", "about"), ("circa", "about"), ("~", "about"),
@@ -115,6 +118,8 @@ _NOT_NOUNS = frozenset(
 ) - {"times"}
 # Words before a bare number that make it a version or a name: "version 2", "PostgreSQL 15".
 _VERSION_WORDS = frozenset("version versions release releases v ver python postgresql".split())
+# Words after a dotted number that make it a version: "the 2.0 release", "the 1.4 series".
+_VERSION_NOUNS = frozenset("release version series branch line".split())
 _ERA = re.compile(
     r"(?i)\b(?:before|prior to|until|earlier than|older than|up to and including)\s+"
     r"(?:version\s+|release\s+|v)?\d+(?:\.\d+)*(?:\.x)?\b"
@@ -186,9 +191,17 @@ def read(text: str) -> list[Quantity]:
     text = canonical(text)
     tokens = [_Token(m[0], m.start(), m.end()) for m in _TOKEN.finditer(text)]
     eras = _eras(text)
+    dates = _full_dates(text)
     found: list[Quantity] = []
     index = 0
     while index < len(tokens):
+        date = next((item for item, end in dates if item.at <= tokens[index].start < end), None)
+        if date is not None:  # "1 May 2023", "May 1, 2023", "2023-05-01": one date
+            found.append(date)
+            end = next(end for item, end in dates if item is date)
+            while index < len(tokens) and tokens[index].start < end:
+                index += 1
+            continue
         quantity, index = _at(text, tokens, index)
         if quantity is not None:
             era = next((name for start, end, name in eras if start <= quantity.at < end), "")
@@ -196,6 +209,58 @@ def read(text: str) -> list[Quantity]:
                 quantity = _replace(quantity, era=era)
             found.append(quantity)
     return found
+
+
+_MONTH_ABBREVIATIONS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
+_MONTH_NUMBERS = {
+    name: number
+    for number, abbreviation in enumerate(_MONTH_ABBREVIATIONS, start=1)
+    for name in _MONTHS
+    if name[:3] == abbreviation
+}
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_FULL_DATES = [
+    re.compile(r"(?<![\w.-])(?P<year>\d{4})-(?P<number>[01]\d)-(?P<day>[0-3]\d)(?!\w|-\w|\.\d)"),
+    re.compile(rf"(?i)(?<![\w.]){_DAY}\s+(?:of\s+)?{_MONTH},?\s+(?P<year>\d{{4}})(?!\w|\.\d)"),
+    re.compile(rf"(?i)(?<![\w.]){_MONTH}\s+{_DAY},?\s+(?P<year>\d{{4}})(?!\w|\.\d)"),
+]
+
+
+def _full_dates(text: str) -> list[tuple[Quantity, int]]:
+    """Each calendar date with its year (and where it ends), named the same however it is
+    written: "1 May 2023", "May 1st, 2023" and "2023-05-01" are all the date 2023-05-01."""
+    found: list[tuple[Quantity, int]] = []
+    for pattern in _FULL_DATES:
+        for match in pattern.finditer(text):
+            parts = match.groupdict()
+            month = int(parts["number"]) if parts.get("number") else 0
+            month = month or _MONTH_NUMBERS.get(parts["month"].lower(), 0)
+            day = int(parts["day"])
+            if not (1 <= month <= 12 and 1 <= day <= 31):
+                continue
+            if any(item.at < match.end() and match.start() < end for item, end in found):
+                continue
+            name = f"{parts['year']}-{month:02d}-{day:02d}"
+            found.append((Quantity("date", None, match[0], match.start(), name=name), match.end()))
+    return sorted(found, key=lambda item: item[0].at)
+
+
+def date_parts(name: str) -> list[str]:
+    """What a full date names on its own: its year and its day and month ("2023-05-01": "2023"
+    and "1 may"); nothing for any other name."""
+    if not re.fullmatch(r"\d{4}-\d\d-\d\d", name):
+        return []
+    year, month, day = name.split("-")
+    return [year, f"{int(day)} {_MONTH_ABBREVIATIONS[int(month) - 1]}"]
+
+
+def same_date(stated: Quantity, evidence: Quantity) -> bool:
+    """A date (or year) the evidence's date states: the same day, or a day and month without a
+    year that the evidence's full date has ("1 May" of 2023-05-01), or that date's year."""
+    if evidence.kind != "date" or stated.kind not in ("date", "year"):
+        return False
+    return stated.name == evidence.name or stated.name in date_parts(evidence.name)
 
 
 def _replace(quantity: Quantity, **changes: object) -> Quantity:
@@ -237,7 +302,9 @@ def _digits(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | Non
     if before is not None and _glued(tokens, index):
         if before.lower in ("v", "ver") and not _glued(tokens, index - 1):
             return _name("version", token, tokens, index, prefix=before), index + 1
-        if before.word or before.text in "_./:#@-–&=":
+        if before.text == "=" and _glued(tokens, index - 1) and tokens[index - 2].word:
+            pass  # "max_retries=5": a setting's value, read as the amount it is
+        elif before.word or before.text in "_./:#@-–&=":
             return None, _skip_identifier(tokens, index)
     after = tokens[index + 1] if index + 1 < len(tokens) else None
     if after is not None and _glued(tokens, index + 1):
@@ -260,6 +327,8 @@ def _digits(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | Non
         return None, index + 1
     if _year(token.text) and not _counted_after(tokens, index + 1):
         return _name("year", token, tokens, index), index + 1
+    if "." in token.text and after is not None and after.lower in _VERSION_NOUNS:
+        return _name("version", token, tokens, index), index + 1  # "the 2.0 release"
     if before is not None and "," not in token.text and _names_version(tokens, index):
         return _name("version", token, tokens, index), index + 1
     fraction = _fraction_at(tokens, index)
@@ -383,6 +452,8 @@ def _words(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | None
         return None, index + 1
     if word == "twice":
         return _amount(text, tokens, index, index + 1, Decimal(2), noun="attempt")
+    if word in ("a", "one") and _single(tokens, index + 1):  # "a single worker": one worker
+        return _amount(text, tokens, index, index + 2, Decimal(1))
     parsed = _number_words(tokens, index)
     if parsed is None:
         return None, index + 1
@@ -391,6 +462,13 @@ def _words(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | None
     if word == "one" and end == index + 1 and (pronoun or not _noun_follows(tokens, end)):
         return None, end  # "one of them", "no one": a pronoun
     return _amount(text, tokens, index, end, value)
+
+
+def _single(tokens: list[_Token], index: int) -> bool:
+    """tokens[index] is "single" before the noun it counts (not "single-threaded")."""
+    if index + 1 >= len(tokens) or tokens[index].lower != "single":
+        return False
+    return not _glued(tokens, index + 1) and _noun_follows(tokens, index + 1)
 
 
 def _number_words(tokens: list[_Token], index: int) -> tuple[Decimal, int] | None:
@@ -654,8 +732,10 @@ def compatible_qualifier(stated: Quantity, evidence: Quantity) -> bool:
 def matches(stated: Quantity, evidence: Quantity) -> bool:
     """`evidence` states the figure `stated` states: value, unit or noun, qualifier, era."""
     if stated.kind != "amount" or evidence.kind != "amount":
-        if stated.name and stated.name == evidence.name:
+        if (stated.name and stated.name == evidence.name) or same_date(stated, evidence):
             return True
+        if stated.kind == "version" and evidence.kind == "amount" and not evidence.unit:
+            return evidence.text.split()[0] == stated.name  # "2.0 was released": as written
         bare = stated.kind == "amount" and not stated.unit and not stated.noun
         return bare and stated.qualifier == "exactly" and same_value(stated, evidence)
     return (

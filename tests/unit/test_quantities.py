@@ -86,7 +86,11 @@ def test_rates_say_what_they_are_per() -> None:
         ("Releases before 2.0 used 60 seconds.", "version", "2.0"),
         ("queues created under 1.x keep it", "version", "1.x"),
         ("a 2023 blog post", "year", "2023"),
-        ("Published 18 April 2023.", "date", "18 apr"),
+        ("Published 18 April 2023.", "date", "2023-04-18"),
+        ("Published on April 18th, 2023.", "date", "2023-04-18"),
+        ("Published: 2023-04-18.", "date", "2023-04-18"),
+        ("Published 18 April.", "date", "18 apr"),
+        ("Fixed in the 2.0 release", "version", "2.0"),
         ("Python 3.11 adds it", "version", "3.11"),
     ],
 )
@@ -154,6 +158,29 @@ SUPPORT = [
     ("added in Harbor Queue 2.1", "Redrive was added in Harbor Queue 2.1.", True),
     ("added in Harbor Queue 2.2", "Redrive was added in Harbor Queue 2.1.", False),
     ("PostgreSQL 15 or newer", "needs PostgreSQL 15", True),
+    # a date however written is one date; another day, or a year the evidence lacks, is not
+    ("released on 1 May 2023", "Released: 2023-05-01.", True),
+    ("released on May 1, 2023", "Released 1 May 2023", True),
+    ("released on 1 May", "Released: 2023-05-01.", True),
+    ("released in 2023", "Released: 2023-05-01.", True),
+    ("released on 2 May 2023", "Released: 2023-05-01.", False),
+    ("released on 1 May 2024", "Released: 2023-05-01.", False),
+    ("released on 1 May 2023", "Released 1 May", False),
+    ("the 2.0 release shipped it", "2.0 was released that day.", True),
+    ("the 2.1 release shipped it", "2.10 was released that day.", False),
+    ("run it on one worker", "run it on a single worker", True),
+    ("run it on a single worker", "run it on 1 worker", True),
+    ("run it on two workers", "run it on a single worker", False),
+    ("it uses single quotes", "strings take single quotes", True),
+    ("a single-threaded loop", "the loop is single-threaded", True),
+    # a setting's value written name=value is the value
+    ("max_retries is 5 by default", "The default is max_retries=5.", True),
+    ("max_retries is 6 by default", "The default is max_retries=5.", False),
+    # comparatives say "more than" / "fewer than" in many words
+    ("messages over 256 KB are rejected", "messages larger than 256 KB are rejected", True),
+    ("messages of at least 256 KB are rejected", "messages larger than 256 KB are rejected", False),
+    ("jobs shorter than 5 seconds", "jobs under 5 seconds", True),
+    ("jobs longer than 5 seconds", "jobs under 5 seconds", False),
 ]
 
 
