@@ -40,7 +40,7 @@ from activities.pages.fetch import build_http_client
 from activities.research import ResearchActivities
 from activities.search import CorpusSearch
 from baselines.offline import decide_offline
-from bench import cpu
+from bench import cpu, history_shape
 from runtime.settings import PROJECT_ROOT, Settings
 from starter.briefs import load_brief
 from starter.devstack import EmbeddedStack, embedded_stack
@@ -86,6 +86,7 @@ async def bench(concurrent: int) -> None:
             for label, run_id in (("demo run", demo_id), ("20-step run", long_id)):
                 events, size = await _history(stack, run_id)
                 rows.append((f"history, {label}", f"{events} events, {size / 1000:.0f} KB", ""))
+            rows.append(await _shape_row(stack, "offline demo run", demo_id))
             fake = FakeOpenAI(twelve_steps)
             with serve(fake) as url:
                 model = _model_stack(stack, url, "bench-model")
@@ -102,6 +103,7 @@ async def bench(concurrent: int) -> None:
                         "decide a regular activity",
                     )
                 )
+                rows.append(await _shape_row(stack, "HTTP model run", result.run_id))
                 sent, whole = _prompt_tokens(fake.requests)
                 rows.append(
                     (
@@ -180,6 +182,17 @@ def _twenty_steps(brief: Brief) -> Brief:
 async def _history(stack: EmbeddedStack, run_id: str) -> tuple[int, int]:
     history = await stack.client.get_workflow_handle(run_id).fetch_history()
     return len(history.events), len(history.to_json())
+
+
+async def _shape_row(stack: EmbeddedStack, label: str, run_id: str) -> tuple[str, str, str]:
+    """Workflow tasks and events per step of a run (bench.history_shape)."""
+    history = await stack.client.get_workflow_handle(run_id).fetch_history()
+    found = history_shape.shape(history.events)
+    return (
+        f"workflow tasks per step, {label}",
+        f"{found.tasks_per_step:.2f}",
+        found.describe(),
+    )
 
 
 @asynccontextmanager

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import select
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -182,12 +183,35 @@ async def open_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> Pool:
         max_size=max_size,
         kwargs=partial(_pool_kwargs, url),  # called for every connection the pool opens
         # Checked when lent: a connection a PostgreSQL restart killed is replaced, not handed to
-        # a ledger write that would fail and spend an activity attempt (one `SELECT 1`, ~0.1 ms).
-        check=AsyncConnectionPool.check_connection,
+        # a ledger write that would fail and spend an activity attempt (`lendable`).
+        check=lendable,
         open=False,
     )
     await pool.open(wait=True)
     return pool
+
+
+async def lendable(conn: psycopg.AsyncConnection[Any]) -> None:
+    """The pool's check of a connection before it lends it: raises when the connection is gone.
+
+    An idle connection the server has nothing to say to is lent as it is, with no round trip: a
+    server that shuts down or restarts tells each client (an error message, then end of file), so
+    the socket of a cut connection is readable. Only then, or in any state but idle, the pool's
+    own check asks the server (an empty query). Measured: the round trip was 7 of a step's 17 with
+    a real model (`python -m bench.lean`), each one PostgreSQL and worker CPU."""
+    if conn.closed or conn.broken:
+        raise psycopg.OperationalError("the connection is closed")
+    pgconn = conn.pgconn
+    idle = pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    if idle and not _readable(pgconn.socket):
+        return
+    await AsyncConnectionPool.check_connection(conn)
+
+
+def _readable(fd: int) -> bool:
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLPRI)
+    return bool(poller.poll(0))
 
 
 async def _pool_kwargs(url: str) -> dict[str, Any]:
