@@ -250,7 +250,13 @@ class ResearchWorkflow:
             )
             passed = not verification.gaps(checked.verdicts)
         status = RunStatus.COMPLETED if passed else RunStatus.INCOMPLETE
-        return Outcome(status=status, stop_reason=stop, report=report, verification=checked)
+        return Outcome(  # the operator's reason is the result's message: what was composed with
+            status=status,
+            stop_reason=stop,
+            report=report,
+            verification=checked,
+            detail=state.finish_reason,
+        )
 
     def _context_budget(self) -> int:
         state = self._state

@@ -332,3 +332,27 @@ def test_an_export_reads_back_as_the_rows_it_was_written_from(tmp_path: Path) ->
     assert again == rows
     assert history_again is not None and history is not None
     assert history_again.events == history.events
+
+
+def test_an_operator_finish_recomposes_with_the_reason_the_result_carries() -> None:
+    from starter.audit.report import composed_report_recomposes
+    from workflows.composer import compose
+
+    rows, facts = recorded("step-limit")
+    assert rows.report is not None and facts.result is not None
+    data = AuditData(rows, facts)
+    reason = "enough for the design review"
+    again = compose(
+        rows.run.brief,
+        data.evidence_models(),
+        data.source_refs(),
+        StopReason.OPERATOR_FINISH,
+        reason,
+    )
+    rows.report.report = again.model_copy(update={"composed": True})
+    rows.report.stop_reason = StopReason.OPERATOR_FINISH
+    facts.result.message = reason  # what the workflow returns since the finish carries it
+
+    assert list(composed_report_recomposes(AuditData(rows, facts))) == []
+    facts.result.message = ""
+    assert list(composed_report_recomposes(AuditData(rows, facts))), "the reason is what it checks"

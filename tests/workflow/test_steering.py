@@ -103,6 +103,7 @@ async def test_finish_now_completes_when_the_composed_report_passes(client: Clie
     assert (result.status, result.stop_reason) == (RunStatus.COMPLETED, StopReason.OPERATOR_FINISH)
     assert result.counters.steps == 6
     assert result.counters.model_calls == 6, "no model call after the operator asked to finish"
+    assert result.message == reason, "the result says what the report was composed with (audit)"
     saved = web.reports[-1]
     assert (saved.status, saved.stop_reason) == (RunStatus.COMPLETED, StopReason.OPERATOR_FINISH)
     assert saved.report.composed
