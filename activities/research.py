@@ -28,6 +28,7 @@ from activities.pages.fetch import (
     FetchedPage,
     FetchFailed,
     FetchRefused,
+    client_policy,
     fetch_page,
 )
 from activities.pages.guard import refusal_reason
@@ -35,6 +36,7 @@ from activities.search import SearchProvider, keep_allowed
 from activities.snapshots import snapshot
 from runtime.options import FetchLimits, ResearchOptions
 from workflows import contracts
+from workflows.hosts import host_matches
 from workflows.models import SourceRef
 from workflows.verification import Verification
 
@@ -102,6 +104,7 @@ class ResearchActivities:
             execution_id=scope.execution,
             search_attributes=self._options.search_attributes,
             local_search=self._search.name == "corpus",
+            local_hosts=await self._local_hosts(request.brief.allowed_hosts),
             # A rerun's `decide` (the `replay` provider) stays a regular activity on any worker,
             # so its refusal (no decision recorded for a turn) ends the run `provider_error` with
             # the reason.
@@ -209,6 +212,11 @@ class ResearchActivities:
         ref = await self._download(request, ledger)
         stored = await ledger.source(ref.id, request.url)
         return stored if stored is not None else StoredSource(ref=ref)
+
+    async def _local_hosts(self, allowed_hosts: list[str]) -> list[str]:
+        """The allowed hosts the fetch client serves from disk (the corpus), never the network."""
+        served = client_policy(await self._client()).corpus_hosts
+        return sorted(host for host in served if host_matches(host, allowed_hosts))
 
     async def _client(self) -> httpx.AsyncClient:
         """The fetch client, serving every corpus folder indexed so far (even after start)."""

@@ -66,6 +66,10 @@ class StartRunResult(BaseModel):
     # run as local activities. Recorded, so replay decides the same.
     local_search: bool = False
     local_model: bool = False  # the model is a deterministic policy inside the worker (offline)
+    # The brief's hosts this worker serves from disk (the corpus): a page read of one, like a read
+    # of a stored source, needs no network and runs as a local activity. Recorded ([]: a worker
+    # before it, every page read a regular activity).
+    local_hosts: list[str] = Field(default_factory=list)
     # The worker's RESEARCH_MODEL_TIMEOUT_SECONDS: decide's timeout follows from it (0: recorded
     # by a worker before it, decide keeps the old fixed timeout).
     model_timeout_seconds: float = 0.0

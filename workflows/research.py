@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.composer import compose
     from workflows.contracts import In, Out
     from workflows.dispatch import Outcome, ToolDispatcher, describe_step
+    from workflows.hosts import url_host
     from workflows.models import (
         Brief,
         Decision,
@@ -154,6 +155,7 @@ class ResearchWorkflow:
         self._local_model = False
         self._decide_timeout = DECIDE_TIMEOUT
         self._local_search = False
+        self._local_hosts: frozenset[str] = frozenset()
         self._upserted: tuple[str, str] | None = None
         self._turn_start = 0  # the first step of the latest turn (its results are shown whole)
         self._timer: asyncio.Future[None] | None = None
@@ -198,6 +200,7 @@ class ResearchWorkflow:
         self._state.writer = started.execution_id
         self._search_attributes = started.search_attributes
         self._local_search = started.local_search
+        self._local_hosts = frozenset(started.local_hosts)
         self._local_model = started.local_model
         if started.model_timeout_seconds > 0:
             seconds = timedelta(seconds=started.model_timeout_seconds)
@@ -452,7 +455,7 @@ class ResearchWorkflow:
         if capped:
             left = timedelta(seconds=max(self._state.seconds_left(workflow.now()), 1.0)) + grace
             timeout, total = min(timeout, left), min(total, left)
-        if self._is_local(name):
+        if self._is_local(name, request):
             try:
                 local: Out = await workflow.execute_local_activity(
                     name,
@@ -481,14 +484,18 @@ class ResearchWorkflow:
         )
         return result
 
-    def _is_local(self, name: str) -> bool:
-        """Ledger work, the local corpus search and a policy model run in the worker as local
-        activities; real models and page reads (which may go to the web, or be redirected there)
-        stay regular activities. A tool's activity runs where its spec says."""
+    def _is_local(self, name: str, request: object) -> bool:
+        """Ledger work, the local corpus search, a page read from the ledger or the corpus and a
+        policy model run in the worker as local activities; real models and page reads that may
+        go to the web stay regular activities. A tool's activity runs where its spec says."""
         if name in LEDGER_ACTIVITIES or name in REGISTRY.activities(local="always"):
             return True
         if name in REGISTRY.activities(local="when_search_is_local"):
             return self._local_search
+        if name in REGISTRY.activities(local="when_page_is_local"):
+            return isinstance(request, contracts.ReadPageInput) and (
+                not request.fetch or url_host(request.url) in self._local_hosts
+            )
         if name == contracts.DECIDE:
             return self._local_model
         return False

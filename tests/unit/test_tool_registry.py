@@ -102,7 +102,8 @@ def test_labels_and_where_each_activity_runs_come_from_the_specs() -> None:
     assert REGISTRY.activities(heartbeat=True) == {contracts.SEARCH_WEB, contracts.READ_PAGE}
     assert REGISTRY.activities(local="always") == {contracts.RECORD_EVIDENCE}
     assert REGISTRY.activities(local="when_search_is_local") == {contracts.SEARCH_WEB}
-    assert REGISTRY.activities(local="never") == {contracts.READ_PAGE}
+    assert REGISTRY.activities(local="when_page_is_local") == {contracts.READ_PAGE}
+    assert REGISTRY.activities(local="never") == set()
 
 
 def test_stored_results_read_back_by_kind_and_older_ones_by_their_fields() -> None:

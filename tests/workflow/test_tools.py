@@ -16,10 +16,12 @@ from tests.workflow.harness import (
     call,
     finish,
     make_brief,
+    markers_of,
     record,
     research_worker,
     start,
 )
+from workflows import contracts
 from workflows.models import (
     Brief,
     Decision,
@@ -285,3 +287,30 @@ async def test_the_nastiest_calls_end_the_run_within_its_bounds(client: Client) 
     assert not [event for event in history.events if event.event_type == failed]
     decide_inputs = [request.model_dump_json() for request in web.decide_calls]
     assert max(map(len, decide_inputs)) < 60_000, "the transcript keeps only capped calls"
+
+
+async def test_a_page_read_needing_no_network_runs_in_the_worker(client: Client) -> None:
+    """A read of a host the worker serves from disk, or of a stored source, is a local activity
+    (no workflow task of its own); any other host's is a regular activity."""
+    web = FakeWeb(pages=dict(PAGES))
+    served_from_disk = contracts.StartRunResult(local_hosts=["a.example"])
+    script = [SEARCH, READ_A, READ_B, REREAD_A, finish()]
+    stand_ins = StandIns(web, script, started=served_from_disk)
+    async with research_worker(client, stand_ins) as queue:
+        handle = await start(client, queue, make_brief(max_steps=5))
+        await handle.result()
+        history = await handle.fetch_history()
+
+    regular = [
+        event.activity_task_scheduled_event_attributes.activity_type.name
+        for event in history.events
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    ]
+    local = [
+        json.loads(marker.details["data"].payloads[0].data)["activity_type"]
+        for marker in markers_of(history)
+        if marker.marker_name == "core_local_activity"
+    ]
+    assert regular.count("read_page") == 1  # b.example's
+    assert local.count("read_page") == 2  # a.example's, and S1 read again from the ledger
+    assert web.fetches == [PAGE_A, PAGE_B]

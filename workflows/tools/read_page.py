@@ -154,7 +154,7 @@ SPEC = ToolSpec(
     },
     verbatim=frozenset(),
     results=(PageWindow,),
-    runs=Runs(contracts.READ_PAGE_ACTIVITY, local="never", heartbeat=True),
+    runs=Runs(contracts.READ_PAGE_ACTIVITY, local="when_page_is_local", heartbeat=True),
     run=run,
     describe=describe,
     compact=compact,

@@ -27,9 +27,11 @@ A = TypeVar("A", bound=ToolArgs)
 D = TypeVar("D", bound=ToolData)
 
 # Where a tool's activity runs: always as a local activity (ledger work only), never (it may wait
-# on the network: a regular activity, which survives a worker), or as a local activity when the
-# worker's search provider is local (the corpus search), else a regular one.
-Locality = Literal["always", "never", "when_search_is_local"]
+# on the network: a regular activity, which survives a worker), as a local activity when the
+# worker's search provider is local (the corpus search), else a regular one, or as a local
+# activity when the page it reads needs no network (a stored source, or a host the worker serves
+# from disk: `StartRunResult.local_hosts`), else a regular one.
+Locality = Literal["always", "never", "when_search_is_local", "when_page_is_local"]
 
 
 @dataclass(frozen=True)
