@@ -104,9 +104,11 @@ eval: $(STAMP) ## score both policies on the labelled golden sets (bench/results
 	$(BIN)/research eval $$sets --figures bench/results/eval.json
 
 # How lean the loop is: overhead per step, history, prompt tokens, 100 runs at once (figures only,
-# printed and written to bench/results/lean.json).
-bench: $(STAMP) ## how lean the loop is (bench/results/lean.json)
+# printed and written to bench/results/lean.json); then a 1,000-step run continued as new
+# (its executions and largest history: bench/results/long_run.json).
+bench: $(STAMP) ## how lean the loop is, and a long run (bench/results/lean.json, long_run.json)
 	$(BIN)/python -m bench.lean 100
+	$(BIN)/python -m bench.long_run 1000
 
 # Crashes and restarts under load: workers SIGKILLed at random and aimed at in-flight activities,
 # Temporal and PostgreSQL restarted once each, every run checked against an undisturbed one.

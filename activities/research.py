@@ -112,6 +112,7 @@ class ResearchActivities:
             model_timeout_seconds=self._options.model_timeout_seconds,
             verifier=checked.mode,
             verifier_name=checked.verifier,
+            continue_after_steps=self._options.continue_after_steps,
         )
 
     @activity.defn(name=contracts.SEARCH_WEB)

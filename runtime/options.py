@@ -50,6 +50,7 @@ class ResearchOptions:
     model_timeout_seconds: float = 120.0  # what one decide may take (the workflow's timeout)
     verifier_mode: VerifierMode = "deterministic"  # how the worker checks meaning
     verifier_name: str = "deterministic"  # how the report names the verifier
+    continue_after_steps: int = 100  # steps an execution takes, then continues as new
 
 
 @dataclass(frozen=True)

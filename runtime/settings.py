@@ -28,6 +28,10 @@ from runtime.options import (
 )
 from workflows.hosts import local_host_entry
 
+# workflows.models.STEPS_PER_EXECUTION, which a brief's history budget counts on (not imported:
+# the CLI's --version and --help import no pydantic; tests/unit/test_settings.py compares them).
+STEPS_PER_EXECUTION = 100
+
 ModelProvider = Literal["offline", "fixed", "openai", "azure"]
 # "deterministic": the offline policy's runs, whose deterministic checks are their verifier.
 VERIFIER_CHOICES: tuple[VerifierProvider, ...] = ("off", "openai", "azure")
@@ -149,6 +153,8 @@ class Settings:
     extract_cpu_seconds: float = 2.0  # CPU time turning one fetched page into text may take
     local_hosts: tuple[str, ...] = ()  # `host` or `host=IP`: plain http, any port, inside addresses
     workflow_cache: int = 1_000  # workflows a worker keeps in memory (0: replay every task)
+    # Steps one execution of a run takes before it continues as new (recorded by start_run).
+    continue_after_steps: int = STEPS_PER_EXECUTION
     # How long a starting worker waits for Temporal, and then for PostgreSQL, to answer (0: not).
     startup_wait_seconds: float = 60.0
     # APPLICATIONINSIGHTS_CONNECTION_STRING (runtime.telemetry reads it): its InstrumentationKey
@@ -175,6 +181,7 @@ class Settings:
             model_timeout_seconds=self.model_timeout_seconds,
             verifier_mode=self.verifier.mode,
             verifier_name=self.verifier.name,
+            continue_after_steps=self.continue_after_steps,
         )
 
     def chat_options(self) -> ChatOptions:
@@ -246,6 +253,7 @@ class Settings:
             extract_cpu_seconds=_float(env, "RESEARCH_EXTRACT_CPU_SECONDS", 2.0),
             local_hosts=_local_hosts(env.get("RESEARCH_LOCAL_HOSTS", "")),
             workflow_cache=_int(env, "RESEARCH_WORKFLOW_CACHE", 1_000, zero=True),
+            continue_after_steps=_continue_after_steps(env),
             startup_wait_seconds=_float(env, "RESEARCH_STARTUP_WAIT_SECONDS", 60.0, zero=True),
             telemetry_connection_string=env.get("APPLICATIONINSIGHTS_CONNECTION_STRING") or None,
         )
@@ -445,6 +453,14 @@ def _local_hosts(raw: str) -> tuple[str, ...]:
 # call no model and search nothing (`research status`, `report`, ...) run without secrets.
 
 Choice = TypeVar("Choice", bound=str)
+
+
+def _continue_after_steps(env: dict[str, str]) -> int:
+    name = "RESEARCH_CONTINUE_AS_NEW_STEPS"
+    value = _int(env, name, STEPS_PER_EXECUTION)
+    if value > STEPS_PER_EXECUTION:  # the brief's history budget counts on at most this many
+        raise SettingsError(f"{name} must be at most {STEPS_PER_EXECUTION}, got {value}")
+    return value
 
 
 def _model_settings(env: dict[str, str]) -> dict[str, Any]:

@@ -112,7 +112,13 @@ def _add_review(commands: Commands) -> None:
     export.add_argument("--no-history", action="store_true", help="do not ask Temporal")
     audit = _add(commands, "audit", "check a run's ledger, report and history (a table)")
     audit.add_argument("target", metavar="ID|EXPORT_DIR")
-    audit.add_argument("--history", metavar="FILE", help="the workflow history as JSON")
+    audit.add_argument(
+        "--history",
+        metavar="FILE",
+        action="append",
+        help="the workflow history as JSON (again for each execution of a continued run, oldest "
+        "first)",
+    )
     audit.add_argument("--no-history", action="store_true", help="skip the history checks")
     audit.add_argument("--json", action="store_true", help="the results as JSON")
     replay = _add(commands, "replay", "replay a run's history against the current code")

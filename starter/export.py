@@ -1,9 +1,10 @@
 """`research export RUN DIR`: one run for a reader with no database access, and back.
 
 One JSON file per ledger table (the rows as they are), the report as Markdown and as JSON (quotes
-and URLs), every snapshot as a text file, and the workflow history when Temporal still has it.
-`research audit DIR` and `research replay DIR/history.json` read the folder as they read the
-ledger and the server.
+and URLs), every snapshot as a text file, and the workflow history when Temporal still has it:
+`history.json` the latest execution's, and for a run that continued as new `history-1.json`,
+`history-2.json`, ... the executions before it, oldest first. `research audit DIR` and `research
+replay DIR` read the folder as they read the ledger and the server.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,7 @@ from activities.ledger.review import (
 from runtime.settings import Settings
 from runtime.temporal import TemporalUnavailable
 from starter.errors import EXIT_USAGE, CliError
-from starter.history import fetch_history, read_history_file
+from starter.history import fetch_histories, read_history_file
 from starter.review import ReportView, ledger_for, load_rows, report_view
 
 TABLES: dict[str, type[BaseModel]] = {
@@ -45,6 +47,7 @@ TABLES: dict[str, type[BaseModel]] = {
 # Tables an older export may lack (read as no rows).
 OPTIONAL_TABLES: dict[str, type[BaseModel]] = {"verdicts": VerdictRow}
 HISTORY = "history.json"
+EARLIER = re.compile(r"^history-(\d+)\.json$")  # an execution before the latest (continue-as-new)
 
 
 async def export(settings: Settings, args: argparse.Namespace) -> int:
@@ -53,7 +56,8 @@ async def export(settings: Settings, args: argparse.Namespace) -> int:
         raise CliError(f"{folder} exists and is not an empty folder: name a new one", EXIT_USAGE)
     async with ledger_for(settings) as ledger:
         rows = await load_rows(ledger, args.id)
-    history, why_not = None, "not asked for (--no-history)"
+    history: list[WorkflowHistory] | None = None
+    why_not = "not asked for (--no-history)"
     if not args.no_history:
         history, why_not = await _history(settings, args.id)
     files = await asyncio.to_thread(write_export, rows, history, folder)
@@ -69,15 +73,19 @@ def _occupied(folder: Path) -> bool:
     return folder.exists() and (not folder.is_dir() or any(folder.iterdir()))
 
 
-async def _history(settings: Settings, run_id: str) -> tuple[WorkflowHistory | None, str]:
+async def _history(settings: Settings, run_id: str) -> tuple[list[WorkflowHistory] | None, str]:
     try:
-        return await fetch_history(settings, run_id), ""
+        return await fetch_histories(settings, run_id), ""
     except (TemporalUnavailable, CliError) as error:
         return None, str(error)
 
 
-def write_export(rows: RunRows, history: WorkflowHistory | None, folder: Path) -> list[str]:
-    """Write the folder; the names of the files written (snapshots as `snapshots/`)."""
+def write_export(
+    rows: RunRows, history: WorkflowHistory | list[WorkflowHistory] | None, folder: Path
+) -> list[str]:
+    """Write the folder; the names of the files written (snapshots as `snapshots/`). `history`:
+    the run's executions, oldest first (or the one)."""
+    histories = [history] if isinstance(history, WorkflowHistory) else history or []
     (folder / "snapshots").mkdir(parents=True, exist_ok=True)
     written = {"run.json": _dump(rows.run)}
     for table in [*TABLES, *OPTIONAL_TABLES]:
@@ -94,14 +102,16 @@ def write_export(rows: RunRows, history: WorkflowHistory | None, folder: Path) -
     for source in rows.sources:
         if source.snapshot is not None:
             (folder / _snapshot_file(source)).write_text(source.snapshot, encoding="utf-8")
-    if history is not None:
-        (folder / HISTORY).write_text(history.to_json(), encoding="utf-8")
-    (folder / "README.md").write_text(_readme(rows, history is not None), encoding="utf-8")
+    history_names = [f"history-{n}.json" for n in range(1, len(histories))]
+    history_names += [HISTORY] if histories else []
+    for name, one in zip(history_names, histories, strict=True):
+        (folder / name).write_text(one.to_json(), encoding="utf-8")
+    (folder / "README.md").write_text(_readme(rows, len(histories)), encoding="utf-8")
     names = sorted([*written, *(["report.md"] if rows.report else [])])
-    return ["README.md", *names, *([HISTORY] if history else []), "snapshots/"]
+    return ["README.md", *names, *history_names, "snapshots/"]
 
 
-def _readme(rows: RunRows, with_history: bool) -> str:
+def _readme(rows: RunRows, executions: int) -> str:
     run = rows.run
     lines = [
         f"# Run {run.run_id}",
@@ -116,11 +126,17 @@ def _readme(rows: RunRows, with_history: bool) -> str:
         "- `run.json`, `steps.json`, `model_calls.json`, `searches.json`, `passages.json`,",
         "  `verdicts.json`: the ledger's other rows of this run, one file per table",
     ]
-    if with_history:
+    if executions == 1:
         lines.append("- `history.json`: the Temporal workflow history")
+    elif executions:
+        lines.append(
+            f"- `history.json`, `history-1.json` ... `history-{executions - 1}.json`: the Temporal"
+            f" workflow histories of the run's {executions} executions (it continued as new):"
+            " the latest, then the ones before it, oldest first"
+        )
     lines += ["", "Check it: `research audit <this folder>`"]
-    if with_history:
-        lines.append("Replay it: `research replay <this folder>/history.json`")
+    if executions:
+        lines.append("Replay it: `research replay <this folder>`")
     return "\n".join(lines) + "\n"
 
 
@@ -145,8 +161,20 @@ def is_export(folder: Path) -> bool:
     return (folder / "run.json").is_file()
 
 
-def load_export(folder: Path) -> tuple[RunRows, WorkflowHistory | None]:
-    """The rows and the history an export holds, or CliError naming the file that is wrong."""
+def history_files(folder: Path) -> list[Path]:
+    """An export's history files, oldest execution first (history.json, the latest, last)."""
+    earlier = sorted(
+        (int(found.group(1)), path)
+        for path in folder.iterdir()
+        if (found := EARLIER.match(path.name)) is not None
+    )
+    latest = folder / HISTORY
+    return [path for _, path in earlier] + ([latest] if latest.is_file() else [])
+
+
+def load_export(folder: Path) -> tuple[RunRows, list[WorkflowHistory] | None]:
+    """The rows and the histories an export holds (oldest execution first), or CliError naming
+    the file that is wrong."""
     try:
         rows = RunRows(
             run=RunRow.model_validate(_read(folder, "run.json")),
@@ -164,8 +192,8 @@ def load_export(folder: Path) -> tuple[RunRows, WorkflowHistory | None]:
             f"export {folder}: a file does not hold ledger rows ({error.errors()[0]['msg']})",
             EXIT_USAGE,
         ) from None
-    history = folder / HISTORY
-    return rows, read_history_file(history) if history.is_file() else None
+    files = history_files(folder)
+    return rows, [read_history_file(path) for path in files] if files else None
 
 
 def _read(folder: Path, name: str) -> Any:

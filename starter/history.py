@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, ValidationError
 from temporalio.api.common.v1 import Payload, Payloads
 from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
 from temporalio.api.history.v1 import HistoryEvent
-from temporalio.client import WorkflowHistory
+from temporalio.client import Client, WorkflowHistory
 from temporalio.service import RPCError, RPCStatusCode
 
 from runtime.settings import Settings
@@ -20,17 +20,46 @@ from starter.errors import EXIT_USAGE, CliError, no_such_run
 from workflows.models import RunResult
 
 MAX_HISTORY_BYTES = 100_000_000  # Temporal refuses histories past 50 MB; JSON is larger
+# Executions followed back from the latest (a 1,000-step run continues as new about 10 times).
+MAX_EXECUTIONS = 1_000
 
 
 async def fetch_history(settings: Settings, run_id: str) -> WorkflowHistory:
     """The run's history from the Temporal server (its latest execution under this id)."""
+    return (await fetch_histories(settings, run_id))[-1]
+
+
+async def fetch_histories(settings: Settings, run_id: str) -> list[WorkflowHistory]:
+    """Every execution of the run, oldest first (`history_chain`)."""
     client = await connect(settings)
     try:
-        return await client.get_workflow_handle(run_id).fetch_history()
+        return await history_chain(client, run_id)
     except RPCError as error:
         if error.status == RPCStatusCode.NOT_FOUND:
             raise no_such_run(run_id) from None
         raise
+
+
+async def history_chain(client: Client, run_id: str) -> list[WorkflowHistory]:
+    """The histories of the run's executions, oldest first: the latest execution under this id
+    and each one it continued from (continue-as-new, `workflows.continuation`), followed back
+    through the started event's continued run id. A run that never continued has one."""
+    histories = [await client.get_workflow_handle(run_id).fetch_history()]
+    while len(histories) < MAX_EXECUTIONS:
+        before = continued_from(histories[0])
+        if not before:
+            break
+        earlier = client.get_workflow_handle(run_id, run_id=before)
+        histories.insert(0, await earlier.fetch_history())
+    return histories
+
+
+def continued_from(history: WorkflowHistory) -> str:
+    """The execution this history's execution continued as new from ("" when none)."""
+    if not history.events:
+        return ""
+    started = history.events[0].workflow_execution_started_event_attributes
+    return started.continued_execution_run_id
 
 
 def read_history_file(path: Path) -> WorkflowHistory:
@@ -90,6 +119,7 @@ class HistoryFacts(BaseModel):
     workflow_type: str = ""
     brief: Any = None  # the workflow input as recorded
     events: int = 0
+    executions: int = 1  # the executions read (a run that continued as new has several)
     activities: list[ActivityFact] = Field(default_factory=list)
     signals: list[tuple[str, Any]] = Field(default_factory=list)
     updates: list[UpdateFact] = Field(default_factory=list)
@@ -117,13 +147,24 @@ _ACTIVITY_ENDS = {
 }
 
 
-def history_facts(history: WorkflowHistory) -> HistoryFacts:
-    """What the history records, decoded from its JSON payloads (never by running code)."""
-    facts = HistoryFacts(workflow_id=history.workflow_id, events=len(history.events))
-    scheduled: dict[int, ActivityFact] = {}
-    accepted: dict[int, UpdateFact] = {}
-    for event in history.events:
-        _read_event(event, facts, scheduled, accepted)
+def history_facts(history: WorkflowHistory | list[WorkflowHistory]) -> HistoryFacts:
+    """What the history records, decoded from its JSON payloads (never by running code). Given
+    the histories of a run that continued as new (oldest first), their facts as one: the first
+    execution's input (the brief), every activity, signal and update in order, the last
+    execution's id and outcome."""
+    histories = history if isinstance(history, list) else [history]
+    facts = HistoryFacts(
+        workflow_id=histories[0].workflow_id, events=sum(len(h.events) for h in histories)
+    )
+    for number, one in enumerate(histories):
+        scheduled: dict[int, ActivityFact] = {}
+        accepted: dict[int, UpdateFact] = {}
+        brief = facts.brief
+        for event in one.events:
+            _read_event(event, facts, scheduled, accepted)
+        if number:  # a continued execution's input is the brief and what it carries
+            facts.brief = brief
+    facts.executions = len(histories)
     return facts
 
 

@@ -26,8 +26,8 @@ from runtime.settings import Settings
 from runtime.telemetry import telemetry
 from runtime.temporal import TemporalUnavailable
 from starter.errors import EXIT_USAGE, CliError
-from starter.export import HISTORY
-from starter.history import fetch_history, read_history_file
+from starter.export import HISTORY, history_files
+from starter.history import fetch_histories, read_history_file
 from workflows.research import ResearchWorkflow
 
 EXIT_CLEAN = 0
@@ -45,13 +45,21 @@ def history_file(target: str) -> Path | None:
     return path if target.endswith(".json") or "/" in target or path.is_file() else None
 
 
-async def load_history(settings: Settings, target: str) -> WorkflowHistory:
-    """From a file or an export folder, else from the server by run id."""
+async def load_histories(settings: Settings, target: str) -> list[WorkflowHistory]:
+    """From a file (one execution), an export folder (each execution it holds), else from the
+    server by run id: every execution of the run, oldest first (a run that continued as new
+    has several)."""
+    path = Path(target)
+    if await asyncio.to_thread(path.is_dir):
+        files = await asyncio.to_thread(history_files, path)
+        return [
+            await asyncio.to_thread(read_history_file, file) for file in files or [path / HISTORY]
+        ]
     file = await asyncio.to_thread(history_file, target)
     if file is not None:
-        return await asyncio.to_thread(read_history_file, file)
+        return [await asyncio.to_thread(read_history_file, file)]
     try:
-        return await fetch_history(settings, target)
+        return await fetch_histories(settings, target)
     except TemporalUnavailable as error:
         raise CliError(str(error), EXIT_UNREPLAYABLE) from None
 
@@ -80,19 +88,29 @@ def divergence(failure: BaseException) -> str:
 
 
 async def replay(settings: Settings, args: argparse.Namespace) -> int:
-    history = await load_history(settings, args.target)
-    events = len(history.events)
-    problem = await replay_history(history)
-    if problem is None:
-        print(f"replays cleanly: {history.workflow_id} ({events} events) against the current code")
-        return EXIT_CLEAN
+    """Replay each execution's history in turn; the first that diverges is reported."""
+    histories = await load_histories(settings, args.target)
+    count = len(histories)
+    for number, history in enumerate(histories, start=1):
+        problem = await replay_history(history)
+        if problem is None:
+            continue
+        which = f" execution {number} of {count}," if count > 1 else ""
+        print(
+            f"diverges: {history.workflow_id}{which} ({len(history.events)} events) does not "
+            f"replay against the current code: {problem}. A running workflow with this history "
+            "would fail its next workflow task on it; ship the change as a new build "
+            "(docs/operations.md, rolling out a change) so that such runs stay on the build they "
+            "started on."
+        )
+        return EXIT_DIVERGED
+    events = sum(len(history.events) for history in histories)
+    which = f", {count} executions" if count > 1 else ""
     print(
-        f"diverges: {history.workflow_id} ({events} events) does not replay against the current "
-        f"code: {problem}. A running workflow with this history would fail its next workflow "
-        "task on it; ship the change as a new build (docs/operations.md, rolling out a "
-        "change) so that such runs stay on the build they started on."
+        f"replays cleanly: {histories[0].workflow_id} ({events} events{which}) against the "
+        "current code"
     )
-    return EXIT_DIVERGED
+    return EXIT_CLEAN
 
 
 @functools.cache

@@ -78,6 +78,9 @@ class StartRunResult(BaseModel):
     # so replay decides the same: "" (a run started before the verifier) never asks one.
     verifier: VerifierMode = ""
     verifier_name: str = ""  # "openai gpt-4o-mini", for the report
+    # Steps an execution takes before the run continues as new (`workflows.continuation`); 0, as
+    # recorded before continue-as-new existed: the run never does.
+    continue_after_steps: int = 0
 
 
 class DecideInput(BaseModel):

@@ -74,7 +74,7 @@ class Limits(BaseModel):
 
 
 LIMIT_CEILINGS: dict[str, int] = {
-    "max_steps": 300,
+    "max_steps": 1_000,  # a long run continues as new every STEPS_PER_EXECUTION steps
     "max_searches": 100,
     "max_page_fetches": 200,
     "max_tokens": 10_000_000,
@@ -84,9 +84,11 @@ LIMIT_CEILINGS: dict[str, int] = {
     "min_sources": 20,
 }
 MIN_CONTEXT_CHARS = 2_000
-# Every turn's request lands in the workflow history: steps x context must stay well inside
-# Temporal's history size limit.
+# Every turn's request lands in the workflow history: the steps of one execution x context must
+# stay well inside Temporal's history size limit. A run continues as new (a fresh history) after
+# at most STEPS_PER_EXECUTION steps (`workflows.continuation`).
 HISTORY_BUDGET_CHARS = 20_000_000
+STEPS_PER_EXECUTION = 100
 # Beyond the brief itself, the context bound must leave room for at least one tool result.
 CONTEXT_RESERVE_CHARS = 1_000
 
@@ -164,10 +166,11 @@ class Brief(BaseModel):
                 raise ValueError(f"seed URL {url!r} is not on an allowed host")
         if self.limits.max_context_chars < MIN_CONTEXT_CHARS:
             raise ValueError(f"limit max_context_chars must be at least {MIN_CONTEXT_CHARS}")
-        if self.limits.max_steps * self.limits.max_context_chars > HISTORY_BUDGET_CHARS:
+        per_execution = min(self.limits.max_steps, STEPS_PER_EXECUTION)
+        if per_execution * self.limits.max_context_chars > HISTORY_BUDGET_CHARS:
             raise ValueError(
-                f"limits max_steps x max_context_chars is above {HISTORY_BUDGET_CHARS:,}: "
-                "lower one of them"
+                f"limits max_steps (at most {STEPS_PER_EXECUTION} an execution) x "
+                f"max_context_chars is above {HISTORY_BUDGET_CHARS:,}: lower one of them"
             )
         needed = len(self.model_dump_json()) + CONTEXT_RESERVE_CHARS
         ceiling = LIMIT_CEILINGS["max_context_chars"]
@@ -269,6 +272,9 @@ class Decision(BaseModel):
     # it did not fit the context budget (then no model was asked and there is no call).
     context_chars: int = 0
     over_context: bool = False
+    # The execution the ledger recorded this turn under (set by decide; empty: none, or a
+    # decide before this field): the workflow's writer from here on (`RunState.writer`).
+    execution_id: str = ""
 
 
 # ---------------------------------------------------------------- tool arguments

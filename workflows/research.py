@@ -18,6 +18,7 @@ with workflow.unsafe.imports_passed_through():
     # only when its own name is imported. `from workflows import x` imports the package (already
     # loaded inside the sandbox, with this module) and loads `x` afresh for every run: measured,
     # a run's sandbox took 56 ms of CPU to create, 15 ms with these passed through.
+    import workflows.continuation as continuation
     import workflows.contracts as contracts
     import workflows.gate as gate
     import workflows.tools.finish_research as finish_research
@@ -31,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         clean,
     )
     from workflows.composer import compose
+    from workflows.continuation import Continuation
     from workflows.contracts import In, Out
     from workflows.dispatch import Outcome, ToolDispatcher, describe_step
     from workflows.hosts import url_host
@@ -83,7 +85,7 @@ WRAP_UP_TIMEOUT = timedelta(seconds=30)  # saving the report after a bound tripp
 MAX_GUIDANCE = 10  # operator guidance kept (newest)
 LIMITS_REFUSED = "LimitsRefused"  # the error type of a refused extend_limits update
 MAX_REASON_CHARS = 500  # an operator's finish_now reason, as the report shows it
-RECENT_STEPS = 50  # step lines the progress query carries, so a poller misses none
+RECENT_STEPS = continuation.RECENT_ENTRIES  # step lines the progress query carries
 # Retry by cause: infrastructure faults (a lost worker, a timeout, a database restarting) are
 # retried until the run's deadline (schedule-to-close), not a fixed count; what a retry cannot fix
 # fails at once: errors raised non-retryable (a provider's refusal, a refused ledger write) and
@@ -131,8 +133,11 @@ class ResearchWorkflow:
     # decoding raised, the SDK would make no workflow object, and every later query (the CLI's,
     # the Web UI's) would fail with "Expected workflow input. This is a Python SDK bug." in the
     # worker log.
+    #
+    # `carried`: a run that continued as new (`workflows.continuation`) starts its next execution
+    # with its state; a run started by a client never passes it.
     @workflow.init
-    def __init__(self, brief: Brief | Any = None) -> None:
+    def __init__(self, brief: Brief | Any = None, carried: Continuation | None = None) -> None:
         read = read_brief(brief)
         self._invalid = read if isinstance(read, str) else ""
         # A stand-in the handlers can work on until `run` fails (never shown: queries say why).
@@ -141,7 +146,11 @@ class ResearchWorkflow:
             if isinstance(read, Brief)
             else Brief(question="-", allowed_hosts=["invalid.invalid"])
         )
-        self._state = RunState.begin(valid, workflow.now())
+        self._carried = carried if carried is not None and not self._invalid else None
+        if self._carried is not None:
+            self._state = self._carried.state
+        else:
+            self._state = RunState.begin(valid, workflow.now())
         self._run_id = workflow.info().workflow_id
         self._execution = workflow.info().run_id  # a reset's new execution has its own
         self._outcome: Outcome | None = None
@@ -160,17 +169,31 @@ class ResearchWorkflow:
         self._turn_start = 0  # the first step of the latest turn (its results are shown whole)
         self._timer: asyncio.Future[None] | None = None
         self._timer_limit = 0
+        self._started_with = contracts.StartRunResult()  # what start_run recorded
+        self._steps_before = 0  # steps taken by the executions before this one
+        if self._carried is not None:
+            self._steps_before = self._carried.steps_before
+            self._turn_start = self._carried.turn_start
+            self._upserted = self._carried.upserted
 
     @workflow.run
-    async def run(self, brief: Brief | Any = None) -> RunResult:
+    async def run(
+        self, brief: Brief | Any = None, carried: Continuation | None = None
+    ) -> RunResult:
         if not self._invalid:  # a seed the fetcher would refuse, started past `research start`
             self._invalid = seeds_problem(self._state.brief) or ""
         if self._invalid:
             raise ApplicationError(self._invalid, type=INVALID_INPUT, non_retryable=True)
-        # One trace per investigation: this span is its root, every activity runs below it.
-        with tracing.investigation(self._run_id, len(self._state.brief.questions)) as self._root:
+        # One trace per investigation: this span is its root, every activity runs below it (a
+        # continued execution's root is a child of the execution's before it).
+        parent = self._carried.trace if self._carried is not None else None
+        questions = len(self._state.brief.questions)
+        with tracing.investigation(self._run_id, questions, parent) as self._root:
             try:
-                await _cancellable(self._start())
+                if self._carried is not None:
+                    self._take_started(self._carried.started)
+                else:
+                    await _cancellable(self._start())
                 self._outcome = await self._investigate()
             except asyncio.CancelledError:
                 # Cancellation is not a crash: leave a composed report, then end CANCELLED.
@@ -196,8 +219,14 @@ class ResearchWorkflow:
             summary=f"start: {brief.question[:80]}",
             capped=False,
         )
-        self._started = True
         self._state.writer = started.execution_id
+        self._take_started(started)
+        self._publish()
+
+    def _take_started(self, started: contracts.StartRunResult) -> None:
+        """What start_run recorded (this execution's, or the first one's, carried)."""
+        self._started = True
+        self._started_with = started
         self._search_attributes = started.search_attributes
         self._local_search = started.local_search
         self._local_hosts = frozenset(started.local_hosts)
@@ -206,7 +235,6 @@ class ResearchWorkflow:
             seconds = timedelta(seconds=started.model_timeout_seconds)
             self._decide_timeout = seconds + DECIDE_LEDGER_WORK
         self._tools.verifier, self._tools.verifier_name = started.verifier, started.verifier_name
-        self._publish()
 
     # ------------------------------------------------------------ the loop
 
@@ -224,6 +252,14 @@ class ResearchWorkflow:
         stop = self._state.tripped(workflow.now())
         if stop is not None:
             return await self._stopped(stop)
+        if self._continues():
+            # Signals and updates in flight finish here (their effect is carried); a bound one
+            # of them tripped (finish_now) ends the run in this execution.
+            await workflow.wait_condition(workflow.all_handlers_finished)
+            stop = self._state.tripped(workflow.now())
+            if stop is not None:
+                return await self._stopped(stop)
+            self._continue_as_new()
         decision = await self._decide()  # decide builds the transcript from the ledger
         if isinstance(decision, Outcome):
             return decision
@@ -260,6 +296,33 @@ class ResearchWorkflow:
             verification=checked,
             detail=state.finish_reason,
         )
+
+    def _continues(self) -> bool:
+        """Whether the run continues as new before this turn (`workflows.continuation`)."""
+        info = workflow.info()
+        return continuation.should_continue(
+            self._started_with,
+            self._state.counters.steps - self._steps_before,
+            info.get_current_history_size(),
+            info.get_current_history_length(),
+            info.is_continue_as_new_suggested(),
+        )
+
+    def _continue_as_new(self) -> None:
+        """Continue as a new execution of this run, carrying its whole state (raises)."""
+        state = self._state
+        context = self._root.get_span_context()
+        carried = Continuation(
+            state=continuation.carried_state(state),
+            started=self._started_with,
+            turn_start=self._turn_start,
+            execution=(self._carried.execution + 1) if self._carried is not None else 2,
+            steps_before=state.counters.steps,
+            upserted=self._upserted,
+            trace=continuation.TraceParent(trace_id=context.trace_id, span_id=context.span_id),
+        )
+        tracing.continued(self._root, state.counters, carried.execution)
+        workflow.continue_as_new(args=[state.brief, carried])
 
     def _context_budget(self) -> int:
         state = self._state
@@ -304,6 +367,9 @@ class ResearchWorkflow:
         decision = call.result()
         if not decision.over_context:  # a model answered: count it
             self._state.count_model_call(request.scope.turn)
+            # The ledger holds this turn under that execution (the first activity of a continued
+            # or reset execution forks it): a reset from here forks from it.
+            self._state.writer = decision.execution_id or self._state.writer
         return decision
 
     def _deadline_timer(self) -> asyncio.Future[None]:

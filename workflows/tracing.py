@@ -29,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from opentelemetry import context as otel_context
     from opentelemetry import trace
     from opentelemetry.trace import Span as Span
-    from opentelemetry.trace import SpanKind, StatusCode
+    from opentelemetry.trace import SpanContext, SpanKind, StatusCode, TraceFlags
 
 from workflows.tools.registry import REGISTRY
 
@@ -40,8 +40,13 @@ _log = logging.getLogger("research.workflow")
 
 
 @contextlib.contextmanager
-def _span(name: str, kind: SpanKind, attributes: dict[str, Any]) -> Iterator[Span]:
-    span = trace.get_tracer(TRACER).start_span(name, kind=kind, attributes=attributes)
+def _span(
+    name: str, kind: SpanKind, attributes: dict[str, Any], parent: Any = None
+) -> Iterator[Span]:
+    context = None if parent is None else _parent_context(parent.trace_id, parent.span_id)
+    span = trace.get_tracer(TRACER).start_span(
+        name, context=context, kind=kind, attributes=attributes
+    )
     token = otel_context.attach(trace.set_span_in_context(span))
     try:
         yield span
@@ -52,7 +57,9 @@ def _span(name: str, kind: SpanKind, attributes: dict[str, Any]) -> Iterator[Spa
         # eviction counts as replaying: the worker that replays the run ends it).
         raise
     except BaseException as error:
-        if isinstance(error, asyncio.CancelledError) or workflow.is_failure_exception(error):
+        if isinstance(
+            error, asyncio.CancelledError | workflow.ContinueAsNewError
+        ) or workflow.is_failure_exception(error):
             span.end()  # not ended while the worker evicts (that counts as replaying)
         elif isinstance(error, Exception):  # a failed workflow task: its retry ends the span
             span.set_status(StatusCode.ERROR, f"{type(error).__name__}: {error}")
@@ -62,9 +69,19 @@ def _span(name: str, kind: SpanKind, attributes: dict[str, Any]) -> Iterator[Spa
     otel_context.detach(token)
 
 
+def _parent_context(trace_id: int, span_id: int) -> otel_context.Context | None:
+    """The context of the span before (an earlier execution's root), None when it had none."""
+    if not trace_id or not span_id:
+        return None
+    before = SpanContext(trace_id, span_id, is_remote=True, trace_flags=TraceFlags(1))
+    return trace.set_span_in_context(trace.NonRecordingSpan(before))
+
+
 @contextlib.contextmanager
-def investigation(run_id: str, questions: int) -> Iterator[Span]:
-    """The root span of a run (`invoke_agent research-agent`, GenAI agent conventions)."""
+def investigation(run_id: str, questions: int, parent: Any = None) -> Iterator[Span]:
+    """The root span of a run (`invoke_agent research-agent`, GenAI agent conventions). A run
+    that continued as new opens one per execution, each a child of the one before (`parent`:
+    its trace and span ids), so the investigation is one trace."""
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.name": AGENT,
@@ -72,8 +89,20 @@ def investigation(run_id: str, questions: int) -> Iterator[Span]:
         "research.run_id": run_id,
         "research.questions": questions,
     }
-    with _span(f"invoke_agent {AGENT}", SpanKind.SERVER, attributes) as span:
+    with _span(f"invoke_agent {AGENT}", SpanKind.SERVER, attributes, parent) as span:
         yield span
+
+
+def continued(span: Span, counters: Any, execution: int) -> None:
+    """This execution's root span ends as the run continues as new, as execution `execution`."""
+    span.set_attributes({"research.continued_as_new": execution, "research.steps": counters.steps})
+    _info(
+        "run continues as new (execution %d) after %d steps",
+        execution,
+        counters.steps,
+        run_id=workflow.info().workflow_id,
+        step=counters.steps,
+    )
 
 
 def outcome(span: Span, status: Any, stop_reason: Any, counters: Any, evidence: int) -> None:

@@ -115,8 +115,9 @@ class ModelActivities:
             # This execution's rows: after a reset, the turns from here on are asked again.
             ledger = await self._ledger.bind(request.scope)
             recorded = await ledger.decision(turn)
+        written = {"execution_id": ledger.execution or ""}  # the rows are under it from here on
         if recorded is not None:  # a retry after the answer was stored: never ask (or pay) twice
-            return recorded
+            return recorded.model_copy(update=written)
         if request.watermark is not None:  # the lean loop: the transcript is in the ledger
             async with ledger_errors():
                 entries = await ledger.transcript(request.watermark)
@@ -128,7 +129,7 @@ class ModelActivities:
         async with ledger_errors():
             provider = replay.PROVIDER if request.brief.rerun_of else self._options.provider
             await ledger.record_model_call(turn, decision, provider, request.context_chars)
-        return decision.model_copy(update={"context_chars": request.context_chars})
+        return decision.model_copy(update={"context_chars": request.context_chars, **written})
 
     async def _turn(self, request: DecideInput) -> Decision:
         """One model turn inside its `chat {model}` span; a rerun's turn asks no model."""

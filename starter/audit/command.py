@@ -16,7 +16,7 @@ from runtime.temporal import TemporalUnavailable
 from starter.audit import AuditData, CheckResult, audit_table, run_checks
 from starter.errors import EXIT_FAILED, EXIT_USAGE, CliError
 from starter.export import is_export, load_export
-from starter.history import fetch_history, history_facts, read_history_file
+from starter.history import fetch_histories, history_facts, read_history_file
 from starter.review import ledger_for, load_rows
 from workflows.models import RunStatus
 
@@ -36,7 +36,9 @@ async def audit(settings: Settings, args: argparse.Namespace) -> int:
 
 async def _load(
     settings: Settings, args: argparse.Namespace
-) -> tuple[RunRows, WorkflowHistory | None]:
+) -> tuple[RunRows, list[WorkflowHistory] | None]:
+    """The rows and the run's histories, oldest execution first (a run that continued as new has
+    several; its history checks read them as one)."""
     folder = Path(args.target)
     if await asyncio.to_thread(folder.is_dir):
         if not await asyncio.to_thread(is_export, folder):
@@ -52,16 +54,17 @@ async def _load(
         raise CliError(
             f"run {rows.run.run_id} is still running: audit it once it has ended", EXIT_USAGE
         )
-    if args.history:
-        history = await asyncio.to_thread(read_history_file, Path(args.history))
+    if args.history:  # each execution's file, oldest first
+        files = args.history if isinstance(args.history, list) else [args.history]
+        history = [await asyncio.to_thread(read_history_file, Path(file)) for file in files]
     elif history is None and not args.no_history:
         history = await _server_history(settings, rows.run.run_id)
     return rows, None if args.no_history else history
 
 
-async def _server_history(settings: Settings, run_id: str) -> WorkflowHistory:
+async def _server_history(settings: Settings, run_id: str) -> list[WorkflowHistory]:
     try:
-        return await fetch_history(settings, run_id)
+        return await fetch_histories(settings, run_id)
     except TemporalUnavailable as error:
         raise CliError(
             f"{error}; or audit without it: --history FILE or --no-history", EXIT_USAGE

@@ -331,7 +331,7 @@ def test_an_export_reads_back_as_the_rows_it_was_written_from(tmp_path: Path) ->
 
     assert again == rows
     assert history_again is not None and history is not None
-    assert history_again.events == history.events
+    assert [one.events for one in history_again] == [one.events for one in history]
 
 
 def test_an_operator_finish_recomposes_with_the_reason_the_result_carries() -> None:

@@ -219,8 +219,13 @@ def test_an_exact_host_does_not_match_its_subdomains() -> None:
 
 
 def test_limits_whose_history_would_be_too_large_are_refused() -> None:
-    sentence = refusal(brief(limits={"max_steps": 300, "max_context_chars": 100_000}))
-    assert sentence == "limits max_steps x max_context_chars is above 20,000,000: lower one of them"
+    sentence = refusal(brief(limits={"max_steps": 300, "max_context_chars": 300_000}))
+    assert sentence == (
+        "limits max_steps (at most 100 an execution) x max_context_chars is above 20,000,000: "
+        "lower one of them"
+    )
+    # A long run's steps are spread over executions: 1,000 steps of 100,000 characters fit.
+    assert Brief.model_validate(brief(limits={"max_steps": 1_000, "max_context_chars": 100_000}))
 
 
 def test_limits_must_be_whole_numbers_not_booleans_or_floats() -> None:

@@ -12,6 +12,7 @@ import worker
 from runtime.settings import (
     PROJECT_ROOT,
     SERPER_URL,
+    STEPS_PER_EXECUTION,
     Settings,
     SettingsError,
     build_id_of,
@@ -490,3 +491,16 @@ def test_a_malformed_version_setting_is_one_sentence(name: str, value: str, mess
     with pytest.raises(SettingsError) as raised:
         Settings.from_env({name: value})
     assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
+
+
+def test_continue_as_new_steps_default_to_the_briefs_history_budget_and_stay_within_it() -> None:
+    from workflows import models
+
+    assert STEPS_PER_EXECUTION == models.STEPS_PER_EXECUTION
+    assert Settings.from_env({}).research_options().continue_after_steps == 100
+    shorter = {"RESEARCH_CONTINUE_AS_NEW_STEPS": "10"}
+    assert Settings.from_env(shorter).research_options().continue_after_steps == 10
+    with pytest.raises(SettingsError, match="at most 100"):
+        Settings.from_env({"RESEARCH_CONTINUE_AS_NEW_STEPS": "101"})
+    with pytest.raises(SettingsError, match="greater than 0"):
+        Settings.from_env({"RESEARCH_CONTINUE_AS_NEW_STEPS": "0"})

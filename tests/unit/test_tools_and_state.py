@@ -340,7 +340,7 @@ def test_extend_raises_limits() -> None:
     [
         (ExtendLimitsInput(max_steps=4), "max_steps can only be raised: it is 5, asked 4"),
         (ExtendLimitsInput(max_steps=5), "max_steps can only be raised: it is 5, asked 5"),
-        (ExtendLimitsInput(max_steps=301), "max_steps 301 is above its ceiling of 300"),
+        (ExtendLimitsInput(max_steps=1001), "max_steps 1001 is above its ceiling of 1000"),
         (
             ExtendLimitsInput(max_steps=9, deadline_seconds=86_401),
             "deadline_seconds 86401 is above its ceiling of 86400",

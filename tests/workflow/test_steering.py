@@ -156,7 +156,7 @@ async def test_extend_limits_raises_max_steps_on_a_running_run(client: Client) -
     ("request_", "sentence"),
     [
         (ExtendLimitsInput(max_steps=2), "max_steps can only be raised: it is 3, asked 2"),
-        (ExtendLimitsInput(max_steps=301), "max_steps 301 is above its ceiling of 300"),
+        (ExtendLimitsInput(max_steps=1001), "max_steps 1001 is above its ceiling of 1000"),
     ],
 )
 async def test_extend_limits_refuses_lowering_and_leaves_the_run_unaffected(
