@@ -21,6 +21,8 @@ from activities.ledger import Ledger
 from starter.audit import AuditData, run_checks
 from starter.history import continued_from, history_chain, history_facts
 from tests.fakes.openai_server import Message, Reply
+from tests.fakes.telemetry_servers import OtlpReceiver
+from tests.system.conftest import WorkerProcess, demo_brief
 from tests.system.test_hostile_model import brief, hostile_worker
 from tests.system.test_reset import AFTER_RESET, FIRST, WANDERING, research
 from workflows.models import RunResult, RunStatus, StopReason
@@ -144,3 +146,53 @@ async def test_a_continued_run_is_one_investigation_for_the_ledger_and_every_com
     assert by_id[latest.original_execution_run_id].parent_execution_id == reset.run_id
     assert by_id[latest.original_execution_run_id].current
     assert await audit_problems(dev_client, corpus_ledger, run_id) == {}
+
+
+ROOT = "invoke_agent research-agent"
+
+
+@pytest.mark.timeout(240)
+async def test_a_continued_run_is_one_trace(
+    dev_client: Client,
+    corpus_ledger: Ledger,
+    worker_env: dict[str, str],
+    spawn_worker: type[WorkerProcess],
+) -> None:
+    """A worker process exporting over OTLP runs the demo (offline policy, 9 steps) continuing
+    every 4 steps: each execution's root span is a child of the one before, in one trace."""
+    run_id = f"long-trace-{uuid.uuid4().hex[:8]}"
+    with OtlpReceiver() as otlp:
+        env = {
+            **worker_env,
+            "RESEARCH_CONTINUE_AS_NEW_STEPS": "4",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": otlp.url,
+            "OTEL_BSP_SCHEDULE_DELAY": "200",
+        }
+        worker = spawn_worker(env)
+        worker.wait_ready()
+        handle = await dev_client.start_workflow(
+            ResearchWorkflow.run, demo_brief(), id=run_id, task_queue=env["RESEARCH_TASK_QUEUE"]
+        )
+        result: RunResult = await handle.result()
+        histories = await history_chain(dev_client, run_id)
+        worker.stop()  # SIGTERM: the worker flushes its exporter on the way out
+    spans = [s for s in otlp.collected.spans if s.attributes.get("research.run_id") == run_id]
+    roots = [s for s in spans if s.name == ROOT]
+    trace = [s for s in otlp.collected.spans if s.trace_id == roots[0].trace_id]
+
+    assert result.status is RunStatus.COMPLETED and result.counters.steps == 9
+    assert len(histories) == 3 and len(roots) == 3
+    assert {root.trace_id for root in roots} == {roots[0].trace_id}
+    by_id = {span.span_id: span for span in trace}
+    first = next(root for root in roots if root.parent_id == "")
+    chain = [first]
+    while len(chain) < len(roots):
+        chain.append(next(root for root in roots if root.parent_id == chain[-1].span_id))
+    assert [root.attributes.get("research.continued_as_new") for root in chain] == [2, 3, None]
+    assert chain[-1].attributes["research.status"] == "completed"
+    assert chain[-1].attributes["research.steps"] == 9
+    orphans = [s.name for s in trace if s.parent_id and s.parent_id not in by_id]
+    assert not orphans, f"every span hangs under a root of the run: {orphans}"
+    tools = [s for s in trace if s.name.startswith("execute_tool ")]
+    assert sorted(s.attributes["research.step"] for s in tools) == list(range(1, 10))
+    assert [len([t for t in tools if t.parent_id == root.span_id]) for root in chain] == [4, 4, 1]
