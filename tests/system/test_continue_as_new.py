@@ -7,6 +7,7 @@ forks from it and continues as new again.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from pathlib import Path
@@ -22,7 +23,8 @@ from starter.audit import AuditData, run_checks
 from starter.history import continued_from, history_chain, history_facts
 from tests.fakes.openai_server import Message, Reply
 from tests.fakes.telemetry_servers import OtlpReceiver
-from tests.system.conftest import WorkerProcess, demo_brief
+from tests.system.conftest import WorkerProcess, cli_env, demo_brief
+from tests.system.conftest import research as research_cli
 from tests.system.test_hostile_model import brief, hostile_worker
 from tests.system.test_reset import AFTER_RESET, FIRST, WANDERING, research
 from workflows.models import RunResult, RunStatus, StopReason
@@ -101,6 +103,18 @@ async def test_a_continued_run_is_one_investigation_for_the_ledger_and_every_com
         for command in ("audit", "replay"):
             offline = research(dev_client, embedded_pg_url, command, str(folder))
             assert offline.returncode == 0, offline.stdout + offline.stderr
+        # A rerun on the recorded decisions (it continues as new too) is the same investigation.
+        env_of_queue = cli_env(
+            TEMPORAL_ADDRESS=dev_client.service_client.config.target_host,
+            DATABASE_URL=embedded_pg_url,
+            RESEARCH_TASK_QUEUE=queue,
+        )
+        rerun = await asyncio.to_thread(research_cli, env_of_queue, "rerun", run_id, "--json")
+        assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+        compared = json.loads(rerun.stdout)
+        assert compared["identical"] and len(compared["rerun"]["steps"]) == 7
+        rerun_chain = await history_chain(dev_client, compared["rerun"]["run_id"])
+        assert len(rerun_chain) == 3
 
         # A reset of the middle execution, before its second turn (turn 5): it forks from that
         # execution, asks turns 5 to 7 again and continues as new after step 6, as before.
