@@ -17,6 +17,7 @@ from temporalio import workflow
 from temporalio.common import VersioningBehavior
 
 with workflow.unsafe.imports_passed_through():
+    from workflows.continuation import Continuation
     from workflows.dispatch import Outcome
     from workflows.models import Brief, RunResult, RunStatus, StopReason
     from workflows.research import ResearchWorkflow
@@ -31,8 +32,10 @@ STEPS_ON_B = 3
 )
 class ResearchWorkflowB(ResearchWorkflow):
     @workflow.run
-    async def run(self, brief: Brief | Any = None) -> RunResult:
-        return await super().run(brief)
+    async def run(
+        self, brief: Brief | Any = None, carried: Continuation | None = None
+    ) -> RunResult:
+        return await super().run(brief, carried)
 
     async def _turn(self) -> Outcome | None:
         if self._state.counters.steps >= STEPS_ON_B:  # the changed rule
