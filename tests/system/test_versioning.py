@@ -26,6 +26,7 @@ from temporalio.testing import WorkflowEnvironment
 from activities.ledger import Ledger
 from runtime.settings import PROJECT_ROOT, Settings, code_build_id
 from runtime.versioning import make_current
+from starter.history import history_chain
 from starter.local import DEMO_BRIEF
 from tests.conftest import installed_binary
 from tests.fakes.openai_server import FakeOpenAI, harborq_script, serve
@@ -59,7 +60,9 @@ async def test_a_run_keeps_its_build_while_the_next_build_takes_new_runs(
     model_a.hold_turn = HELD_TURN
     on_a, on_b = f"research-on-a-{tag}", f"research-on-b-{tag}"
     with serve(model_a) as url_a, serve(model_b) as url_b:
-        env_a = env | {"OPENAI_BASE_URL": url_a}
+        # Build A's run continues as new every 3 steps: its later executions, started after B
+        # was promoted, stay on A (a pinned run's continue-as-new keeps its build).
+        env_a = env | {"OPENAI_BASE_URL": url_a, "RESEARCH_CONTINUE_AS_NEW_STEPS": "3"}
         env_b = env | {"OPENAI_BASE_URL": url_b, "RESEARCH_BUILD_ID": BUILD_B}
         with _worker(env_a) as worker_a:  # the first build of the deployment: current at once
             assert f"(version {deployment}.{code_build_id()}, current)" in worker_a.said
@@ -85,6 +88,7 @@ async def test_a_run_keeps_its_build_while_the_next_build_takes_new_runs(
     assert f"Status: incomplete | Stop: step_limit\nSteps: {STEPS_ON_B} |" in second.stdout
     client = dev_server.client
     assert await _builds(client, on_a) == {code_build_id()}  # every workflow task on A
+    assert len(await history_chain(client, on_a)) == 3  # in three executions
     assert await _builds(client, on_b) == {BUILD_B}
     assert len(model_a.requests) == 7 and len(model_b.requests) == STEPS_ON_B
 
@@ -147,10 +151,11 @@ def _replay_on_b(env: dict[str, str], target: str) -> subprocess.CompletedProces
 
 
 async def _builds(client: Client, run_id: str) -> set[str]:
-    """The build ids that completed the run's workflow tasks, as its history records them."""
-    history = await client.get_workflow_handle(run_id).fetch_history()
+    """The build ids that completed the run's workflow tasks, as its histories (every execution)
+    record them."""
     return {
         event.workflow_task_completed_event_attributes.deployment_version.build_id
+        for history in await history_chain(client, run_id)
         for event in history.events
         if event.HasField("workflow_task_completed_event_attributes")
     }
