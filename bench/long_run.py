@@ -153,6 +153,12 @@ async def _figures(
         "audit_checks": len(audit),
         "audit_failed": [r.check.name for r in audit if r.failed],
         "ledger_steps": len(rows.steps),
+        # What ends a long run first: the transcript shown each turn grows with the steps.
+        "context_chars_last_turn": rows.model_calls[-1].context_chars if rows.model_calls else 0,
+        "context_chars_limit": limits.max_context_chars,
+        "context_chars_per_step": round(
+            (rows.model_calls[-1].context_chars if rows.model_calls else 0) / max(counters.steps, 1)
+        ),
         "ledger_execution_is_latest": rows.run.execution_id == latest_id,
         "seconds": round(elapsed, 1),
         "ms_per_step": round(elapsed * 1000 / max(counters.steps, 1), 1),
@@ -177,6 +183,12 @@ def _print(figures: dict[str, Any]) -> None:
             f"{figures['audit_checks'] - len(figures['audit_failed'])} of "
             f"{figures['audit_checks']} ok",
             ", ".join(figures["audit_failed"]) or "",
+        ),
+        (
+            "transcript shown, last turn",
+            f"{figures['context_chars_last_turn']:,} chars",
+            f"of max_context_chars {figures['context_chars_limit']:,}; "
+            f"{figures['context_chars_per_step']:,} a step",
         ),
         ("time", f"{figures['seconds']} s", f"{figures['ms_per_step']} ms a step"),
     ]

@@ -21,8 +21,8 @@ from workflows.state import RunState
 
 # The steps one execution takes come from the worker (RESEARCH_CONTINUE_AS_NEW_STEPS, at most
 # STEPS_PER_EXECUTION): start_run records them, so replay decides the same (0, as recorded before
-# continue-as-new existed: the run never continues). Measured (bench.long_run): a step adds about
-# 16 KB of history with a model over HTTP, so 100 steps stay under 2 MB.
+# continue-as-new existed: the run never continues). bench.long_run measures what 100 steps of a
+# model over HTTP hold (about 14 KB of history a step).
 # Whichever comes first: the history as Temporal reports it to the workflow task.
 HISTORY_BYTES = 2_000_000
 HISTORY_EVENTS = 10_000
