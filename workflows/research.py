@@ -192,6 +192,7 @@ class ResearchWorkflow:
             try:
                 if self._carried is not None:
                     self._take_started(self._carried.started)
+                    self._publish()  # the Web UI's details of this execution from its start
                 else:
                     await _cancellable(self._start())
                 self._outcome = await self._investigate()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.client import WorkflowHistory
 
 from activities.ledger import RunRows
 from activities.ledger.review import VerdictRow
@@ -356,3 +357,22 @@ def test_an_operator_finish_recomposes_with_the_reason_the_result_carries() -> N
     assert list(composed_report_recomposes(AuditData(rows, facts))) == []
     facts.result.message = ""
     assert list(composed_report_recomposes(AuditData(rows, facts))), "the reason is what it checks"
+
+
+def test_an_export_of_a_continued_run_holds_each_execution_oldest_first(tmp_path: Path) -> None:
+    rows, _ = recorded("step-limit")
+    history = load_export(EXPORTS / "step-limit")[1]
+    assert history is not None and len(history) == 1
+    earlier = WorkflowHistory(history[0].workflow_id, history[0].events[:5])
+    chain = [earlier, earlier, history[0]]
+
+    files = write_export(rows, chain, tmp_path / "continued")
+    again = load_export(tmp_path / "continued")[1]
+
+    assert [f for f in files if f.startswith("history")] == [
+        "history-1.json", "history-2.json", "history.json"
+    ]  # fmt: skip
+    assert again is not None and [len(h.events) for h in again] == [5, 5, len(history[0].events)]
+    facts = history_facts(again)
+    assert facts.executions == 3 and facts.events == 10 + len(history[0].events)
+    assert facts.brief == history_facts(history).brief  # the first execution's input
