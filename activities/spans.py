@@ -18,15 +18,16 @@ import functools
 import json
 import logging
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, StatusCode
-from temporalio import activity
-from temporalio.common import MetricCounter
 
 from runtime.telemetry import capture_content, content
+
+if TYPE_CHECKING:  # Temporal's activity API loads where an activity runs: the ledger's CLI reads
+    from temporalio.common import MetricCounter  # (runs, report) import none of it
 
 TRACER = "research.activities"
 _log = logging.getLogger("research.activity")
@@ -134,6 +135,8 @@ def refused(span: Span, reason: str, message: str) -> None:
     """A fetch the guard refused: on the span, in the log and in the refusal counter."""
     span.set_attribute("research.refusal.reason", reason)
     span.set_status(StatusCode.ERROR, f"refused: {reason}")
+    from temporalio import activity
+
     run_id = activity.info().workflow_id or "" if activity.in_activity() else ""
     _log.warning("fetch refused: %s", message, extra={"run_id": run_id, "reason": reason})
     if activity.in_activity():
@@ -144,6 +147,8 @@ def refused(span: Span, reason: str, message: str) -> None:
 def _refusals() -> MetricCounter:
     """Created once per process (see workflows.tracing._counter: a counter made per call can be
     exported under another's name)."""
+    from temporalio import activity
+
     return activity.metric_meter().create_counter(
         "research_fetch_refusals", "fetches the guard refused, by reason"
     )

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
-from azure.core.exceptions import AzureError
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from runtime.privileges import (
@@ -229,6 +228,8 @@ def _password(url: str) -> dict[str, Any]:
     """`{"password": token}` for an `EntraUrl`, else nothing (the URL says how to sign in)."""
     if not isinstance(url, EntraUrl):
         return {}
+    from azure.core.exceptions import AzureError  # only with RESEARCH_DATABASE_ENTRA=1
+
     try:
         return {"password": url.token()}
     except AzureError as error:  # ClientAuthenticationError, CredentialUnavailableError, ...

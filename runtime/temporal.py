@@ -39,11 +39,16 @@ class DevServerError(RuntimeError):
 
 
 async def connect(
-    settings: Settings, *, address: str | None = None, wait_seconds: float = 0.0
+    settings: Settings,
+    *,
+    address: str | None = None,
+    wait_seconds: float = 0.0,
+    identity: str | None = None,
 ) -> Client:
     """A client for `address` (default TEMPORAL_ADDRESS); an API key implies TLS. With
     `wait_seconds` (a worker's start-up) a server that does not answer yet is tried again, with
-    logged back-off, for that long."""
+    logged back-off, for that long. `identity` (default the SDK's `pid@host`) is what the server
+    shows for this client's requests and its workers' polls."""
     target = address or settings.temporal_address
     _connected.append(target)
 
@@ -56,6 +61,7 @@ async def connect(
             data_converter=DATA_CONVERTER,
             plugins=telemetry().plugins,  # tracing: the workflow's spans and their propagation
             runtime=telemetry().runtime,  # metrics: Temporal's own, through the same exporters
+            identity=identity,  # None: the SDK's default
         )
 
     try:
@@ -139,6 +145,16 @@ def temporal_binary() -> str:
     if not found:
         raise DevServerError("the temporal CLI is not installed: run `make dev` to bootstrap .venv")
     return found
+
+
+async def running_dev_address(settings: Settings) -> str | None:
+    """The address of a Temporal server already answering on TEMPORAL_ADDRESS's local port (the
+    one `start_dev_server` would reuse), else None."""
+    _, port = split_address(settings.temporal_address)
+    address = f"127.0.0.1:{port}"
+    if _port_in_use(port) and await _is_temporal(settings, address):
+        return address
+    return None
 
 
 async def start_dev_server(settings: Settings) -> DevServer:

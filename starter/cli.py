@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import textwrap
 from collections.abc import Callable, Coroutine, Sequence
-from importlib import metadata
-from typing import Any, TypeAlias
+from typing import Any, NoReturn, TypeAlias
 
 from runtime.settings import Settings, SettingsError
 from starter.errors import EXIT_FAILED, EXIT_USAGE, CliError
@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="research", description="Bounded, durable research runs with cited evidence."
     )
-    parser.add_argument("--version", action="version", version=f"research {_version()}")
+    parser.add_argument("--version", action=_Version, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo = _add(commands, "demo", "run the sample brief on the embedded stack, offline")
     demo.add_argument("--brief", help="another brief file (default: the HarborQ sample)")
@@ -79,7 +79,23 @@ def _add(commands: Commands, name: str, summary: str) -> argparse.ArgumentParser
     )
 
 
+class _Version(argparse.Action):
+    """`--version`, reading the installed version only when asked (importlib.metadata costs
+    every other command tens of milliseconds)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, *args: object, **kwargs: object
+    ) -> NoReturn:
+        print(f"research {_version()}")
+        parser.exit()
+
+
 def _version() -> str:
+    from importlib import metadata
+
     try:
         return metadata.version("research-agent")
     except metadata.PackageNotFoundError:  # run from a checkout that was never installed
@@ -202,14 +218,49 @@ def _command(args: argparse.Namespace) -> Command:
 
 async def _settled(command: Coroutine[Any, Any, int]) -> int:
     from runtime.telemetry import telemetry
-    from runtime.temporal import settle_before_exit
 
     # Telemetry (when an exporter is configured) is flushed and shut down before the exit.
     async with telemetry():
         try:
             return await command
         finally:
-            await settle_before_exit()
+            # A command that read only the ledger loaded no Temporal client; under `entry` the
+            # process leaves without finalising, so the client needs no time to settle.
+            if "runtime.temporal" in sys.modules and not _exits_at_once:
+                from runtime.temporal import settle_before_exit
+
+                await settle_before_exit()
+
+
+_exits_at_once = False  # set by `entry`, the console script
+
+
+def entry() -> int:
+    """The `research` console script: `main`, then, when the command opened a Temporal client,
+    out of the process at once.
+
+    The SDK's core threads can still call into Python while the interpreter finalises, which
+    aborts a short-lived client (PyGILState_Release fatal error or a segfault,
+    temporalio/sdk-python#300). `main` called in a process that goes on waits 0.2 s for them
+    (`settle_before_exit`); here the process does what finalisation would have done for the
+    command (joins its threads, runs the atexit handlers, flushes) and leaves with os._exit, so
+    nothing is finalised and nothing waits (bench/cli_startup.py measures `research status`)."""
+    global _exits_at_once
+    _exits_at_once = True
+    code = main()
+    if "runtime.temporal" not in sys.modules:
+        return code
+    import atexit
+    import threading
+
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BrokenPipeError, ValueError):  # the reader left, or closed
+            stream.flush()
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -248,33 +299,51 @@ def _run(argv: Sequence[str] | None) -> int:
 
 
 def _explain(error: Exception) -> tuple[str, int]:
-    """One sentence and an exit code for every failure a user can cause or meet."""
-    import psycopg
-    from pydantic import ValidationError
-    from temporalio.exceptions import ApplicationError
-    from temporalio.service import RPCError
+    """One sentence and an exit code for every failure a user can cause or meet.
 
-    from runtime.database import DatabaseError
-    from runtime.temporal import DevServerError, TemporalUnavailable
-    from workflows.validation import describe_validation
-
+    An error can only be of a type whose module the command loaded: a module not loaded is not
+    imported here just to ask (a refusal of `research runs` would load Temporal's client)."""
     if isinstance(error, CliError):
         return str(error), error.exit_code
     if isinstance(error, SettingsError):
         return str(error), EXIT_USAGE
-    if isinstance(error, ValidationError):
-        return describe_validation(error), EXIT_USAGE
-    if isinstance(error, TemporalUnavailable | DevServerError | DatabaseError):
-        return str(error), EXIT_FAILED
-    if isinstance(error, ApplicationError):  # a search provider refused or failed
-        return error.message, EXIT_FAILED
-    if isinstance(error, RPCError):
-        return f"Temporal refused the request: {error.message}", EXIT_FAILED
-    if isinstance(error, psycopg.Error):
-        detail = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        return f"the database failed: {detail} (check DATABASE_URL)", EXIT_FAILED
+    if _loaded("pydantic"):
+        from pydantic import ValidationError
+
+        from workflows.validation import describe_validation
+
+        if isinstance(error, ValidationError):
+            return describe_validation(error), EXIT_USAGE
+    if _loaded("runtime.database"):
+        from runtime.database import DatabaseError
+
+        if isinstance(error, DatabaseError):
+            return str(error), EXIT_FAILED
+    if _loaded("runtime.temporal"):
+        from runtime.temporal import DevServerError, TemporalUnavailable
+
+        if isinstance(error, TemporalUnavailable | DevServerError):
+            return str(error), EXIT_FAILED
+    if _loaded("temporalio"):
+        from temporalio.exceptions import ApplicationError
+        from temporalio.service import RPCError
+
+        if isinstance(error, ApplicationError):  # a search provider refused or failed
+            return error.message, EXIT_FAILED
+        if isinstance(error, RPCError):
+            return f"Temporal refused the request: {error.message}", EXIT_FAILED
+    if _loaded("psycopg"):
+        import psycopg
+
+        if isinstance(error, psycopg.Error):
+            detail = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            return f"the database failed: {detail} (check DATABASE_URL)", EXIT_FAILED
     raise error
 
 
+def _loaded(module: str) -> bool:
+    return module in sys.modules
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

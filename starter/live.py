@@ -11,13 +11,12 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from typing import Protocol, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
-from rich.console import Console, Group, RenderableType
-from rich.live import Live
-from rich.text import Text
+if TYPE_CHECKING:  # rich loads for the live panel only, never for `research status` or `runs`
+    from rich.console import Console, RenderableType
 
-from workflows.models import Progress, StepNote
+    from workflows.models import Progress, StepNote
 
 # A step line shows a refused step's whole reason (`describe_step` keeps 200 characters of it);
 # only a very long URL of a read is cut.
@@ -82,6 +81,8 @@ class LiveDisplay:
         self._clock = clock
         self._started = clock()
         self._progress: Progress | None = None
+        from rich.live import Live
+
         self._live = Live(
             console=console,
             get_renderable=self.render,
@@ -97,12 +98,17 @@ class LiveDisplay:
             self._live.refresh()
 
     def warn(self, sentence: str) -> None:
+        from rich.text import Text
+
         self._live.console.print(Text(f"warning: {sentence}", style="yellow"))
 
     def close(self) -> None:
         self._live.stop()
 
     def render(self) -> RenderableType:
+        from rich.console import Group
+        from rich.text import Text
+
         elapsed = _clock_text(self._clock() - self._started)
         progress = self._progress
         if progress is None:
@@ -138,6 +144,8 @@ class LiveDisplay:
 
 def display_for(stream: TextIO, run_id: str) -> Display:
     """The live panel when `stream` is a terminal, plain lines otherwise."""
+    from rich.console import Console
+
     console = Console(file=stream)
     if console.is_terminal and not console.is_dumb_terminal:
         return LiveDisplay(console, run_id)

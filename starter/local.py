@@ -19,6 +19,7 @@ from activities.search import corpus_hosts, index_corpus
 from runtime.database import apply_migrations, create_roles
 from runtime.privileges import LedgerRoles
 from runtime.settings import PROJECT_ROOT, Settings
+from runtime.temporal import connect, running_dev_address
 from starter.briefs import load_brief
 from starter.devstack import (
     EmbeddedStack,
@@ -29,7 +30,7 @@ from starter.devstack import (
     runs_dev_server,
 )
 from starter.errors import EXIT_USAGE, CliError
-from starter.progress import follow
+from starter.progress import follow, polling_workers
 from starter.runs import finish_output, new_run_id, start_run, web_ui_link
 from worker import run_worker
 from workflows.hosts import normalise_host
@@ -79,7 +80,7 @@ async def demo(settings: Settings, args: argparse.Namespace) -> int:
         task_queue=queue,
         deployment_name=queue,
     )
-    async with embedded_stack(settings) as stack, background_worker(stack) as worker:
+    async with embedded_stack(settings, "demo") as stack, background_worker(stack) as worker:
         for line in _stack_lines(stack):
             print(line)
         handle = await start_run(stack.client, stack.settings, brief, new_run_id())
@@ -95,7 +96,8 @@ async def demo(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def dev(settings: Settings, args: argparse.Namespace) -> int:
-    async with embedded_stack(settings) as stack, background_worker(stack) as worker:
+    await _refuse_a_served_queue(settings)  # before anything is created or started
+    async with embedded_stack(settings, "dev") as stack, background_worker(stack) as worker:
         stop = _stop_on_signals()  # from here on Ctrl-C drains the worker, then stops the stack
         _print_addresses(stack)
         waiting = asyncio.create_task(stop.wait())
@@ -103,6 +105,29 @@ async def dev(settings: Settings, args: argparse.Namespace) -> int:
         waiting.cancel()
         print("\nstopping: worker, Temporal, PostgreSQL", flush=True)
     return 0
+
+
+async def _refuse_a_served_queue(settings: Settings) -> None:
+    """A second `research dev` on a Temporal server another stack already serves on the same task
+    queue would share that queue: each stack's worker would take the other's runs (and make its
+    own build current). It refuses in one sentence naming the other stack's worker (its identity
+    is `pid@host research dev STATE_FOLDER`, `starter.devstack.stack_identity`)."""
+    if not runs_dev_server(settings):
+        return  # a server this command does not run: its workers are the operator's to place
+    address = await running_dev_address(settings)
+    if address is None:
+        return
+    client = await connect(settings, address=address)
+    others = await polling_workers(client, settings.task_queue)
+    if not others:
+        return
+    raise CliError(
+        f"another stack already serves task queue {settings.task_queue} on the Temporal server "
+        f"at {address} (worker {others[0]}), so its worker and this one would take each other's "
+        "runs: stop it, or give this stack a Temporal port, UI port and state folder of its own "
+        "(TEMPORAL_ADDRESS=localhost:<free port> RESEARCH_UI_PORT=<free port> "
+        "RESEARCH_STATE_DIR=<folder>), or a task queue of its own (RESEARCH_TASK_QUEUE)"
+    )
 
 
 def _stop_on_signals() -> asyncio.Event:

@@ -20,7 +20,10 @@ from starter.errors import CliError
 from starter.live import Display, PlainDisplay
 from starter.live import step_line as step_line  # where the step lines were first defined
 from workflows.models import Counters, Progress, RunResult, RunStatus, StopReason
-from workflows.research import ResearchWorkflow
+
+# The workflow's query, by name: `research status` reads a run without importing the workflow's
+# module (its tools, gate and rules); tests/unit/test_cli_startup.py keeps the name the workflow's.
+PROGRESS_QUERY = "progress"
 
 POLL_SECONDS = 0.5
 QUERY_TIMEOUT = timedelta(seconds=5)
@@ -152,9 +155,12 @@ def closed_summary(run_id: str, status: str, reason: str = "") -> Summary:
 async def query_progress(handle: WorkflowHandle[Any, Any]) -> Progress | None:
     """The run's progress, or None while it cannot answer (not started, no worker, ...)."""
     try:
-        return await handle.query(ResearchWorkflow.progress, rpc_timeout=QUERY_TIMEOUT)
+        progress: Progress = await handle.query(
+            PROGRESS_QUERY, result_type=Progress, rpc_timeout=QUERY_TIMEOUT
+        )
     except (TemporalError, RuntimeError, TimeoutError):  # RPC and query failures alike
         return None
+    return progress
 
 
 class WorkerWatch:
@@ -185,22 +191,28 @@ class WorkerWatch:
     async def _polled(self) -> bool:
         """Whether a worker polled the queue for workflow tasks lately (True when Temporal
         cannot tell: no warning is better than a wrong one)."""
-        request = DescribeTaskQueueRequest(
-            namespace=self._client.namespace,
-            task_queue=TaskQueue(name=self._task_queue),
-            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-        )
-        try:
-            response = await self._client.workflow_service.describe_task_queue(
-                request, timeout=QUERY_TIMEOUT
-            )
-        except (TemporalError, RuntimeError, TimeoutError):
-            return True
-        now = datetime.now(UTC)
-        return any(
-            now - poller.last_access_time.ToDatetime(tzinfo=UTC) < POLLER_FRESH
-            for poller in response.pollers
-        )
+        pollers = await polling_workers(self._client, self._task_queue)
+        return pollers is None or bool(pollers)
+
+
+async def polling_workers(client: Client, task_queue: str) -> list[str] | None:
+    """The identities of the workers that polled `task_queue` for workflow tasks lately (a live
+    worker polls at least every minute), or None when Temporal cannot tell."""
+    request = DescribeTaskQueueRequest(
+        namespace=client.namespace,
+        task_queue=TaskQueue(name=task_queue),
+        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    )
+    try:
+        response = await client.workflow_service.describe_task_queue(request, timeout=QUERY_TIMEOUT)
+    except (TemporalError, RuntimeError, TimeoutError):
+        return None
+    now = datetime.now(UTC)
+    return [
+        poller.identity or "a worker"
+        for poller in response.pollers
+        if now - poller.last_access_time.ToDatetime(tzinfo=UTC) < POLLER_FRESH
+    ]
 
 
 async def follow(

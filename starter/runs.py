@@ -22,7 +22,6 @@ from runtime.settings import Settings
 from runtime.temporal import connect
 from starter.briefs import load_brief
 from starter.errors import EXIT_USAGE, CliError, no_such_run
-from starter.live import display_for
 from starter.progress import (
     Summary,
     WorkerWatch,
@@ -45,11 +44,11 @@ from workflows.models import (
     SeedsAdded,
     SeedUrlsInput,
 )
-from workflows.research import ResearchWorkflow
 
-if (
-    TYPE_CHECKING
-):  # the ledger (psycopg, its pool, its spans) is imported only by a command that reads it
+if TYPE_CHECKING:
+    # The ledger (psycopg, its pool, its spans) is imported only by a command that reads it; the
+    # workflow's module (its tools, gate and rules) only by one that starts or steers a run:
+    # `research status` reads a run by its query's name (bench/cli_startup.py).
     from activities.ledger import Ledger
 
 STATIC_SUMMARY_CHARS = 200
@@ -69,6 +68,8 @@ def web_ui_link(settings: Settings, run_id: str) -> str:
 async def start_run(
     client: Client, settings: Settings, brief: Brief, run_id: str
 ) -> WorkflowHandle[Any, RunResult]:
+    from workflows.research import ResearchWorkflow
+
     try:
         return await client.start_workflow(
             ResearchWorkflow.run,
@@ -115,6 +116,8 @@ async def start(settings: Settings, args: argparse.Namespace) -> int:
             f"Follow it: research status {handle.id}  |  Web UI: {web_ui_link(settings, handle.id)}"
         )
         return 0
+    from starter.live import display_for
+
     try:
         summary = await follow(
             handle,
@@ -178,6 +181,8 @@ async def report(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def signal(settings: Settings, args: argparse.Namespace) -> int:
+    from workflows.research import ResearchWorkflow
+
     handle = await _running(settings, args.id)
     if args.signal == "guidance":
         await handle.signal(ResearchWorkflow.add_guidance, GuidanceInput(text=" ".join(args.text)))
@@ -201,6 +206,8 @@ async def add_seeds(handle: WorkflowHandle[Any, RunResult], urls: list[str]) -> 
         else:
             sent.append(url)
     if sent:
+        from workflows.research import ResearchWorkflow
+
         answer = await handle.execute_update(ResearchWorkflow.add_seeds, SeedUrlsInput(urls=sent))
         added = answer.model_copy(update={"refused": [*added.refused, *answer.refused]})
     for url in added.accepted:
@@ -225,6 +232,8 @@ async def extend(settings: Settings, args: argparse.Namespace) -> int:
             "extend needs at least one of --steps --searches --pages --tokens --deadline",
             EXIT_USAGE,
         )
+    from workflows.research import ResearchWorkflow
+
     handle = await _running(settings, args.id)
     try:
         limits = await handle.execute_update(ResearchWorkflow.extend_limits, request)
@@ -246,7 +255,7 @@ async def cancel(settings: Settings, args: argparse.Namespace) -> int:
 async def _existing(settings: Settings, run_id: str) -> tuple[WorkflowHandle[Any, RunResult], str]:
     """The run's handle and its Temporal status (`running`, `completed`, ...)."""
     client = await connect(settings)
-    handle = client.get_workflow_handle_for(ResearchWorkflow.run, run_id)
+    handle = client.get_workflow_handle(run_id, result_type=RunResult)
     try:
         description = await handle.describe()
     except RPCError as error:

@@ -16,7 +16,6 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool
-from temporalio.exceptions import ApplicationError
 
 from activities import spans
 from activities.ledger import corpus as ledger_corpus
@@ -79,6 +78,8 @@ KNOWN_EXECUTIONS = 10_000
 async def ledger_errors() -> AsyncIterator[None]:
     """How every activity maps ledger failures: those a retry cannot fix (an unknown or reused
     run id, a refused write) are non-retryable at once; connection trouble is retried."""
+    from temporalio.exceptions import ApplicationError  # activities only: the CLI's reads need none
+
     try:
         yield
     except (UnknownRun, RunIdTaken) as error:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from temporalio import activity
-
 from activities.ledger.sources import Snapshot, StoredSource
 from workflows.contracts import SaveReportInput, StepRecord
 from workflows.models import Decision, Evidence, Passage, SearchHit, SourceRef, TranscriptEntry
@@ -27,6 +25,8 @@ def scope_execution(scope: RunScope) -> str | None:
     scheduled the activity; None outside a workflow (the run's current execution)."""
     if scope.execution:
         return scope.execution
+    from temporalio import activity  # in a worker, where it is loaded already
+
     return (activity.info().workflow_run_id or None) if activity.in_activity() else None
 
 

@@ -26,7 +26,7 @@ _VARIABLE = re.compile(
 )
 # Named in runtime/ without being configuration.
 NOT_CONFIGURATION = {
-    "OTEL_TRACES_EXPORTER": "runtime/telemetry.py sets it while the Azure Monitor distro starts",
+    "OTEL_TRACES_EXPORTER": "runtime/exporters.py sets it while the Azure Monitor distro starts",
 }
 
 

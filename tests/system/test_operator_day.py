@@ -10,9 +10,12 @@ import os
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
@@ -220,16 +223,20 @@ def test_ctrl_c_during_start_wait_says_the_run_goes_on(
     assert research(stack_env, "cancel", run_id).returncode == 0
 
 
-def test_a_demo_beside_research_dev_on_the_same_server_runs_on_its_own_queue(
-    tmp_path: Path,
-) -> None:
-    """`research dev` from one state folder, `research demo` from another on the same Temporal
-    address: the demo reuses the server, says so, runs on a task queue of its own (the dev stack's
-    worker cannot take its run) and completes; the dev stack's hint, pasted into a terminal with
-    nothing set, runs a brief on the dev stack to its end."""
+@dataclass
+class DevStack:
+    env: dict[str, str]
+    printed: list[str]
+    port: int
+
+
+@pytest.fixture(scope="module")
+def dev_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevStack]:
+    """`research dev` from a state folder of its own, on ports of its own, until the module ends."""
+    folder = tmp_path_factory.mktemp("dev-stack")
     port, ui_port = free_port(), free_port()
     dev_env = _env(
-        RESEARCH_STATE_DIR=str(tmp_path / "dev"),
+        RESEARCH_STATE_DIR=str(folder / "dev"),
         TEMPORAL_ADDRESS=f"127.0.0.1:{port}",
         RESEARCH_UI_PORT=str(ui_port),
         PYTHONUNBUFFERED="1",
@@ -245,29 +252,8 @@ def test_a_demo_beside_research_dev_on_the_same_server_runs_on_its_own_queue(
             printed.append(line)
             if line.strip() == "Ctrl-C stops everything.":
                 break
-        hint = next(line.strip() for line in printed if line.strip().startswith("export "))
-        assert f"TEMPORAL_ADDRESS=127.0.0.1:{port}" in hint
-        assert f"RESEARCH_STATE_DIR={tmp_path / 'dev'}" in hint
-        assert f"RESEARCH_UI_PORT={ui_port}" in hint
-
-        demo_env = dev_env | {"RESEARCH_STATE_DIR": str(tmp_path / "demo")}
-        demo = research(demo_env, "demo", timeout=240)
-        assert demo.returncode == 0, demo.stdout + demo.stderr
-        assert f"Temporal:     127.0.0.1:{port} (reused: a Temporal server" in demo.stdout
-        assert f"embedded, in {tmp_path / 'demo' / 'pg'}" in demo.stdout
-        queue = re.search(r"^Task queue:   (research-demo-[0-9a-f]{8})$", demo.stdout, re.M)
-        assert queue, demo.stdout
-        assert "Status: completed | Stop: coverage_gate_passed" in demo.stdout
-
-        second = _env(PATH=os.environ["PATH"])  # a new terminal: only what the hint exports
-        second |= dict(part.split("=", 1) for part in shlex.split(hint)[1:])
-        mine = research(second, "start", str(DEMO_BRIEF), "--wait", timeout=240)
-        assert mine.returncode == 0, mine.stdout + mine.stderr
-        assert "Status: completed" in mine.stdout
-        listed = research(second, "runs", "--json")
-        run_ids = {run["run_id"] for run in json.loads(listed.stdout)}
-        demo_run = re.search(r"^Run: (\S+)$", demo.stdout, re.M)
-        assert demo_run and demo_run[1] not in run_ids  # the demo's run is in the demo's ledger
+        assert printed and printed[-1].strip() == "Ctrl-C stops everything.", "".join(printed)
+        yield DevStack(dev_env, printed, port)
     finally:
         dev.send_signal(signal.SIGINT)
         try:
@@ -275,3 +261,60 @@ def test_a_demo_beside_research_dev_on_the_same_server_runs_on_its_own_queue(
         except subprocess.TimeoutExpired:
             dev.kill()
             dev.communicate()
+
+
+def test_a_demo_beside_research_dev_on_the_same_server_runs_on_its_own_queue(
+    dev_stack: DevStack, tmp_path: Path
+) -> None:
+    """`research dev` from one state folder, `research demo` from another on the same Temporal
+    address: the demo reuses the server, says so, runs on a task queue of its own (the dev stack's
+    worker cannot take its run) and completes; the dev stack's hint, pasted into a terminal with
+    nothing set, runs a brief on the dev stack to its end."""
+    dev_env, printed, port = dev_stack.env, dev_stack.printed, dev_stack.port
+    ui_port = dev_env["RESEARCH_UI_PORT"]
+    hint = next(line.strip() for line in printed if line.strip().startswith("export "))
+    assert f"TEMPORAL_ADDRESS=127.0.0.1:{port}" in hint
+    assert f"RESEARCH_STATE_DIR={dev_env['RESEARCH_STATE_DIR']}" in hint
+    assert f"RESEARCH_UI_PORT={ui_port}" in hint
+
+    demo_env = dev_env | {"RESEARCH_STATE_DIR": str(tmp_path / "demo")}
+    demo = research(demo_env, "demo", timeout=240)
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    assert f"Temporal:     127.0.0.1:{port} (reused: a Temporal server" in demo.stdout
+    assert f"embedded, in {tmp_path / 'demo' / 'pg'}" in demo.stdout
+    queue = re.search(r"^Task queue:   (research-demo-[0-9a-f]{8})$", demo.stdout, re.M)
+    assert queue, demo.stdout
+    assert "Status: completed | Stop: coverage_gate_passed" in demo.stdout
+
+    second = _env(PATH=os.environ["PATH"])  # a new terminal: only what the hint exports
+    second |= dict(part.split("=", 1) for part in shlex.split(hint)[1:])
+    mine = research(second, "start", str(DEMO_BRIEF), "--wait", timeout=240)
+    assert mine.returncode == 0, mine.stdout + mine.stderr
+    assert "Status: completed" in mine.stdout
+    listed = research(second, "runs", "--json")
+    run_ids = {run["run_id"] for run in json.loads(listed.stdout)}
+    demo_run = re.search(r"^Run: (\S+)$", demo.stdout, re.M)
+    assert demo_run and demo_run[1] not in run_ids  # the demo's run is in the demo's ledger
+
+
+def test_a_second_research_dev_on_the_same_server_refuses_naming_the_first(
+    dev_stack: DevStack, tmp_path: Path
+) -> None:
+    """A second `research dev` (another state folder, the same Temporal address and task queue)
+    would share the first one's queue, so each worker would take the other's runs: it refuses in
+    one sentence that names the first stack's worker and its state folder, before it creates or
+    starts anything."""
+    other = dev_stack.env | {"RESEARCH_STATE_DIR": str(tmp_path / "second")}
+
+    done = research(other, "dev", timeout=60)
+
+    first_state = dev_stack.env["RESEARCH_STATE_DIR"]
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.startswith(
+        f"error: another stack already serves task queue research on the Temporal server at "
+        f"127.0.0.1:{dev_stack.port} (worker "
+    ), done.stderr
+    assert f"@{socket.gethostname()} research dev {first_state}), so its worker" in done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stdout == ""
+    assert not (tmp_path / "second").exists()
