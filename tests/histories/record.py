@@ -4,7 +4,9 @@ Runs the sample brief on the same embedded stack as `research demo` (its own tem
 folder and ports), then writes the workflow history as JSON beside this file. Two provider shapes:
 the offline policy (`decide` a local activity, as `research demo`) and an OpenAI-compatible model
 (a scripted local server: `decide` a regular activity with heartbeats, the real model's path).
-Re-record only on purpose: a history that no longer replays means running workflows would break.
+A run that continues as new (`CONTINUE_EVERY`) writes each execution: `NAME.json` the first,
+`NAME.2.json`, `NAME.3.json`, ... the ones it continued as. Re-record only on purpose: a history
+that no longer replays means running workflows would break.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from bench.lean import twelve_steps
 from runtime.settings import Settings
 from starter.briefs import load_brief
 from starter.devstack import EmbeddedStack, embedded_stack
+from starter.history import history_chain
 from starter.local import DEMO_BRIEF, background_worker
 from tests.conftest import free_port
 from tests.fakes.openai_server import FakeOpenAI, serve
@@ -40,24 +43,38 @@ SCENARIOS: dict[str, tuple[Shape, dict[str, int]]] = {
     "step-limit-offline": ("offline", {"max_steps": 4}),
     "demo-openai": ("openai", {}),
     "step-limit-openai": ("openai", {"max_steps": 4}),
+    "continued-openai": ("openai", {}),
 }
+# Scenarios whose worker continues runs as new every this many steps (RESEARCH_CONTINUE_AS_NEW_
+# STEPS): the scripted 12 steps in three executions.
+CONTINUE_EVERY: dict[str, int] = {"continued-openai": 5}
+
+
+def execution_file(name: str, number: int) -> Path:
+    """Where execution `number` (1: the first) of scenario `name` is recorded."""
+    return HERE / (f"{name}.json" if number == 1 else f"{name}.{number}.json")
 
 
 async def record(name: str) -> None:
-    target = HERE / f"{name}.json"
     shape, limits = SCENARIOS[name]
-    async with sample_run(f"{name}-recorded", limits, shape) as (_, result, history):
-        pass
-    target.write_text(history.to_json())
-    print(f"{result.status} / {result.stop_reason}: {len(history.events)} events -> {target}")
+    every = CONTINUE_EVERY.get(name, 0)
+    async with sample_run(f"{name}-recorded", limits, shape, every) as (stack, result, _):
+        histories = await history_chain(stack.client, f"{name}-recorded")
+    for stale in HERE.glob(f"{name}.*.json"):
+        stale.unlink()
+    for number, history in enumerate(histories, start=1):
+        target = execution_file(name, number)
+        target.write_text(history.to_json())
+        print(f"{result.status} / {result.stop_reason}: {len(history.events)} events -> {target}")
 
 
 @asynccontextmanager
 async def sample_run(
-    run_id: str, limits: dict[str, int], shape: Shape = "offline"
+    run_id: str, limits: dict[str, int], shape: Shape = "offline", continue_every: int = 0
 ) -> AsyncIterator[tuple[EmbeddedStack, RunResult, WorkflowHistory]]:
     """The sample brief with `limits`, decided by `shape` on an embedded stack of its own
-    (temporary state folder and ports); the stack stays up inside the block (its ledger too)."""
+    (temporary state folder and ports); the stack stays up inside the block (its ledger too).
+    `continue_every`: the worker continues runs as new every this many steps (0: its default)."""
     with tempfile.TemporaryDirectory(prefix="recorded-") as state, ExitStack() as model:
         settings = replace(
             Settings.from_env({}),
@@ -76,6 +93,8 @@ async def sample_run(
                 temporal_address=f"127.0.0.1:{free_port()}",
                 ui_port=free_port(),
             )
+        if continue_every:
+            settings = replace(settings, continue_after_steps=continue_every)
         async with embedded_stack(settings) as stack, background_worker(stack):
             handle = await stack.client.start_workflow(
                 ResearchWorkflow.run,
