@@ -25,7 +25,7 @@ from tests.workflow.harness import (
     start,
 )
 from workflows import contracts
-from workflows.continuation import Continuation
+from workflows.continuation import HISTORY_BYTES, Continuation
 from workflows.models import (
     Decision,
     ExtendLimitsInput,
@@ -154,3 +154,26 @@ async def test_a_run_started_before_continue_as_new_never_continues(client: Clie
         histories = await history_chain(client, handle.id)
 
     assert result.counters.steps == 25 and len(histories) == 1
+
+
+async def test_a_run_continues_as_new_when_its_history_grows_past_its_size(client: Client) -> None:
+    """A verbose model (100 KB of text beside each call, recorded in history with its answer)
+    fills the history before the step threshold (here 1,000): the run continues at HISTORY_BYTES
+    as Temporal reports it, and each execution stays near it."""
+    verbose = REREAD.model_copy(update={"text": "thinking aloud " * 7_000})
+    web = FakeWeb(pages=PAGES)
+    started = contracts.StartRunResult(continue_after_steps=1_000)
+    stand_ins = StandIns(web, [*OPENING[:2], *[verbose] * 60], started=started)
+    async with research_worker(client, stand_ins) as queue:
+        handle = await start(client, queue, make_brief(max_steps=60))
+        result: RunResult = await handle.result()
+        histories = await history_chain(client, handle.id)
+
+    # Temporal's measure: the events' encoded size (a JSON export is larger: base64 payloads).
+    sizes = [sum(event.ByteSize() for event in history.events) for history in histories]
+    assert result.counters.steps == 60 and len(histories) >= 3, sizes
+    # Checked before each turn: an execution ends at most one turn's worth past the threshold.
+    assert all(size < HISTORY_BYTES + 250_000 for size in sizes), sizes
+    assert all(size >= HISTORY_BYTES for size in sizes[:-1]), sizes  # size, not steps, ended them
+    continued = [c for c in map(carried_of, histories) if c is not None]
+    assert all(0 < c.steps_before < 60 for c in continued)
