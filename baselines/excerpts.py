@@ -18,7 +18,12 @@ from dataclasses import dataclass, field
 
 from workflows.contracts import DecideInput
 from workflows.models import Question
-from workflows.substance import distinctive_words, evidence_problem, keywords, stop_words
+from workflows.substance import (
+    distinctive_words,
+    evidence_problem,
+    keywords,
+    stop_words,
+)
 from workflows.tools import SearchData
 
 MIN_SHARED_KEYWORDS = 2
@@ -53,6 +58,7 @@ class Passage:
     text: str
     section: str
     title: str = ""  # of its page
+    offset: int = 0  # where it starts in its page's text
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,7 @@ class Excerpt:
     above: str = ""  # its heading and the signature above it, argument lists aside
     title: str = ""  # its page's title
     lead_in: str = ""  # the sentences of its paragraph before it
+    signature: str = ""  # the signature it sits under, argument lists aside
 
 
 def wanted_words(question: Question, request: DecideInput) -> Wanted:
@@ -266,9 +273,7 @@ def best_excerpt(
     for order, (passage_id, passage) in enumerate(passages.items()):
         if passage.source_id not in among:
             continue
-        before = passages.get(_previous_id(passage_id))
-        context = before.text if before is not None else ""
-        for excerpt in _excerpts(passage_id, passage, wanted, context):
+        for excerpt in _excerpts(passage_id, passage, wanted, *_before(passages, passage_id)):
             enough = excerpt.score >= needed or excerpt.defines
             if about is not None:
                 enough = enough and about(excerpt, wanted)
@@ -286,25 +291,48 @@ def best_excerpt(
 
 
 def quote_settles(wanted: Wanted, passages: dict[str, Passage], source_id: str, quote: str) -> bool:
-    """A recorded `quote` of `source_id`, read again as the excerpt it was: does it say what the
-    question asks? Its own words hold as many of the lead words as a strong match needs (what
-    its heading or the paragraph before holds does not count), or it passes `answers`. A quote
-    no passage read holds does not."""
+    """A recorded `quote` of `source_id`, read again as the excerpt it was: does one of its
+    sentences, on its own, answer the question (`says_answer`)? A quote no passage read holds
+    does not."""
     quote = " ".join(quote.split())
     for passage_id, passage in passages.items():
         if passage.source_id != source_id:
             continue
-        before = passages.get(_previous_id(passage_id))
-        for excerpt in _excerpts(passage_id, passage, wanted, before.text if before else ""):
+        for excerpt in _excerpts(passage_id, passage, wanted, *_before(passages, passage_id)):
             if " ".join(excerpt.quote.split()) != quote:
                 continue
-            strong = excerpt.own >= strong_needed(wanted.lead) and keeps_reversal(wanted, quote)
-            if strong or answers(excerpt, wanted):
+            if says_answer(excerpt, wanted):
                 return True
     return False
 
 
-def _previous_id(passage_id: str) -> str:
+BACK_PASSAGES = 4  # passages read back for the signature a long definition sits under
+_LEAD_IN = re.compile(r"^[^\n]*[A-Za-z]:\s*$")  # "Example:", "For instance:" (not "--depth::")
+
+
+def _before(passages: dict[str, Passage], passage_id: str) -> tuple[str, str]:
+    """The text of the passage before this one (read), and the signature the passage sits
+    under when that is further back: a long definition's later passages are still its own
+    (prose and its examples between, under the same heading)."""
+    passage = passages[passage_id]
+    before = passages.get(previous_id(passage_id))
+    current, back = before, 0
+    while current is not None and back < BACK_PASSAGES and current.section == passage.section:
+        for paragraph in reversed(current.text.split("\n\n")):
+            # an example inside the definition ("Example:", then code) goes on
+            if _signature(paragraph) and not _LEAD_IN.search(paragraph):
+                return (before.text if before else ""), paragraph
+        back += 1
+        current = passages.get(previous_id(_id_back(passage_id, back)))
+    return (before.text if before else ""), ""
+
+
+def _id_back(passage_id: str, back: int) -> str:
+    source, _, number = passage_id.rpartition(".P")
+    return f"{source}.P{int(number) - back}" if number.isdigit() else ""
+
+
+def previous_id(passage_id: str) -> str:
     """`S1.P4` -> `S1.P3`: the passage before this one in its source."""
     source, _, number = passage_id.rpartition(".P")
     return f"{source}.P{int(number) - 1}" if number.isdigit() else ""
@@ -427,7 +455,9 @@ def _aside(text: str) -> str:
     return text
 
 
-def _excerpts(passage_id: str, passage: Passage, wanted: Wanted, before: str = "") -> list[Excerpt]:
+def _excerpts(
+    passage_id: str, passage: Passage, wanted: Wanted, before: str = "", further: str = ""
+) -> list[Excerpt]:
     """For each prose sentence holding a lead word (or opening a paragraph whose heading or
     previous paragraph, a signature, holds one; or any, under the definition of a name the
     question asks about): it and the sentences after it in its paragraph, up to EXCERPT_CHARS
@@ -438,13 +468,16 @@ def _excerpts(passage_id: str, passage: Passage, wanted: Wanted, before: str = "
     previous = before.rsplit("\n\n", 1)[-1]
     signature = previous if _signature(previous) else ""
     opens = bool(signature)
+    # or under one further back, its prose continuing: not its opening
+    signature = signature or further
     for paragraph in passage.text.split("\n\n"):
         # What the paragraph sits under: the heading and the paragraph before (a signature).
         context, previous = f"{passage.section} {previous}", paragraph
         if not _prose(paragraph):
-            # Code defines nothing: the prose after a session is not the session's definition.
-            signature = paragraph if _signature(paragraph) else ""
-            opens = bool(signature)
+            # Code defines nothing: the prose after a session is not the session's definition,
+            # but it is still the definition's above it (an example inside it).
+            signature = paragraph if _signature(paragraph) else signature
+            opens = _signature(paragraph)
             continue
         # What the heading or the signature above names, its argument list aside: the text under
         # `dump(obj, indent=None)` is about dump, not indent.
@@ -456,6 +489,7 @@ def _excerpts(passage_id: str, passage: Passage, wanted: Wanted, before: str = "
             opens=opens,
             above=above,
             title=passage.title,
+            signature=_ARGUMENTS.sub(" ", signature),
         )
         opens = False
         sentences = [" ".join(s.split()) for s in _SENTENCE.split(paragraph) if s.strip()]
@@ -484,6 +518,7 @@ class Under:
     opens: bool
     above: str
     title: str = ""  # of the page
+    signature: str = ""  # the signature above, argument lists aside
 
 
 def _excerpt(
@@ -513,6 +548,7 @@ def _excerpt(
         ),
         opens=under.opens and first,
         above=under.above,
+        signature=under.signature,
         title=under.title,
         lead_in=lead_in,
     )
@@ -552,3 +588,142 @@ def _code(text: str) -> bool:
 
 def unique(words: list[str]) -> list[str]:
     return list(dict.fromkeys(words))
+
+
+# ---------------------------------------------------------------- the strongest test
+
+# Framing words that carry what is asked (`What does heapq.nlargest return?`, "when the timeout
+# occurs"): the answering sentence says them too, unlike the rest of the framing words.
+CARRIED = frozenset(keywords("return returns allow allows provide provides occur occurs affect"))
+# A question comparing two things ("the difference between", "instead of random"), and the
+# words by which an English sentence contrasts: such a question is answered by a sentence that
+# contrasts.
+_COMPARES = re.compile(
+    r"\b(?:differ\w*|versus|vs|instead|rather|compared?|prefer\w*|between)\b", re.IGNORECASE
+)
+_CONTRASTS = re.compile(
+    r"\b(?:not|no|but|while|whereas|unlike|instead|rather|only|however|than|differ\w*|prefer\w*"
+    r"|contrast|opposed|versus|vs|neither|otherwise|except)\b"
+    r"|n['\u2019]t\b|;",
+    re.IGNORECASE,
+)
+# "How many attempts", "how long": the answer is a quantity, not the word "many".
+_QUANTITY_ASKED = re.compile(
+    r"\bhow\s+(many|much|long|old|often|large|big|far|soon)\b", re.IGNORECASE
+)
+_QUANTITY = re.compile(
+    r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty"
+    r"|thirty|forty|fifty|sixty|hundred|thousand|million|once|twice|single|double)\b",
+    re.IGNORECASE,
+)
+# Light verbs carry no content of their own ("the calls made by", "when given a dictionary").
+LIGHT = frozenset(
+    keywords("make makes made making give gives given giving get gets got take takes taken")
+)
+INFORMS = 2  # content words a sentence holds that neither the question nor its heading holds
+_VALUE = re.compile(r"=\s*(['\"])(.*?)\1")
+
+
+def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
+    """The policy's strongest test: one sentence of the quote, on its own, answers the question.
+
+    - It is prose (not a table row) and keeps a reversal the question makes ("without").
+    - It holds every word the question asks about: its lead words in the sentence itself; the
+      names it writes as code there or in the definition the sentence sits under (the heading
+      or signature above); its other words, and what only qualifies a name, there or in the
+      page's title; and the framing words that carry what is asked ("return", "occur").
+    - Of what the question names as code, it is about one: it sits under its definition, or
+      opens with it (neither listing names nor led by another name).
+    - A question that asks about nothing but one name ("What does shlex.quote do?") is answered
+      by the sentence that opens its definition, not by a remark about it further on.
+    - A question comparing ("the difference between", "instead of") is answered by a sentence
+      that contrasts.
+    - A value it writes (`nargs='+'`) is in the sentence.
+    - It says something the question and its heading do not: at least INFORMS words of its
+      own, a leading label ("Changed in version 3.5:") aside.
+    """
+    sentences = [s for s in _SENTENCE.split(excerpt.quote) if s.strip()]
+    return any(
+        _sentence_answers(sentence, excerpt, wanted, first=number == 0 and excerpt.opens)
+        for number, sentence in enumerate(sentences)
+    )
+
+
+def _symbols(question: str) -> list[str]:
+    """What `question` writes in symbols alone (`**`, `'<'`, `$`), quotes and sentence
+    punctuation aside."""
+    tokens = (token.strip("?!,;:.()").strip("'\"`") for token in question.split())
+    return [token for token in tokens if token and not re.search(r"[\w]", token)]
+
+
+_LEADING_LABEL = re.compile(r"^[^\s:]+(?:\s+[^\s:]+){0,3}:\s+(?=\S)")  # up to four words
+
+
+def _sentence_answers(sentence: str, excerpt: Excerpt, wanted: Wanted, *, first: bool) -> bool:
+    if " | " in sentence or not keeps_reversal(wanted, sentence):
+        return False
+    # What the sentence says: a leading label ("Changed in version 3.5.1:") and its asides
+    # (what parentheses hold: "as e.g. returned by HMAC.hexdigest()") aside.
+    statement = _aside(_LEADING_LABEL.sub("", sentence, count=1))
+    own = keywords(statement)
+    above = keywords(excerpt.above)
+    named = {word for name in wanted.codes for word in keywords(name)}
+    qualifying = {word for name in wanted.qualifiers for word in keywords(name)}
+    things = wanted.things
+    # It sits under the definition of what the question names: the heading or signature above
+    # holds the name, and what qualifies it is that definition's, the page's or the paragraph's
+    # (a `glob` module's heading is not the definition of `Path.glob`).
+    where = f"{excerpt.above} {excerpt.title} {excerpt.lead_in}"
+    qualified = all(holds_name(name, where) for name in wanted.qualifiers)
+    under = [name for name in things if holds_name(name, excerpt.above) and qualified]
+    quantity = keywords(" ".join(_QUANTITY_ASKED.findall(wanted.question)))
+    if quantity and not _QUANTITY.search(statement):
+        return False
+    light = quantity | LIGHT
+    # the lead words that are not names: the sentence's own words hold them, or the signature
+    # it sits under (`hash.hexdigest()` for "the hexdigest method"), never a heading alone
+    missing = set(wanted.lead) - named - light - own - keywords(excerpt.signature)
+    if named - qualifying - own - (above if under else set()):
+        return False
+    # each name it asks about, under its definition or written as code in the sentence ("a
+    # match" is a word, `re.match()` the name)
+    calls = {part for token in _code_tokens(sentence) for part in _NAME.findall(token)}
+    if any(name not in under and name not in calls for name in things):
+        return False
+    # a symbol it writes ("the ** pattern", "'<' or '>'") is in the sentence
+    if any(symbol not in sentence for symbol in _symbols(wanted.question)):
+        return False
+    context = own | above | keywords(excerpt.title)
+    missing |= (set(wanted.content) | qualifying) - light - context
+    # Under the definition of what it names, one other word may be said otherwise ("exits with
+    # a non-zero exit code" for "fails"); elsewhere none.
+    if len(missing) > (1 if under else 0):
+        return False
+    if set(wanted.asked) & CARRIED - own:
+        return False
+    for _, value in _VALUE.findall(wanted.question):
+        if value and value.lower() not in sentence.lower():
+            return False
+    if things:
+        # or it opens with the name: its first words hold it, neither in a list of names nor
+        # after another ("BZ2File performance is improved by removing internal RLock")
+        opening = " ".join(statement.split()[:OPENING_WORDS])
+        written = _written_names(" ".join(sentence.split()[:OPENING_WORDS]), set(wanted.codes))
+        listed = len(written) >= LISTED_NAMES or _led_by_another(written, set(wanted.codes))
+        # written as code there (`purge()`, `queue.purge`): "Purge removes ..." is the word
+        early = {part for token in written for part in _NAME.findall(token)}
+        opens_with = not listed and any(
+            name in early and names_itself(name, opening) for name in things
+        )
+        if not under and not opens_with:
+            return False
+        # nothing asked but the name (or nothing else the sentence says itself): the
+        # definition's own opening sentence, not a remark further on
+        rest = set(wanted.content) - named - qualifying - set(wanted.subject) - light
+        rest |= set(wanted.asked) & CARRIED  # "What does gc.collect return?": what it returns
+        if not rest - missing and len(things) == 1 and not (under and first):
+            return False
+    if _COMPARES.search(wanted.question) and not _CONTRASTS.search(statement):
+        return False
+    new = keywords(statement) - keywords(wanted.question) - above
+    return len(new) >= INFORMS

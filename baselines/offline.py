@@ -14,11 +14,13 @@ compared are looked for together), then after a search for what the questions na
 further into those pages' matches: only an excerpt that says what is asked counts, never a
 passing mention. Then it submits; the gate's gaps say what is missing.
 
-Precision first: a required question is settled only by evidence that says what it asks
-(`quote_settles`: its own words, not its heading's or the paragraph before, hold the question's
-lead words, or it passes `answers`). A weaker excerpt, once recorded, leaves the question open: the
-policy reads on for a better one, and submits the weak one as a limitation, not a finding, so the
-run ends incomplete with what it found rather than completing on a sentence that may not answer.
+Precision first: a required question is settled only by evidence one of whose sentences, on its
+own, answers it (`quote_settles`, by `says_answer`: every word asked in the sentence or the
+definition it sits under, about what the question names, contrasting where it compares). A weaker
+excerpt, once recorded, leaves the question open: the policy works on the questions with no
+evidence first, then reads on for a better one (a sentence that passes, from any page read, is
+taken over it), and submits the weak one as a limitation, not a finding, so the run ends
+incomplete with what it found rather than completing on a sentence that may not answer.
 """
 
 from __future__ import annotations
@@ -38,7 +40,9 @@ from baselines.excerpts import (
     best_excerpt,
     code_words,
     holds_name,
+    previous_id,
     quote_settles,
+    says_answer,
     strong_needed,
     unique,
     wanted_words,
@@ -65,6 +69,7 @@ from workflows.tools import (
 STRICT_RESULTS = 2  # results read for an excerpt that says what is asked before settling
 MAX_FINDS = 3  # `find` reads for one question's words on one page before the next result
 DEEPER_FINDS = 2  # `find` reads of a further source's page once every lead had one
+READ_BACKS = 2  # reads of a page back from a passage, for the definition it sits under
 _TOOLS_CHARS = len(json.dumps(tool_schemas()))
 
 
@@ -93,6 +98,7 @@ class Seen:
     claims: dict[str, str] = field(default_factory=dict)  # evidence id -> claim
     conflicts: list[str] = field(default_factory=list)  # the host's conflict sentences
     gaps: list[str] = field(default_factory=list)  # from the last failed finish
+    backs: set[tuple[str, int]] = field(default_factory=set)  # (source, offset) read back from
 
 
 def observe(request: DecideInput) -> Seen:
@@ -118,9 +124,11 @@ def _observe_read(seen: Seen, args: ReadPageArgs, data: object) -> None:
     if args.find:
         find = Find(args.find, args.offset, data.next_offset)
         seen.finds.setdefault(data.source_id, []).append(find)
+    elif args.source_id:
+        seen.backs.add((data.source_id, args.offset))
     for passage in data.passages:
         seen.passages[passage.id] = Passage(
-            data.source_id, passage.text, passage.section, data.title
+            data.source_id, passage.text, passage.section, data.title, passage.offset
         )
 
 
@@ -143,7 +151,12 @@ def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
     if request.budget.steps_left <= 1 and seen.evidence:
         # The last step submits what there is: the gate then says what is missing.
         return finish_call(request, seen)
-    ordered = sorted(request.brief.questions, key=lambda question: not question.required)
+    # Required questions first, those with no evidence yet before those with weak evidence
+    # only: a question no page answers does not spend the steps another needs.
+    ordered = sorted(
+        request.brief.questions,
+        key=lambda question: (not question.required, question.id in seen.evidence),
+    )
     for question in ordered:
         if settled(question, request, seen):
             continue
@@ -161,6 +174,27 @@ def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
         if extra is not None:
             return extra
     return finish_call(request, seen)
+
+
+def _read_back(question: Question, request: DecideInput, seen: Seen) -> ToolCall | None:
+    """A `find` window shows the passages holding a word, not the definition they may sit
+    under: for a question about what it names, read back from a passage that holds every one
+    of its lead words but whose passage before is unread (once each, READ_BACKS a page), so the
+    signature above it can say whose text it is."""
+    wanted = wanted_words(question, request)
+    if not wanted.things:
+        return None
+    lead = set(wanted.lead) - {word for name in wanted.codes for word in keywords(name)}
+    for passage_id, passage in seen.passages.items():
+        source = passage.source_id
+        done = sum(1 for read, _ in seen.backs if read == source)
+        if done >= READ_BACKS or passage.offset <= 0 or previous_id(passage_id) in seen.passages:
+            continue
+        at = max(0, passage.offset - 3)  # inside the passage before (past the blank line)
+        if (source, at) in seen.backs or not lead <= keywords(passage.text):
+            continue
+        return tool_call(READ_PAGE, source_id=source, offset=at)
+    return None
 
 
 def _search_by_name(request: DecideInput, seen: Seen) -> ToolCall | None:
@@ -193,6 +227,21 @@ def _work_on(
     """The seed URLs first (the brief's, then the operator's, in order), then search the question
     and walk its results in rank order: read the next unread one, or record from a read one, or
     look in it with `find` for a word not looked for yet."""
+    # A sentence that answers it among every passage read so far, on any page: taken over
+    # what was recorded for it before.
+    answer = best_excerpt(
+        wanted_words(question, request),
+        seen.passages,
+        seen.used_quotes,
+        set(seen.read_urls.values()),
+        1,
+        about=says_answer,
+    )
+    if answer is not None:
+        return record_call(question, answer, seen)
+    back = _read_back(question, request, seen)
+    if back is not None:
+        return back
     seeds = dict.fromkeys([*request.brief.seed_urls, *request.seeds])
     if seeds:
         hits = [SearchResultItem(url=url) for url in seeds]
@@ -248,7 +297,7 @@ def _from_results(
             seen.used_quotes,
             {source_id},
             strong_needed(wanted.lead),
-            about=answers if strict or settle else None,
+            about=says_answer if strict or settle else None,
         )
         if strong is not None:
             return record_call(question, strong, seen)

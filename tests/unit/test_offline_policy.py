@@ -386,3 +386,13 @@ def test_the_fixed_pipeline_submits_whatever_it_recorded() -> None:
     name, arguments = next_call(*weak, policy=decide_fixed)
     assert name == "finish_research"
     assert [f["evidence_ids"] for f in arguments["findings"]] == [["E001"]]
+
+
+def test_a_question_with_no_evidence_comes_before_one_with_weak_evidence_only() -> None:
+    """A question no page answers well does not spend the steps the next one needs."""
+    other = BRIEF.questions[0].model_copy(update={"id": "Q2", "text": "What does maxsize do?"})
+    two = BRIEF.model_copy(update={"questions": [BRIEF.questions[0], other]})
+    assert next_call(*_weak_recorded(), brief=two) == (
+        "search_web",
+        {"query": "What does maxsize do?"},
+    )
