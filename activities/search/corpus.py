@@ -97,16 +97,19 @@ async def index_corpus(
         if elsewhere is not None and elsewhere != str(folder.resolve()):
             logger.info("corpus: %s stays served from %s (indexed there)", name, elsewhere)
             continue
-        documents = await asyncio.to_thread(read_host, name, folder, max_chars=max_chars)
+        documents = await _read_with_progress(name, folder, max_chars, progress)
         if not documents:
             logger.warning(
                 "corpus: %s has no readable document for %s: left as it was", folder, name
             )
             continue
-        for document in documents:
+        for number, document in enumerate(documents, start=1):
             await ledger.index_corpus_document(
                 document.url, document.host, document.title, document.body, document.prose
             )
+            more = number < len(documents)
+            if progress is not None and more and number % PROGRESS_EVERY == 0:
+                progress(f"{name}: {number} of {len(documents)} documents stored so far")
         urls = [document.url for document in documents]
         await ledger.remember_corpus_folder(name, str(folder.resolve()), urls)
         count += len(documents)
@@ -114,6 +117,32 @@ async def index_corpus(
             progress(f"{name}: {len(documents)} documents from {folder}")
     await ledger.refresh_corpus_terms()
     return count
+
+
+PROGRESS_EVERY = 200  # documents between two progress lines of a large folder
+
+
+async def _read_with_progress(
+    host: str, host_dir: Path, max_chars: int, progress: Callable[[str], None] | None
+) -> list[CorpusDocument]:
+    """`read_host`, PROGRESS_EVERY files at a time, saying how far it got on a large folder
+    (reading and extracting a thousand pages takes a while)."""
+    paths = await asyncio.to_thread(lambda: sorted(host_dir.rglob("*")))
+    documents: list[CorpusDocument] = []
+    for start in range(0, len(paths), PROGRESS_EVERY):
+        batch = paths[start : start + PROGRESS_EVERY]
+        documents += await asyncio.to_thread(_read_paths, host, host_dir, batch, max_chars)
+        done = start + len(batch)
+        if progress is not None and done < len(paths):
+            progress(f"{host}: {done} of {len(paths)} files read so far")
+    return documents
+
+
+def _read_paths(
+    host: str, host_dir: Path, paths: list[Path], max_chars: int
+) -> list[CorpusDocument]:
+    documents = (_document(host, host_dir, path, max_chars) for path in paths)
+    return [document for document in documents if document is not None]
 
 
 def read_corpus(corpus_dir: Path, *, max_chars: int) -> list[CorpusDocument]:
@@ -135,8 +164,7 @@ def corpus_hosts(corpus_dir: Path) -> list[tuple[str, Path]]:
 
 def read_host(host: str, host_dir: Path, *, max_chars: int) -> list[CorpusDocument]:
     """The readable documents of one host's folder, as https://<host>/<relative path>."""
-    documents = (_document(host, host_dir, path, max_chars) for path in sorted(host_dir.rglob("*")))
-    return [document for document in documents if document is not None]
+    return _read_paths(host, host_dir, sorted(host_dir.rglob("*")), max_chars)
 
 
 def _host_name(host_dir: Path) -> str | None:

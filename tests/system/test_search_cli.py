@@ -97,3 +97,24 @@ def test_indexing_an_empty_folder_or_the_corpus_dir_keeps_a_host_indexed_elsewhe
 
     found = research(embedded_pg_url, "search", "write-ahead log", "--allow", host)
     assert found.stdout.splitlines()[1].strip() == f"https://{host}/wal.md"
+
+
+def test_corpus_index_says_how_far_it_got_on_a_large_folder(
+    embedded_pg_url: str, tmp_path: Path
+) -> None:
+    host = f"many-{uuid.uuid4().hex[:8]}.example"
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for number in range(450):
+        (folder / f"note-{number:03}.md").write_text(f"# Note {number}\n\nThe note body.\n")
+
+    indexed = research(embedded_pg_url, "corpus", "index", str(folder), "--host", host)
+    assert indexed.returncode == 0, indexed.stderr
+    lines = indexed.stdout.splitlines()
+    assert lines[:4] == [
+        f"indexed {host}: 200 of 450 files read so far",
+        f"indexed {host}: 400 of 450 files read so far",
+        f"indexed {host}: 200 of 450 documents stored so far",
+        f"indexed {host}: 400 of 450 documents stored so far",
+    ]
+    assert lines[4] == f"indexed {host}: 450 documents from {folder}"
