@@ -1,23 +1,27 @@
-"""CPU seconds of the processes that serve a bench section, read from /proc (Linux only).
+"""CPU seconds (and resident memory) of the processes that serve a bench section, read from
+/proc (Linux only).
 
 The groups: the Temporal dev server and the embedded PostgreSQL (its postmaster and backends) that
-`embedded_stack` started under the bench's state folder, any extra worker processes, and this
-process (its in-process worker, the client and the fake model server). A group's figure is the
-CPU its processes used between two snapshots; a backend that exited in between counts through its
-parent's reaped-children time. Figures only.
+`embedded_stack` started under the bench's state folder, the worker processes, any other named
+process (the fake model server), and this process (the client, and whatever else runs in it). A
+group's figure is the CPU its processes used between two snapshots; a backend that exited in
+between counts through its parent's reaped-children time. Figures only.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 TICKS = os.sysconf("SC_CLK_TCK")
 SERVER = "Temporal dev server"
 DATABASE = "PostgreSQL"
-THIS = "bench process (worker, client, fake model)"
+THIS = "bench process (client)"
+WORKER = "worker process"
+MODEL = "fake model server"
+PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 @dataclass(frozen=True)
@@ -34,14 +38,18 @@ class Snapshot:
     groups: dict[str, dict[int, int]]
 
 
-def snapshot(state_dir: Path, workers: Iterable[int] = ()) -> Snapshot:
+def snapshot(
+    state_dir: Path, workers: Iterable[int] = (), named: Mapping[str, int] | None = None
+) -> Snapshot:
     processes = _processes()
     groups = {
         SERVER: _family(processes, _started_here(processes, state_dir, "start-dev")),
         DATABASE: _family(processes, _started_here(processes, state_dir, "postgres")),
     }
-    for number, pid in enumerate(workers, start=2):
-        groups[f"worker process {number}"] = _family(processes, [pid])
+    for number, pid in enumerate(workers, start=1):
+        groups[f"{WORKER} {number}"] = _family(processes, [pid])
+    for name, pid in (named or {}).items():
+        groups[name] = _family(processes, [pid])
     own = _stat(os.getpid(), children=False)  # the dev server is our child: not its time
     groups[THIS] = {os.getpid(): own.ticks} if own else {}
     return Snapshot(groups)
@@ -55,6 +63,18 @@ def used(before: Snapshot, after: Snapshot) -> dict[str, float]:
             then = before.groups.get(group, {})
             seconds[group] = sum(t - then.get(pid, 0) for pid, t in now.items()) / TICKS
     return seconds
+
+
+def resident(pids: Iterable[int]) -> int:
+    """The resident memory of the processes together, in bytes (0 for one that exited)."""
+    total = 0
+    for pid in pids:
+        try:
+            pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        total += pages * PAGE
+    return total
 
 
 def cores() -> int:

@@ -23,15 +23,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import multiprocessing
 import os
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import replace
 from datetime import UTC, datetime
+from multiprocessing.connection import Connection
+from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +47,7 @@ from bench import cpu, history_shape
 from runtime.settings import PROJECT_ROOT, Settings
 from starter.briefs import load_brief
 from starter.devstack import EmbeddedStack, embedded_stack
-from starter.figures import Measurement
+from starter.figures import AtMost, Measurement, Row, print_table
 from starter.local import DEMO_BRIEF, background_worker
 from starter.runs import new_run_id, start_run
 from tests.fakes.hostile import record_passage
@@ -59,12 +62,18 @@ from workflows.tools import bounded_call
 DOCS = "https://docs.harborq.example"
 MIRROR = "https://mirror.opendocs.example/harborq/dead-letter-queues.html"
 RUNS = 5
-WORKERS = int(os.environ.get("BENCH_WORKERS", "1"))  # worker processes for the concurrent runs
+# The concurrent runs are measured on each of these counts of worker processes (`worker.py`).
+WORKERS = tuple(int(n) for n in os.environ.get("BENCH_WORKERS", "1 2").split())
+MODEL_SECONDS = 1.0  # the concurrent runs' model answers each call after this long
+RSS_EVERY = 0.5  # seconds between samples of the workers' resident memory
+# Issue 26's figure for the worker with its client and fake model: the worker's goal is half.
+WORKER_BEFORE_MS = 33.1
+VERIFY = contracts.VERIFY
 
 
 async def bench(concurrent: int) -> None:
     measurement = Measurement.begin("lean", f"python -m bench.lean {concurrent}")
-    rows: list[tuple[str, str, str]] = []
+    rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="bench-lean-") as scratch:
         settings = replace(
             Settings.from_env(),
@@ -81,11 +90,15 @@ async def bench(concurrent: int) -> None:
                 long_id = await _run(offline, _twenty_steps(brief))
             bare = await _bare_loop(stack, brief)
             rows.append(
-                ("host overhead per step", f"{per_step:.0f} ms", f"bare loop {bare:.1f} ms")
+                Row("host overhead per step", f"{per_step:.0f} ms", f"bare loop {bare:.1f} ms")
             )
             for label, run_id in (("demo run", demo_id), ("20-step run", long_id)):
                 events, size = await _history(stack, run_id)
-                rows.append((f"history, {label}", f"{events} events, {size / 1000:.0f} KB", ""))
+                goal = AtMost(300, "KB") if label == "20-step run" else None
+                rows.append(
+                    Row(f"history, {label}", f"{events} events, {size / 1000:.0f} KB", goal=goal,
+                        value=size / 1000)
+                )  # fmt: skip
             rows.append(await _shape_row(stack, "offline demo run", demo_id))
             fake = FakeOpenAI(twelve_steps)
             with serve(fake) as url:
@@ -97,7 +110,7 @@ async def bench(concurrent: int) -> None:
                     result = await _run(model, brief, result=True)
                     elapsed = time.perf_counter() - started
                 rows.append(
-                    (
+                    Row(
                         "host overhead per step, HTTP model answering at once",
                         f"{elapsed * 1000 / max(result.counters.steps, 1):.0f} ms",
                         "decide a regular activity",
@@ -106,38 +119,26 @@ async def bench(concurrent: int) -> None:
                 rows.append(await _shape_row(stack, "HTTP model run", result.run_id))
                 sent, whole = _prompt_tokens(fake.requests)
                 rows.append(
-                    (
+                    Row(
                         f"prompt tokens, scripted {result.counters.steps}-step run",
                         f"{sent:,}",
                         f"no compaction {whole:,}",
                     )
                 )
-            slow = FakeOpenAI(_slowly(twelve_steps))
-            with serve(slow) as url:
-                model = _model_stack(stack, url, "bench-slow")
-                async with background_worker(model), _more_workers(model, WORKERS - 1) as pids:
-                    one, _ = await _makespan(model, brief, 1)
-                    before = cpu.snapshot(settings.state_dir, pids)
-                    many, steps = await _makespan(model, brief, concurrent)
-                    used = cpu.used(before, cpu.snapshot(settings.state_dir, pids))
-                rows.append(
-                    (
-                        f"{concurrent} runs at once vs one (1 s model)",
-                        f"{many / one:.2f}x",
-                        f"{many:.1f} s vs {one:.1f} s",
-                    )
-                )
-                rows += _cpu_rows(used, steps, many)
-    _print(rows)
+            with _model_process() as (url, model_pid):
+                for processes in WORKERS:
+                    rows += await _concurrent(stack, brief, url, model_pid, processes, concurrent)
+    print_table(rows, measurement)
     written = measurement.write(_figures(rows, concurrent))
     print(f"wrote {written}")
 
 
-def _figures(rows: list[tuple[str, str, str]], concurrent: int) -> dict[str, Any]:
-    table = [
-        {"what": what, "measured": measured, "beside": beside} for what, measured, beside in rows
-    ]
-    return {"concurrent_runs": concurrent, "worker_processes": WORKERS, "rows": table}
+def _figures(rows: list[Row], concurrent: int) -> dict[str, Any]:
+    return {
+        "concurrent_runs": concurrent,
+        "worker_processes": list(WORKERS),
+        "rows": [row.as_dict() for row in rows],
+    }
 
 
 # ---------------------------------------------------------------- runs
@@ -184,21 +185,24 @@ async def _history(stack: EmbeddedStack, run_id: str) -> tuple[int, int]:
     return len(history.events), len(history.to_json())
 
 
-async def _shape_row(stack: EmbeddedStack, label: str, run_id: str) -> tuple[str, str, str]:
-    """Workflow tasks and events per step of a run (bench.history_shape)."""
+async def _shape_row(stack: EmbeddedStack, label: str, run_id: str) -> Row:
+    """Workflow tasks and events per step of a run (bench.history_shape); the goal: one task a
+    step, except a step that waits on the verifier (a model call of its own)."""
     history = await stack.client.get_workflow_handle(run_id).fetch_history()
     found = history_shape.shape(history.events)
-    return (
+    return Row(
         f"workflow tasks per step, {label}",
         f"{found.tasks_per_step:.2f}",
         found.describe(),
+        goal="one task a step (a verifier's wait apart)",
+        met=set(found.extra_by_activity) <= {VERIFY},
     )
 
 
 @asynccontextmanager
-async def _more_workers(stack: EmbeddedStack, count: int) -> AsyncIterator[list[int]]:
-    """`count` more `worker.py` processes on the stack's task queue (their pids), stopped on the
-    way out."""
+async def _worker_processes(stack: EmbeddedStack, count: int) -> AsyncIterator[list[int]]:
+    """`count` `worker.py` processes on the stack's task queue (their pids), stopped on the way
+    out."""
     s = stack.settings
     env = {
         **os.environ,
@@ -231,6 +235,78 @@ async def _more_workers(stack: EmbeddedStack, count: int) -> AsyncIterator[list[
             await worker.wait()
 
 
+@contextmanager
+def _model_process() -> Iterator[tuple[str, int]]:
+    """The scripted model answering each call after MODEL_SECONDS, in a process of its own (its
+    URL and pid), so its CPU is not counted as the worker's or the client's."""
+    spawn = multiprocessing.get_context("spawn")
+    theirs, ours = spawn.Pipe()
+    stop = spawn.Event()
+    server = spawn.Process(target=_serve_model, args=(theirs, stop), daemon=True)
+    server.start()
+    try:
+        url = str(ours.recv())
+        assert server.pid is not None
+        yield url, server.pid
+    finally:
+        stop.set()
+        server.join(10)
+        if server.is_alive():
+            server.kill()
+
+
+def _serve_model(ready: Connection, stop: EventType) -> None:
+    with serve(FakeOpenAI(_slowly(twelve_steps))) as url:
+        ready.send(url)
+        stop.wait()
+
+
+async def _concurrent(
+    stack: EmbeddedStack, brief: Brief, url: str, model_pid: int, processes: int, concurrent: int
+) -> list[Row]:
+    """`concurrent` runs at once vs one run on `processes` worker processes: the ratio, the CPU
+    per step of each process group and the workers' memory per run in flight."""
+    model = _model_stack(stack, url, f"bench-slow-{processes}")
+    state_dir = stack.settings.state_dir
+    async with _worker_processes(model, processes) as pids:
+        await _makespan(model, brief, processes)  # warm: a worker's first run loads its clients
+        one, _ = await _makespan(model, brief, 1)
+        idle = cpu.resident(pids)
+        before = cpu.snapshot(state_dir, pids, {cpu.MODEL: model_pid})
+        done = asyncio.Event()
+        peak = asyncio.create_task(_peak_resident(pids, done))
+        many, steps = await _makespan(model, brief, concurrent)
+        used = cpu.used(before, cpu.snapshot(state_dir, pids, {cpu.MODEL: model_pid}))
+        done.set()
+        resident = await peak
+    on = f"{processes} worker process{'es' if processes > 1 else ''}"
+    rows = [
+        Row(
+            f"{concurrent} runs at once vs one, {on} ({MODEL_SECONDS:g} s model)",
+            f"{many / one:.2f}x",
+            f"{many:.1f} s vs {one:.1f} s",
+            goal=AtMost(1.5),
+            value=many / one,
+        ),
+        Row(
+            f"  worker memory per run in flight, {on}",
+            f"{(resident - idle) / concurrent / 1e6:.2f} MB",
+            f"peak RSS {resident / 1e6:.0f} MB vs {idle / 1e6:.0f} MB idle, {concurrent} in flight",
+        ),
+    ]
+    return rows + _cpu_rows(used, steps, many, on)
+
+
+async def _peak_resident(pids: list[int], done: asyncio.Event) -> int:
+    """The largest resident memory (bytes) the processes held together until `done`."""
+    peak = cpu.resident(pids)
+    while not done.is_set():
+        with suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), RSS_EVERY)
+        peak = max(peak, cpu.resident(pids))
+    return peak
+
+
 async def _makespan(stack: EmbeddedStack, brief: Brief, count: int) -> tuple[float, int]:
     """Seconds until `count` runs started at once have all ended, and their steps."""
     started = time.perf_counter()
@@ -241,20 +317,33 @@ async def _makespan(stack: EmbeddedStack, brief: Brief, count: int) -> tuple[flo
     return time.perf_counter() - started, sum(result.counters.steps for result in results)
 
 
-def _cpu_rows(used: dict[str, float], steps: int, makespan: float) -> list[tuple[str, str, str]]:
-    """CPU ms per step of each process group, and the makespan their sum implies on our cores
-    (a floor: the CPU has to be spent somewhere, however well the work overlaps)."""
+def _cpu_rows(used: dict[str, float], steps: int, makespan: float, on: str) -> list[Row]:
+    """CPU ms per step of each process group, the workers' together, and the makespan the sum
+    implies on our cores (a floor: the CPU has to be spent somewhere, however well the work
+    overlaps)."""
     steps = max(steps, 1)
     rows = [
-        (f"  CPU per step: {group}", f"{seconds * 1000 / steps:.1f} ms", f"{seconds:.1f} s")
+        Row(f"  CPU per step: {group}", f"{seconds * 1000 / steps:.1f} ms", f"{seconds:.1f} s")
         for group, seconds in used.items()
     ]
+    workers = sum(seconds for group, seconds in used.items() if group.startswith(cpu.WORKER))
+    rows.append(
+        Row(
+            f"  CPU per step, the worker processes, {on}",
+            f"{workers * 1000 / steps:.1f} ms",
+            f"half the issue's {WORKER_BEFORE_MS} ms (worker, client and model then)",
+            goal=AtMost(WORKER_BEFORE_MS / 2, "ms"),
+            value=workers * 1000 / steps,
+        )
+    )
     total, cores = sum(used.values()), cpu.cores()
     rows.append(
-        (
-            f"  CPU per step, all of these ({steps} steps)",
+        Row(
+            f"  CPU per step, all of these, {on} ({steps} steps)",
             f"{total * 1000 / steps:.1f} ms",
             f"floor {total / cores:.1f} s on {cores} cores (CPU / cores) vs {makespan:.1f} s",
+            goal=AtMost(20, "ms"),
+            value=total * 1000 / steps,
         )
     )
     return rows
@@ -382,7 +471,7 @@ def twelve_steps(turn: int, sent: list[Message]) -> Reply:
 
 def _slowly(script: Callable[[int, list[Message]], Reply]) -> Callable[[int, list[Message]], Reply]:
     def answer(turn: int, sent: list[Message]) -> Reply:
-        time.sleep(1.0)  # the fake server answers each request on its own thread
+        time.sleep(MODEL_SECONDS)  # the fake server answers each request on its own thread
         return script(turn, sent)
 
     return answer
@@ -409,15 +498,6 @@ def _uncompacted(requests: list[dict[str, Any]]) -> int:
         ]
         total += len(json.dumps(conversation)) + len(json.dumps(request.get("tools", [])))
     return total
-
-
-def _print(rows: list[tuple[str, str, str]]) -> None:
-    width = max(len(row[0]) for row in rows)
-    print(f"\n{'what':{width}} | measured | beside it")
-    print(f"{'-' * width}-|----------|----------")
-    for what, measured, beside in rows:
-        print(f"{what:{width}} | {measured} | {beside}")
-    print(f"\n(messages resent each turn; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC)")
 
 
 if __name__ == "__main__":

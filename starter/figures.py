@@ -4,6 +4,10 @@ machine and under what load they were measured, so the docs point at a file inst
     measurement = Measurement.begin("lean", "python -m bench.lean 100")
     ...                                          # measure
     measurement.write({"rows": [...]})           # bench/results/lean.json
+
+A figure that has a goal is written beside it, judged: `Row("CPU per step", "23.1 ms",
+goal=AtMost(20, "ms"), value=23.1)` is `{"what": ..., "measured": "23.1 ms", "beside": "",
+"goal": "at most 20 ms", "met": false}`, and prints as `not met (at most 20 ms)`.
 """
 
 from __future__ import annotations
@@ -19,6 +23,68 @@ from typing import Any
 from runtime.settings import PROJECT_ROOT
 
 RESULTS_DIR = PROJECT_ROOT / "bench" / "results"
+
+
+@dataclass(frozen=True)
+class AtMost:
+    """A goal: the figure is at most `limit` (in `unit`)."""
+
+    limit: float
+    unit: str = ""
+
+    def met(self, value: float) -> bool:
+        return value <= self.limit
+
+    def __str__(self) -> str:
+        return f"at most {self.limit:g}{self.unit and ' ' + self.unit}"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One figure of a table: what, as measured, what stands beside it, and its goal if any
+    (`value` is the number the goal judges; `met` states a judgement `AtMost` cannot make)."""
+
+    what: str
+    measured: str
+    beside: str = ""
+    goal: AtMost | str | None = None
+    value: float | None = None
+    met: bool | None = None
+
+    def judged(self) -> bool | None:
+        """Met (True), not met (False), or no goal (None)."""
+        if self.met is not None or self.goal is None:
+            return self.met
+        if isinstance(self.goal, AtMost) and self.value is not None:
+            return self.goal.met(self.value)
+        return None
+
+    def verdict(self) -> str:
+        """`met (at most 20 ms)`, `not met (...)`, or "" without a goal."""
+        judged = self.judged()
+        if judged is None:
+            return ""
+        return f"{'met' if judged else 'not met'} ({self.goal})"
+
+    def as_dict(self) -> dict[str, Any]:
+        row: dict[str, Any] = {"what": self.what, "measured": self.measured, "beside": self.beside}
+        if self.goal is not None:
+            row |= {"goal": str(self.goal), "met": self.judged()}
+        return row
+
+
+def print_table(rows: list[Row], measurement: Measurement) -> None:
+    """The rows as a table, each figure beside its goal, under the date and the load average."""
+    load = " ".join(f"{value:.2f}" for value in measurement.load_at_start) or "unknown"
+    print(
+        f"\n{measurement.command}: {measurement.started:%Y-%m-%d %H:%M} UTC, load average "
+        f"{load} at the start on {machine()['cores']} cores (above the cores: figures under load)"
+    )
+    width = max(len(row.what) for row in rows)
+    print(f"{'what':{width}} | measured | beside it | goal")
+    print(f"{'-' * width}-|----------|-----------|-----")
+    for row in rows:
+        print(f"{row.what:{width}} | {row.measured} | {row.beside} | {row.verdict()}")
 
 
 @dataclass(frozen=True)

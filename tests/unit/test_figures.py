@@ -8,7 +8,9 @@ import os
 from datetime import datetime
 from pathlib import Path
 
-from starter.figures import Measurement, machine
+import pytest
+
+from starter.figures import AtMost, Measurement, Row, machine, print_table
 
 
 def test_a_measurement_writes_its_figures_with_date_machine_and_load(tmp_path: Path) -> None:
@@ -34,3 +36,35 @@ def test_the_machine_names_its_cores_and_processor() -> None:
     described = machine()
 
     assert described["cores"] >= 1 and isinstance(described["processor"], str)
+
+
+def test_a_figure_is_written_and_printed_beside_its_goal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        Row("CPU per step", "23.1 ms", "floor 10 s", goal=AtMost(20, "ms"), value=23.1),
+        Row("100 runs vs one", "1.40x", "", goal=AtMost(1.5), value=1.4),
+        Row("tasks per step", "1.17", "only verify", goal="one a step", met=True),
+        Row("prompt tokens", "40,704"),
+    ]
+    measurement = Measurement.begin("lean", "python -m bench.lean 100")
+
+    document = json.loads(
+        measurement.write(
+            {"rows": [row.as_dict() for row in rows]}, tmp_path / "x.json"
+        ).read_text()
+    )
+    print_table(rows, measurement)
+
+    assert document["figures"]["rows"] == [
+        {"what": "CPU per step", "measured": "23.1 ms", "beside": "floor 10 s",
+         "goal": "at most 20 ms", "met": False},
+        {"what": "100 runs vs one", "measured": "1.40x", "beside": "", "goal": "at most 1.5",
+         "met": True},
+        {"what": "tasks per step", "measured": "1.17", "beside": "only verify",
+         "goal": "one a step", "met": True},
+        {"what": "prompt tokens", "measured": "40,704", "beside": ""},
+    ]  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "| not met (at most 20 ms)" in printed and "| met (at most 1.5)" in printed
+    assert "load average" in printed and f"{measurement.started:%Y-%m-%d}" in printed
