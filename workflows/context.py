@@ -1,17 +1,34 @@
-"""What the model is shown each turn (pure): the transcript, with older page windows compacted."""
+"""What the model is shown each turn (pure): the transcript, with older page windows compacted,
+and, when that alone does not fit, its oldest entries folded into one digest (`fold`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from workflows.models import Decision, TranscriptEntry
-from workflows.tools.read_page import COMPACTED
+from workflows.models import (
+    Decision,
+    Digest,
+    FoldedEvidence,
+    FoldedRefusal,
+    FoldedSearch,
+    FoldedSource,
+    TranscriptEntry,
+)
+from workflows.tools.finish_research import GateFailed
+from workflows.tools.read_page import COMPACTED, PageWindow
+from workflows.tools.record_evidence import EvidenceData, RecordEvidenceArgs
 from workflows.tools.registry import REGISTRY
+from workflows.tools.search_web import SearchArgs, SearchData
 
 if TYPE_CHECKING:  # not at run time: the workflow sandbox imports this module as it is
     from workflows.contracts import DecideInput
 
-__all__ = ["COMPACTED", "compact", "filled", "size"]
+__all__ = ["COMPACTED", "FOLD_EVERY", "compact", "filled", "fold", "shown", "size"]
+
+# Entries are folded a block of FOLD_EVERY at a time (cut points on a grid of the transcript's
+# entries), so the digest, and everything the prompt shows before the entries kept whole,
+# changes once every FOLD_EVERY steps rather than every turn (providers' prompt caching).
+FOLD_EVERY = 20
 
 
 # A result's `kind` tells its model apart when read back from JSON; the model is never sent it
@@ -49,13 +66,151 @@ def compact(transcript: list[TranscriptEntry], budget_chars: int) -> list[Transc
 
 def filled(request: DecideInput, entries: list[TranscriptEntry]) -> DecideInput | Decision:
     """A decide input with its transcript (the steps read back up to its watermark)
-    compacted to its context budget and measured; when even that does not fit, the Decision that
-    asks no model and ends the run `context_limit`."""
-    transcript = compact(entries, request.context_budget)
+    compacted to its context budget and measured; when that does not fit, its oldest entries
+    folded into a digest (`fold`); when even the digest and the latest turn do not fit, the
+    Decision that asks no model and ends the run `context_limit`."""
+    budget = request.context_budget
+    transcript = compact(entries, budget)
     chars = size(transcript)
-    if chars > request.context_budget:
+    if chars <= budget:  # the transcript fits as it is: no digest, the prompt as it always was
+        return request.model_copy(update={"transcript": transcript, "context_chars": chars})
+    folded = fold(entries, budget, request.turn_start)
+    if folded is None:  # nothing older than the latest turn to fold
         return Decision(over_context=True, context_chars=chars)
-    return request.model_copy(update={"transcript": transcript, "context_chars": chars})
+    digest, kept = folded
+    chars = len(shown(digest)) + size(kept)
+    if chars > budget:
+        return Decision(over_context=True, context_chars=chars)
+    update = {"digest": digest, "transcript": kept, "context_chars": chars}
+    return request.model_copy(update=update)
+
+
+# What the prompt says of a digest, before it (as JSON).
+FOLDED = (
+    "Steps {first} to {last} are folded to save context. What they left: the searches made (with "
+    "result URLs not read yet), the sources read (read_page a source_id again to see its text; no "
+    "page is spent), every evidence recorded (cite its id when you finish; disclose its "
+    "conflicts) and the refusals that still apply."
+)
+
+
+def shown(digest: Digest) -> str:
+    """The digest as the model is sent it (one user message), and as the context bound counts
+    it: what it is, then its JSON without fields at their defaults."""
+    intro = FOLDED.format(first=digest.first_step, last=digest.last_step)
+    return f"{intro}\n{digest.model_dump_json(exclude_defaults=True)}"
+
+
+def fold(
+    entries: list[TranscriptEntry], budget_chars: int, turn_start: int = 0
+) -> tuple[Digest, list[TranscriptEntry]] | None:
+    """The oldest entries folded into a digest, and the entries after them compacted to what the
+    digest leaves of the budget. Folds the fewest entries that fit, a multiple of FOLD_EVERY,
+    else everything before the latest turn (its entries, from `turn_start`, or the last entry,
+    are never folded); that last cut is returned even when it does not fit (the caller
+    measures). None: there is nothing before the latest turn to fold. Pure: the same transcript
+    and budget give the same digest and entries."""
+    latest = len(entries) - 1
+    if turn_start:
+        latest = min(
+            latest, next((i for i, e in enumerate(entries) if e.step >= turn_start), latest)
+        )
+    if latest <= 0:
+        return None
+    first = _first_fitting(entries, budget_chars, latest)
+    folder = _Folder()
+    for cut in [*range(FOLD_EVERY, latest, FOLD_EVERY), latest]:
+        if cut < first and cut != latest:
+            continue  # the entries after it alone are over the budget, compacted or not
+        folder.add(entries[len(folder) : cut])
+        digest = folder.digest()
+        room = budget_chars - len(shown(digest))
+        kept = compact(entries[cut:], room)
+        if size(kept) <= room:
+            break
+    return digest, kept
+
+
+def _first_fitting(entries: list[TranscriptEntry], budget_chars: int, latest: int) -> int:
+    """The first index whose entries onward could fit the budget compacted as `compact` does
+    (every compactable result but the newest), measured from the newest back: only the entries
+    a budget can hold are serialised. `latest` when none before it can."""
+    newest = next((i for i in range(len(entries) - 1, -1, -1) if _compacted(entries[i])), None)
+    total = 0
+    for index in range(len(entries) - 1, -1, -1):
+        smaller = None if index == newest else _compacted(entries[index])
+        total += _chars(smaller if smaller is not None else entries[index])
+        if total > budget_chars:
+            return min(index + 1, latest)
+    return 0
+
+
+class _Folder:
+    """What folded entries leave the model, built up oldest first (insertion order throughout)."""
+
+    def __init__(self) -> None:
+        self._entries: list[TranscriptEntry] = []
+        self._searches: dict[str, FoldedSearch] = {}
+        self._sources: dict[str, FoldedSource] = {}
+        self._evidence: list[FoldedEvidence] = []
+        self._refusals: dict[str, FoldedRefusal] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def add(self, entries: list[TranscriptEntry]) -> None:
+        for entry in entries:
+            self._entries.append(entry)
+            self._add(entry)
+
+    def _add(self, entry: TranscriptEntry) -> None:
+        name, result, data, args = entry.call.name, entry.result, entry.result.data, entry.args
+        if not result.ok:
+            if REGISTRY.get(name) is not None:  # a malformed turn or unknown tool: nothing to keep
+                gaps = data.gaps if isinstance(data, GateFailed) else []
+                error = result.error or ""
+                self._refusals.pop(name, None)  # the latest, in step order
+                self._refusals[name] = FoldedRefusal(
+                    step=entry.step, tool=name, error=error, gaps=gaps
+                )
+            return
+        self._refusals.pop(name, None)  # a later call of the tool succeeded
+        if isinstance(data, SearchData) and isinstance(args, SearchArgs):
+            search = self._searches.get(args.query)
+            if search is None:
+                search = self._searches[args.query] = FoldedSearch(query=args.query, times=0)
+            search.times += 1
+            search.urls += [r.url for r in data.results if r.url not in search.urls]
+        elif isinstance(data, PageWindow):
+            self._sources.setdefault(
+                data.source_id, FoldedSource(id=data.source_id, url=data.url, title=data.title)
+            )
+        elif isinstance(data, EvidenceData) and isinstance(args, RecordEvidenceArgs):
+            self._evidence.append(
+                FoldedEvidence(
+                    id=data.evidence_id,
+                    question_id=args.question_id,
+                    source_id=args.source_id,
+                    claim=args.claim,
+                    stance=args.stance,
+                    conflicts=list(data.conflicts),
+                )
+            )
+
+    def digest(self) -> Digest:
+        read = {source.url for source in self._sources.values()}
+        searches = [
+            search.model_copy(update={"urls": [url for url in search.urls if url not in read]})
+            for search in self._searches.values()
+        ]
+        return Digest(
+            first_step=self._entries[0].step,
+            last_step=self._entries[-1].step,
+            searches=searches,
+            sources=list(self._sources.values()),
+            evidence=list(self._evidence),
+            refusals=list(self._refusals.values()),
+        )
 
 
 def _compacted(entry: TranscriptEntry) -> TranscriptEntry | None:

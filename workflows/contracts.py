@@ -16,6 +16,7 @@ from workflows.models import (
     Budget,
     Counters,
     Decision,
+    Digest,
     Evidence,
     Passage,
     Report,
@@ -96,6 +97,9 @@ class DecideInput(BaseModel):
     watermark: int | None = None
     context_budget: int = 0
     turn_start: int = 0  # the latest turn's first step: its results are never shortened
+    # Set by decide (never by the workflow) when compaction alone did not fit the context budget:
+    # the oldest steps folded (`workflows.context.fold`); `transcript` holds the steps after them.
+    digest: Digest | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class SearchInput(BaseModel):

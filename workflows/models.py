@@ -290,6 +290,57 @@ class Finding(BaseModel):
     evidence_ids: list[Annotated[str, Field(max_length=MAX_ID_CHARS)]] = Field(default_factory=list)
 
 
+class FoldedSearch(BaseModel):
+    """A query searched in the folded steps (once however often), and the result URLs it found
+    that no folded step read."""
+
+    query: str
+    times: int = 1
+    urls: list[str] = Field(default_factory=list)
+
+
+class FoldedSource(BaseModel):
+    """A source the folded steps read: read it again by `id` (no fetch is spent)."""
+
+    id: str
+    url: str
+    title: str = ""
+
+
+class FoldedEvidence(BaseModel):
+    """Evidence recorded in the folded steps: cite it by `id` at finish."""
+
+    id: str
+    question_id: str
+    source_id: str
+    claim: str
+    stance: Stance
+    conflicts: list[str] = Field(default_factory=list)  # the host's, to disclose in the report
+
+
+class FoldedRefusal(BaseModel):
+    """A tool's latest refusal in the folded steps, when no later folded call of it succeeded."""
+
+    step: int
+    tool: str
+    error: str
+    gaps: list[str] = Field(default_factory=list)  # a refused finish: what the gate found missing
+
+
+class Digest(BaseModel):
+    """The oldest transcript entries folded into what the model still needs from them
+    (`workflows.context.fold`): shown before the entries kept whole, only when compaction alone
+    does not fit the context budget. The operator's guidance and seeds are never folded: every
+    turn shows them after the transcript."""
+
+    first_step: int
+    last_step: int
+    searches: list[FoldedSearch] = Field(default_factory=list)
+    sources: list[FoldedSource] = Field(default_factory=list)
+    evidence: list[FoldedEvidence] = Field(default_factory=list)
+    refusals: list[FoldedRefusal] = Field(default_factory=list)
+
+
 class TranscriptEntry(BaseModel):
     step: int
     call: ToolCall

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from workflows import context
 from workflows.contracts import DecideInput
 from workflows.models import Brief, ToolResult, TranscriptEntry
 from workflows.rules import told
@@ -68,6 +69,8 @@ def messages(request: DecideInput, *, parallel_tool_calls: bool = False) -> list
         {"role": "system", "content": system},
         {"role": "user", "content": brief_message(request.brief)},
     ]
+    if request.digest is not None:  # the oldest steps, folded (only when they did not fit)
+        result.append({"role": "user", "content": context.shown(request.digest)})
     transcript = _slimmed(request.transcript, request.turn_start)
     for number, entry in enumerate(transcript, start=1):
         # Only the newest result's budget is current: older ones are sent without theirs.
