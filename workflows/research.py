@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -593,14 +594,16 @@ class ResearchWorkflow:
             f" | steps {counters.steps}/{progress.limits.max_steps}"
             f" | evidence {progress.evidence_count} | tokens {counters.tokens}\n\n"
             f"The report in a terminal: `research report {self._run_id}` (`--json`: quotes and "
-            f"URLs)\n\n---\n\n{self._report_markdown}"
+            f"URLs)\n\n---\n\n{for_web_ui(self._report_markdown)}"
         )
 
     def _publish_progress(self, progress: Progress) -> None:
-        workflow.set_current_details(
-            f"**step {progress.counters.steps}/{progress.limits.max_steps}** "
-            f"searches {progress.counters.searches} | pages {progress.counters.page_fetches} | "
-            f"evidence {progress.evidence_count} | tokens {progress.counters.tokens}\n\n"
+        counters, limits = progress.counters, progress.limits
+        workflow.set_current_details(  # each counter against its bound, as `start --wait` shows
+            f"**step {counters.steps}/{limits.max_steps}** "
+            f"searches {counters.searches}/{limits.max_searches} | "
+            f"pages {counters.page_fetches}/{limits.max_page_fetches} | "
+            f"evidence {progress.evidence_count} | tokens {counters.tokens}/{limits.max_tokens}\n\n"
             f"open questions: {', '.join(progress.open_questions) or 'none'}\n\n"
             f"last: {as_text(progress.last_action)}"  # model input is text, never markup
         )
@@ -664,6 +667,30 @@ class ResearchWorkflow:
             self._state.model_copy(deep=True).extend(request)
         except ValueError as refused:
             raise ApplicationError(str(refused), type=LIMITS_REFUSED, non_retryable=True) from None
+
+
+_NUMBERED = re.compile(r"^(\d+)\. (.*)$")
+_UNDER_ITEM = re.compile(r"^ {3}(\S.*)$")
+
+
+def for_web_ui(markdown: str) -> str:
+    """The report as the Web UI's current details render it: that renderer shows a numbered list
+    (`1. finding` with its indented verifier line) as one run-on paragraph, so each numbered item
+    and each line under it becomes a paragraph of its own (`**1.** finding`). The report in the
+    ledger and in `research report` is unchanged."""
+    lines: list[str] = []
+    in_item = False  # the lines under a numbered item, until a line that is not
+    for line in markdown.split("\n"):
+        numbered, under = _NUMBERED.match(line), _UNDER_ITEM.match(line)
+        if numbered:
+            lines += ["", f"**{numbered[1]}.** {numbered[2]}"]
+        elif under and in_item:
+            lines += ["", under[1]]
+            continue
+        else:
+            lines.append(line)
+        in_item = bool(numbered)
+    return "\n".join(lines)
 
 
 def _abandon(call: asyncio.Future[Any]) -> None:
