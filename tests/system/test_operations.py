@@ -62,6 +62,8 @@ def runs(
         for run_id, brief in zip(ids, briefs.values(), strict=True):
             started = research(env, "start", str(brief), "--id", run_id, "--wait")
             assert "Status: " in started.stdout, started.stdout + started.stderr
+            # Exit codes: 0 for a run that completed, 1 for one that did not (incomplete).
+            assert started.returncode == (0 if brief == DEMO_BRIEF else 1), started.stdout
         yield Runs(env, *ids)
     finally:
         worker.stop()
