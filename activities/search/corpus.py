@@ -127,7 +127,7 @@ async def _read_with_progress(
 ) -> list[CorpusDocument]:
     """`read_host`, PROGRESS_EVERY files at a time, saying how far it got on a large folder
     (reading and extracting a thousand pages takes a while)."""
-    paths = await asyncio.to_thread(lambda: sorted(host_dir.rglob("*")))
+    paths = await asyncio.to_thread(lambda: sorted(p for p in host_dir.rglob("*") if p.is_file()))
     documents: list[CorpusDocument] = []
     for start in range(0, len(paths), PROGRESS_EVERY):
         batch = paths[start : start + PROGRESS_EVERY]
