@@ -15,9 +15,11 @@ and load, to bench/results/long_run.json:
 - whether every execution's history replays against the code (`research replay`'s function);
 - `research audit` of the run against the ledger and the whole chain of histories.
 
-Every turn sends the model the whole transcript (older results compacted), so the prompt grows with
-the steps: the run may meet max_context_chars or max_tokens before its last step, and then ends
-there with that stop reason, as any run does. Figures only: nothing here asserts a speed or a size.
+Once the transcript no longer fits the context (older results compacted), decide folds its oldest
+steps into a digest (`workflows.context.fold`), so the prompt stays within max_context_chars
+whatever the step count; the run may still meet a bound (max_tokens, the context) before its last
+step, and then ends there with that stop reason, as any run does. Figures only: nothing here
+asserts a speed or a size.
 """
 
 from __future__ import annotations
@@ -47,6 +49,11 @@ from workflows.models import Brief, Limits, RunResult
 GOAL_BYTES = 5_000_000
 FINDS = ["redrive", "attempts", "timeout", "visibility", "dead-letter", "default", "queue"]
 QUERIES = ["dead-letter queue", "visibility timeout", "redrive", "delivery attempts", "retention"]
+# The context each turn may show. Bounded at 200,000 characters, a turn costs this model about
+# 28,000 tokens, so the token bound (10M, its ceiling) ended the 1,000-step run at step 358
+# (measured); at 50,000 a turn costs about 9,600 (9.6M over 1,000 steps, measured). 40,000 leaves
+# the token bound a margin.
+CONTEXT_CHARS = 40_000
 
 
 def long_script(steps: int) -> Any:
@@ -73,7 +80,7 @@ def long_brief(brief: Brief, steps: int) -> Brief:
         max_page_fetches=20,
         max_tokens=10_000_000,
         deadline_seconds=3_600,
-        max_context_chars=200_000,
+        max_context_chars=CONTEXT_CHARS,
     )
     return brief.model_copy(update={"limits": limits})
 
@@ -125,6 +132,7 @@ async def _figures(
         rows = await load_rows(ledger, run_id)
     audit = run_checks(AuditData(rows, history_facts(histories)))
     limits, counters = brief.limits, result.counters
+    shown = [call.context_chars for call in rows.model_calls]
     latest = histories[-1].events[0].workflow_execution_started_event_attributes
     latest_id = latest.original_execution_run_id
     bounds = {
@@ -153,12 +161,11 @@ async def _figures(
         "audit_checks": len(audit),
         "audit_failed": [r.check.name for r in audit if r.failed],
         "ledger_steps": len(rows.steps),
-        # What ends a long run first: the transcript shown each turn grows with the steps.
-        "context_chars_last_turn": rows.model_calls[-1].context_chars if rows.model_calls else 0,
+        # What each turn showed (folded once over the budget: `workflows.context.fold`).
+        "context_chars_last_turn": shown[-1] if shown else 0,
+        "context_chars_max": max(shown, default=0),
         "context_chars_limit": limits.max_context_chars,
-        "context_chars_per_step": round(
-            (rows.model_calls[-1].context_chars if rows.model_calls else 0) / max(counters.steps, 1)
-        ),
+        "tokens_per_step": round(counters.tokens / max(counters.steps, 1)),
         "ledger_execution_is_latest": rows.run.execution_id == latest_id,
         "seconds": round(elapsed, 1),
         "ms_per_step": round(elapsed * 1000 / max(counters.steps, 1), 1),
@@ -185,10 +192,10 @@ def _print(figures: dict[str, Any]) -> None:
             ", ".join(figures["audit_failed"]) or "",
         ),
         (
-            "transcript shown, last turn",
-            f"{figures['context_chars_last_turn']:,} chars",
-            f"of max_context_chars {figures['context_chars_limit']:,}; "
-            f"{figures['context_chars_per_step']:,} a step",
+            "transcript shown, largest turn",
+            f"{figures['context_chars_max']:,} chars",
+            f"of max_context_chars {figures['context_chars_limit']:,}; last turn "
+            f"{figures['context_chars_last_turn']:,}; {figures['tokens_per_step']:,} tokens a step",
         ),
         ("time", f"{figures['seconds']} s", f"{figures['ms_per_step']} ms a step"),
     ]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.fakes import QuietHandler, serving
+from workflows import context
 
 Message = dict[str, Any]
 # {"tool_calls": [(name, arguments)]} or {"content": "..."}; optional "no_usage": True,
@@ -89,8 +90,18 @@ PASSAGE_LINE = re.compile(
 )
 
 
+# The digest of folded steps (`workflows.context.shown`): "Steps 1 to 40 are folded ...".
+FOLDED_STEPS = re.compile(re.escape(context.FOLDED.split("{first}")[0]) + r"(\d+) to (\d+) ")
+
+
 def turn_of(messages: list[Message]) -> int:
-    return 1 + sum(1 for message in messages if message.get("role") == "assistant")
+    """1 + the steps the conversation shows: one assistant message each, and the folded ones."""
+    shown = sum(1 for message in messages if message.get("role") == "assistant")
+    for message in messages:
+        folded = message.get("role") == "user" and FOLDED_STEPS.match(str(message["content"]))
+        if folded:
+            shown += int(folded.group(2)) - int(folded.group(1)) + 1
+    return 1 + shown
 
 
 def passage_containing(messages: list[Message], needle: str) -> str:

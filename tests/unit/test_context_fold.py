@@ -8,6 +8,7 @@ import itertools
 import json
 
 from activities.model.prompt import messages
+from tests.fakes.openai_server import turn_of
 from workflows import context
 from workflows.contracts import DecideInput
 from workflows.models import Brief, Decision, ToolCall, ToolResult, TranscriptEntry
@@ -273,3 +274,14 @@ def test_a_finish_refused_by_the_gate_in_the_kept_steps_is_not_in_the_digest() -
 
     assert filled.digest is not None and filled.digest.refusals == []
     assert filled.transcript[-1] == entries[-1]
+
+
+def test_the_prompt_says_how_many_steps_it_folded() -> None:
+    """A scripted model over HTTP (tests/fakes) counts the steps it was shown to know its turn."""
+    entries = long_transcript(333)
+
+    filled = shown(20_000, entries)
+
+    assert filled.digest is not None
+    assert turn_of(messages(filled)) == 334
+    assert turn_of(messages(shown(10**6, entries[:30]))) == 31
