@@ -70,13 +70,14 @@ def filled(request: DecideInput, entries: list[TranscriptEntry]) -> DecideInput 
     folded into a digest (`fold`); when even the digest and the latest turn do not fit, the
     Decision that asks no model and ends the run `context_limit`."""
     budget = request.context_budget
-    transcript = compact(entries, budget)
-    chars = size(transcript)
-    if chars <= budget:  # the transcript fits as it is: no digest, the prompt as it always was
-        return request.model_copy(update={"transcript": transcript, "context_chars": chars})
+    if _first_fitting(entries, budget) == 0:  # compaction fits: no digest, the prompt as it was
+        transcript = compact(entries, budget)
+        return request.model_copy(
+            update={"transcript": transcript, "context_chars": size(transcript)}
+        )
     folded = fold(entries, budget, request.turn_start)
     if folded is None:  # nothing older than the latest turn to fold
-        return Decision(over_context=True, context_chars=chars)
+        return Decision(over_context=True, context_chars=size(compact(entries, budget)))
     digest, kept = folded
     chars = len(shown(digest)) + size(kept)
     if chars > budget:
@@ -117,7 +118,7 @@ def fold(
         )
     if latest <= 0:
         return None
-    first = _first_fitting(entries, budget_chars, latest)
+    first = min(_first_fitting(entries, budget_chars), latest)
     folder = _Folder()
     for cut in [*range(FOLD_EVERY, latest, FOLD_EVERY), latest]:
         if cut < first and cut != latest:
@@ -131,17 +132,18 @@ def fold(
     return digest, kept
 
 
-def _first_fitting(entries: list[TranscriptEntry], budget_chars: int, latest: int) -> int:
-    """The first index whose entries onward could fit the budget compacted as `compact` does
-    (every compactable result but the newest), measured from the newest back: only the entries
-    a budget can hold are serialised. `latest` when none before it can."""
+def _first_fitting(entries: list[TranscriptEntry], budget_chars: int) -> int:
+    """The first index whose entries onward fit the budget compacted as `compact` does (every
+    compactable result but the newest, at most), measured from the newest back, so only the
+    entries a budget can hold are serialised: 0 when the whole transcript fits compacted,
+    len(entries) when not even the last entry does."""
     newest = next((i for i in range(len(entries) - 1, -1, -1) if _compacted(entries[i])), None)
     total = 0
     for index in range(len(entries) - 1, -1, -1):
         smaller = None if index == newest else _compacted(entries[index])
         total += _chars(smaller if smaller is not None else entries[index])
         if total > budget_chars:
-            return min(index + 1, latest)
+            return index + 1
     return 0
 
 

@@ -133,6 +133,11 @@ def test_a_transcript_that_fits_is_shown_as_it_was_with_no_digest() -> None:
     assert filled.context_chars == context.size(entries)
     assert "digest" not in json.loads(filled.model_dump_json()), "the request's JSON is as before"
     assert not any("folded" in str(m["content"]) for m in messages(filled))
+    # Compacted to the very last character it can be: still no digest, as compaction had it.
+    smallest = context.size(context.compact(entries, 0))
+    compacted = shown(smallest, entries)
+    assert compacted.digest is None and compacted.transcript == context.compact(entries, 0)
+    assert shown(smallest - 1, entries).digest is not None
 
 
 def test_over_the_budget_the_oldest_entries_fold_and_the_newest_stay_whole() -> None:
