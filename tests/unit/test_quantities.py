@@ -317,3 +317,14 @@ def test_json_printed_keeps_its_data_but_no_direction_control() -> None:
     printed = json_for_terminal(json.dumps({"quote": "5\u202e0\u202c \u0085"}, ensure_ascii=False))
     assert "\u202e" not in printed and "\u0085" not in printed
     assert json.loads(printed) == {"quote": "5\u202e0\u202c \u0085"}
+
+
+def test_a_text_read_again_reads_the_same_and_a_caller_cannot_change_it() -> None:
+    text = "Messages move after 5 delivery attempts; the timeout is 30 seconds (since 2.1)."
+    first = read(text)
+    first.clear()  # a caller's list is its own: the next read is whole
+
+    again = read(text)
+
+    assert [item.text for item in again] == ["5 delivery attempts", "30 seconds", "2.1"]
+    assert again == read(text) and again is not read(text)
