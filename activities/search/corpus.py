@@ -13,8 +13,10 @@ most `limit`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,7 +99,7 @@ async def index_corpus(
         if elsewhere is not None and elsewhere != str(folder.resolve()):
             logger.info("corpus: %s stays served from %s (indexed there)", name, elsewhere)
             continue
-        documents = await _read_with_progress(name, folder, max_chars, progress)
+        documents = drop_chrome(await _read_with_progress(name, folder, max_chars, progress))
         if not documents:
             logger.warning(
                 "corpus: %s has no readable document for %s: left as it was", folder, name
@@ -120,6 +122,30 @@ async def index_corpus(
 
 
 PROGRESS_EVERY = 200  # documents between two progress lines of a large folder
+CHROME_SHARE = 0.3  # a paragraph on at least this share of a host's documents is its chrome
+CHROME_MIN_DOCUMENTS = 20  # below this many documents, nothing is called chrome
+
+
+def drop_chrome(documents: list[CorpusDocument]) -> list[CorpusDocument]:
+    """The documents of one host without its chrome: a paragraph found on CHROME_SHARE or more
+    of them ("Last updated 2024-05-31", "Copyright 2026 The Apache Software Foundation", a
+    "Modules | Directives | FAQ" row) says nothing about any one page, so search does not index
+    it (what `read_page` shows is unchanged). A small host keeps everything: with a handful of
+    pages a shared paragraph may be the subject."""
+    if len(documents) < CHROME_MIN_DOCUMENTS:
+        return documents
+    counts: Counter[str] = Counter()
+    for document in documents:
+        counts.update({paragraph.strip() for paragraph in document.body.split("\n\n")})
+    chrome = {text for text, seen in counts.items() if seen >= CHROME_SHARE * len(documents)}
+    if not chrome:
+        return documents
+    kept = []
+    for document in documents:
+        paragraphs = document.body.split("\n\n")
+        body = "\n\n".join(p for p in paragraphs if p.strip() not in chrome)
+        kept.append(dataclasses.replace(document, body=body, prose=prose_share(body)))
+    return kept
 
 
 async def _read_with_progress(
