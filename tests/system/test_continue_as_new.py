@@ -172,13 +172,13 @@ async def test_a_continued_run_is_one_trace(
     worker_env: dict[str, str],
     spawn_worker: type[WorkerProcess],
 ) -> None:
-    """A worker process exporting over OTLP runs the demo (offline policy, 9 steps) continuing
-    every 4 steps: each execution's root span is a child of the one before, in one trace."""
+    """A worker process exporting over OTLP runs the demo (offline policy, 8 steps) continuing
+    every 3 steps: each execution's root span is a child of the one before, in one trace."""
     run_id = f"long-trace-{uuid.uuid4().hex[:8]}"
     with OtlpReceiver() as otlp:
         env = {
             **worker_env,
-            "RESEARCH_CONTINUE_AS_NEW_STEPS": "4",
+            "RESEARCH_CONTINUE_AS_NEW_STEPS": "3",
             "OTEL_EXPORTER_OTLP_ENDPOINT": otlp.url,
             "OTEL_BSP_SCHEDULE_DELAY": "200",
         }
@@ -194,7 +194,7 @@ async def test_a_continued_run_is_one_trace(
     roots = [s for s in spans if s.name == ROOT]
     trace = [s for s in otlp.collected.spans if s.trace_id == roots[0].trace_id]
 
-    assert result.status is RunStatus.COMPLETED and result.counters.steps == 9
+    assert result.status is RunStatus.COMPLETED and result.counters.steps == 8
     assert len(histories) == 3 and len(roots) == 3
     assert {root.trace_id for root in roots} == {roots[0].trace_id}
     by_id = {span.span_id: span for span in trace}
@@ -204,9 +204,9 @@ async def test_a_continued_run_is_one_trace(
         chain.append(next(root for root in roots if root.parent_id == chain[-1].span_id))
     assert [root.attributes.get("research.continued_as_new") for root in chain] == [2, 3, None]
     assert chain[-1].attributes["research.status"] == "completed"
-    assert chain[-1].attributes["research.steps"] == 9
+    assert chain[-1].attributes["research.steps"] == 8
     orphans = [s.name for s in trace if s.parent_id and s.parent_id not in by_id]
     assert not orphans, f"every span hangs under a root of the run: {orphans}"
     tools = [s for s in trace if s.name.startswith("execute_tool ")]
-    assert sorted(s.attributes["research.step"] for s in tools) == list(range(1, 10))
-    assert [len([t for t in tools if t.parent_id == root.span_id]) for root in chain] == [4, 4, 1]
+    assert sorted(s.attributes["research.step"] for s in tools) == list(range(1, 9))
+    assert [len([t for t in tools if t.parent_id == root.span_id]) for root in chain] == [3, 3, 2]

@@ -22,7 +22,7 @@ from tests.system.conftest import WorkerProcess
 pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
 
 NO_WORKER = "warning: no worker is polling task queue"
-DEMO_STEPS = [f"step {n}/20  " for n in range(1, 10)]  # the sample brief completes in 9 steps
+DEMO_STEPS = [f"step {n}/20  " for n in range(1, 9)]  # the sample brief completes in 8 steps
 
 
 @pytest.fixture
@@ -72,9 +72,9 @@ def test_every_step_is_a_line_the_last_included_and_no_warning_with_a_worker(
     assert _step_lines(stdout) == DEMO_STEPS
     lines = stdout.splitlines()
     last = max(i for i, line in enumerate(lines) if line.startswith("step "))
-    assert lines[last] == "step 9/20  finish: the coverage gate passed"
+    assert lines[last] == "step 8/20  finish: the coverage gate passed"
     assert lines[last + 1 : last + 4 : 2] == ["", "Status: completed | Stop: coverage_gate_passed"]
-    assert "Steps: 9 |" in stdout
+    assert "Steps: 8 |" in stdout
     assert NO_WORKER not in stderr
 
 

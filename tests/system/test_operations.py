@@ -80,7 +80,7 @@ def test_runs_lists_recent_runs_newest_first_with_a_status_filter_and_json(runs:
     ]  # fmt: skip
     ours = [line.split() for line in lines if line.startswith("research-ops-")]
     assert [row[0] for row in ours] == [runs.tampered, runs.stopped, runs.completed]
-    assert ours[2][1:5] == ["completed", "coverage_gate_passed", "9", "3"]
+    assert ours[2][1:5] == ["completed", "coverage_gate_passed", "8", "3"]
     assert ours[1][1:4] == ["incomplete", "step_limit", "4"]
 
     incomplete = research(runs.env, "runs", "--status", "incomplete", "--json")
@@ -101,7 +101,7 @@ def test_status_and_report_as_json(runs: Runs) -> None:
     assert (summary["status"], summary["stop_reason"], summary["evidence"]) == (
         "completed", "coverage_gate_passed", 3
     )  # fmt: skip
-    assert summary["counters"]["steps"] == 9
+    assert summary["counters"]["steps"] == 8
 
     report = json.loads(research(runs.env, "report", runs.completed, "--json").stdout)
     assert report["status"] == "completed" and not report["composed"]
@@ -251,4 +251,4 @@ def test_the_ledger_page_queries_run_as_written(runs: Runs, embedded_pg_url: str
     assert [row[0] for row in traced] == ["E001", "E002", "E003"]
     assert all(row[3] is True and row[4] for row in traced)  # quote in snapshot, and cited
     assert all(str(row[5]).startswith("https://docs.harborq.example/") for row in traced)
-    assert summary == ("completed", 9, 2, 3, 3, False)
+    assert summary == ("completed", 8, 2, 3, 3, False)
