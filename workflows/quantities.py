@@ -84,6 +84,11 @@ _MONTHS = frozenset(
 
 # Qualifier phrases, longest first; each names its class.
 _BEFORE = [
+    # A negated comparative is the other bound: "no larger than 5 MB" is at most 5 MB.
+    *[(f"{no} {word} than", "at most")
+      for no in ("no", "not") for word in "greater larger bigger longer higher".split()],
+    *[(f"{no} {word} than", "at least")
+      for no in ("no", "not") for word in "smaller shorter lower".split()],
     ("no fewer than", "at least"), ("no less than", "at least"), ("not less than", "at least"),
     ("a minimum of", "at least"), ("at least", "at least"), ("minimum", "at least"),
     ("min", "at least"),
@@ -464,6 +469,8 @@ def _words(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | None
     if word == "twice":
         return _amount(text, tokens, index, index + 1, Decimal(2), noun="attempt")
     if word in ("a", "one") and _single(tokens, index + 1):  # "a single worker": one worker
+        if index > 0 and tokens[index - 1].lower in ("not", "without"):
+            return None, index + 2  # "not a single worker": none
         return _amount(text, tokens, index, index + 2, Decimal(1))
     parsed = _number_words(tokens, index)
     if parsed is None:
@@ -745,8 +752,9 @@ def matches(stated: Quantity, evidence: Quantity) -> bool:
     if stated.kind != "amount" or evidence.kind != "amount":
         if (stated.name and stated.name == evidence.name) or same_date(stated, evidence):
             return True
-        if stated.kind == "version" and evidence.kind == "amount" and not evidence.unit:
-            return evidence.text.split()[0] == stated.name  # "2.0 was released": as written
+        if stated.kind == "version" and evidence.kind == "amount":
+            bare = not evidence.unit and not evidence.noun  # not "3 workers": a count of things
+            return bare and evidence.text.split()[0] == stated.name  # "2.0 was released"
         bare = stated.kind == "amount" and not stated.unit and not stated.noun
         return bare and stated.qualifier == "exactly" and same_value(stated, evidence)
     return (

@@ -181,6 +181,19 @@ SUPPORT = [
     ("messages of at least 256 KB are rejected", "messages larger than 256 KB are rejected", False),
     ("jobs shorter than 5 seconds", "jobs under 5 seconds", True),
     ("jobs longer than 5 seconds", "jobs under 5 seconds", False),
+    # a negated comparative is the opposite bound, never the comparative it negates
+    ("messages over 256 KB are rejected", "messages no larger than 256 KB are kept", False),
+    ("messages over 256 KB are kept", "messages not bigger than 256 KB are kept", False),
+    ("at most 256 KB", "messages no larger than 256 KB are kept", True),
+    ("latency above 5 ms", "latency no higher than 5 ms", False),
+    ("jobs under 5 seconds", "jobs no shorter than 5 seconds", False),
+    ("jobs of at least 5 seconds", "jobs no shorter than 5 seconds", True),
+    ("more than 5 MB", "no greater than 5 MB", False),
+    # a version is supported by a bare number as written, not by a count of something
+    ("Version 3 removed the retry limit", "it starts 3 workers and removed the limit", False),
+    ("Python 3 removed the limit", "the pool holds 3 connections", False),
+    # "not a single" is none, not one
+    ("1 request failed", "not a single request failed", False),
 ]
 
 
