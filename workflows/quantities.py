@@ -753,8 +753,10 @@ def matches(stated: Quantity, evidence: Quantity) -> bool:
         if (stated.name and stated.name == evidence.name) or same_date(stated, evidence):
             return True
         if stated.kind == "version" and evidence.kind == "amount":
-            bare = not evidence.unit and not evidence.noun  # not "3 workers": a count of things
-            return bare and evidence.text.split()[0] == stated.name  # "2.0 was released"
+            # "2.0 was released": a dotted number as written, bare (not "3 workers", "a limit
+            # of 5": a whole number alone is a count as often as a version)
+            bare = not evidence.unit and not evidence.noun and "." in stated.name
+            return bare and evidence.text.split()[0] == stated.name
         bare = stated.kind == "amount" and not stated.unit and not stated.noun
         return bare and stated.qualifier == "exactly" and same_value(stated, evidence)
     return (

@@ -192,6 +192,8 @@ SUPPORT = [
     # a version is supported by a bare number as written, not by a count of something
     ("Version 3 removed the retry limit", "it starts 3 workers and removed the limit", False),
     ("Python 3 removed the limit", "the pool holds 3 connections", False),
+    ("version 5 removed it", "a limit of 5 was removed", False),  # a bare whole number is a count
+    ("Python 3.12 removed it", "3.12 was released that day", True),
     # "not a single" is none, not one
     ("1 request failed", "not a single request failed", False),
 ]
