@@ -25,6 +25,7 @@ from activities.markdown import render_markdown
 from activities.pages.budget import ExtractionOverBudget, run_within_cpu_budget
 from activities.pages.extract import Extracted, extract
 from activities.pages.fetch import (
+    FetchClient,
     FetchedPage,
     FetchFailed,
     FetchRefused,
@@ -215,9 +216,12 @@ class ResearchActivities:
         return stored if stored is not None else StoredSource(ref=ref)
 
     async def _local_hosts(self, allowed_hosts: list[str]) -> list[str]:
-        """The allowed hosts the fetch client serves from disk (the corpus), never the network."""
-        served = client_policy(await self._client()).corpus_hosts
-        return sorted(host for host in served if host_matches(host, allowed_hosts))
+        """The allowed hosts the fetch client serves from disk (the corpus), never the network: a
+        corpus host whose redirects may send a read elsewhere is not one."""
+        client = await self._client()
+        served = client_policy(client).corpus_hosts
+        offline = client.offline_hosts if isinstance(client, FetchClient) else frozenset()
+        return sorted(host for host in served & offline if host_matches(host, allowed_hosts))
 
     async def _client(self) -> httpx.AsyncClient:
         """The fetch client, serving every corpus folder indexed so far (even after start)."""

@@ -44,6 +44,15 @@ class CorpusTransport(httpx.AsyncBaseTransport):
         """The host names this transport serves."""
         return sorted(self._folders)
 
+    def offline_hosts(self) -> list[str]:
+        """The hosts whose every read stays on disk: no `_redirects.json` that may answer a 301
+        sending the fetcher to another host (the network, perhaps)."""
+        return [
+            host
+            for host, folder in sorted(self._folders.items())
+            if not (folder / REDIRECTS_FILE).is_file()
+        ]
+
     def folder(self, host: str) -> Path | None:
         return self._folders.get(host)
 

@@ -80,7 +80,10 @@ class FetchClient(httpx.AsyncClient):
         transport: httpx.AsyncBaseTransport,
         policy: FetchPolicy | None = None,
         mounts: dict[str, httpx.AsyncBaseTransport | None] | None = None,
+        offline_hosts: frozenset[str] = frozenset(),
     ) -> None:
+        # Corpus hosts a read of never leaves the disk (`CorpusTransport.offline_hosts`).
+        self.offline_hosts = offline_hosts
         super().__init__(
             trust_env=False,  # no proxies or certificates from the environment
             follow_redirects=False,  # fetch_page follows redirects by hand, re-checking each hop
@@ -135,6 +138,7 @@ def build_http_client(
         transport=transport,
         policy=policy,
         mounts=mounts,
+        offline_hosts=frozenset(corpus.offline_hosts()),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -288,3 +289,43 @@ async def test_pages_indexed_from_any_folder_are_readable_without_a_setting(
             await conn.execute("DELETE FROM research.corpus_documents WHERE host = %s", (host,))
             await conn.execute("DELETE FROM research.corpus_hosts WHERE host = %s", (host,))
         await pool.close()
+
+
+async def test_start_run_calls_a_corpus_host_local_only_when_it_never_sends_a_read_away(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """A page read of a host served from disk runs as a local activity (start_run's local_hosts),
+    which must not wait on the network: a host folder whose _redirects.json may send a read to
+    another host (a 301 the fetcher follows) stays a regular activity's."""
+    tag = uuid.uuid4().hex[:10]
+    plain, redirecting = f"plain-{tag}.example", f"moved-{tag}.example"
+    for host in (plain, redirecting):
+        (tmp_path / host).mkdir()
+        (tmp_path / host / "cache.html").write_text(PAGE, encoding="utf-8")
+    redirects = {"/old.html": "https://elsewhere.example/new.html"}
+    (tmp_path / redirecting / "_redirects.json").write_text(json.dumps(redirects), "utf-8")
+    settings = Settings(state_dir=tmp_path / "state", corpus_dir=tmp_path)
+    pool: AsyncConnectionPool[psycopg.AsyncConnection[object]] = AsyncConnectionPool(
+        pg_url, open=False, max_size=4
+    )
+    await pool.open(wait=True)
+    try:
+        async with build_http_client(settings.fetch_options()) as http:
+            ledger = Ledger(pool)
+            activities = ResearchActivities(
+                ledger, http, settings.research_options(), CorpusSearch(ledger)
+            )
+            brief = Brief(
+                question="How do hybrid caches invalidate?", allowed_hosts=[plain, redirecting]
+            )
+            started = await ActivityEnvironment().run(
+                activities.start_run,
+                contracts.StartRunInput(
+                    scope=RunScope.start(f"test-{uuid.uuid4().hex[:12]}", ""),
+                    brief=brief,
+                    started_at="2025-01-02T03:04:05Z",
+                ),
+            )
+    finally:
+        await pool.close()
+    assert started.local_hosts == [plain]
