@@ -157,6 +157,22 @@ def stack_identity(command: str, settings: Settings) -> str:
     return f"{os.getpid()}@{socket.gethostname()} research {command} {settings.state_dir}"
 
 
+def stack_gone(identity: str) -> bool:
+    """Whether a worker identity names a stack of this host whose process has ended (`pid@host
+    research ...`, `stack_identity`): Temporal lists its poller for a while after it stopped."""
+    pid, at, rest = identity.partition("@")
+    host = rest.split(" ", 1)[0]
+    if not at or not pid.isdigit() or host != socket.gethostname() or " research " not in identity:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):  # another user's process, or no such number
+        return False
+    return False
+
+
 @asynccontextmanager
 async def embedded_stack(
     settings: Settings, command: str = "stack"

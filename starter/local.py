@@ -28,6 +28,7 @@ from starter.devstack import (
     open_database,
     open_ledger,
     runs_dev_server,
+    stack_gone,
 )
 from starter.errors import EXIT_USAGE, CliError
 from starter.progress import follow, polling_workers
@@ -118,8 +119,9 @@ async def _refuse_a_served_queue(settings: Settings) -> None:
     if address is None:
         return
     client = await connect(settings, address=address)
-    others = await polling_workers(client, settings.task_queue)
-    if not others:
+    polling = await polling_workers(client, settings.task_queue)
+    others = [identity for identity in polling or [] if not stack_gone(identity)]
+    if not others:  # none, or only stacks of this host that have stopped
         return
     raise CliError(
         f"another stack already serves task queue {settings.task_queue} on the Temporal server "
