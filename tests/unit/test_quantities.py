@@ -189,6 +189,10 @@ SUPPORT = [
     ("jobs under 5 seconds", "jobs no shorter than 5 seconds", False),
     ("jobs of at least 5 seconds", "jobs no shorter than 5 seconds", True),
     ("more than 5 MB", "no greater than 5 MB", False),
+    ("more than 5 MB", "files are kept without exceeding 5 MB", False),
+    ("more than 5 MB", "a file never exceeding 5 MB", False),
+    ("more than 5 MB", "a file not in excess of 5 MB", False),
+    ("at most 5 MB", "a file never exceeding 5 MB", True),
     # a version is supported by a bare number as written, not by a count of something
     ("Version 3 removed the retry limit", "it starts 3 workers and removed the limit", False),
     ("Python 3 removed the limit", "the pool holds 3 connections", False),
