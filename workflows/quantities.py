@@ -316,11 +316,12 @@ def _at(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | None, i
 def _digits(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | None, int]:
     token = tokens[index]
     before = tokens[index - 1] if index else None
+    setting = ""  # "max_retries=5": the value of a setting, counting what the setting names
     if before is not None and _glued(tokens, index):
         if before.lower in ("v", "ver") and not _glued(tokens, index - 1):
             return _name("version", token, tokens, index, prefix=before), index + 1
         if before.text == "=" and _glued(tokens, index - 1) and tokens[index - 2].word:
-            pass  # "max_retries=5": a setting's value, read as the amount it is
+            setting = _nouns([tokens[index - 2].lower])  # retries=3 counts attempts, not workers
         elif before.word or before.text in "_./:#@-–&=":
             return None, _skip_identifier(tokens, index)
     after = tokens[index + 1] if index + 1 < len(tokens) else None
@@ -350,8 +351,8 @@ def _digits(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | Non
         return _name("version", token, tokens, index), index + 1
     fraction = _fraction_at(tokens, index)
     if fraction is not None:
-        return _amount(text, tokens, index, fraction[1], fraction[0])
-    return _amount(text, tokens, index, index + 1, value)
+        return _amount(text, tokens, index, fraction[1], fraction[0], noun=setting)
+    return _amount(text, tokens, index, index + 1, value, noun=setting)
 
 
 def _names_version(tokens: list[_Token], index: int) -> bool:

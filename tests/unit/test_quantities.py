@@ -176,6 +176,9 @@ SUPPORT = [
     # a setting's value written name=value is the value
     ("max_retries is 5 by default", "The default is max_retries=5.", True),
     ("max_retries is 6 by default", "The default is max_retries=5.", False),
+    ("5 retries by default", "The default is max_retries=5.", True),
+    ("5 retries by default", "Defaults: retries=3, workers=5.", False),
+    ("5 workers by default", "Defaults: retries=3, workers=5.", True),
     # comparatives say "more than" / "fewer than" in many words
     ("messages over 256 KB are rejected", "messages larger than 256 KB are rejected", True),
     ("messages of at least 256 KB are rejected", "messages larger than 256 KB are rejected", False),
