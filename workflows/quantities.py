@@ -654,8 +654,28 @@ def _qualifier_before(tokens: list[_Token], start: int) -> tuple[str, int]:
         if first < 0:
             continue
         if [token.lower for token in tokens[first:start]] == words:
+            if qualifier in _NEGATED and _negated(tokens, first):
+                return _NEGATED[qualifier], first  # "never more than 5": at most 5
             return qualifier, first
     return "exactly", start
+
+
+# A bound said with a negation is the other bound: "never more than 5" is at most 5, "not under
+# 5" at least 5 ("no more than" and the like are phrases of their own above).
+_NEGATORS = frozenset("not never no without nothing cannot t".split())  # t: don't, doesn't
+_NEGATED = {"more than": "at most", "fewer than": "at least"}
+
+
+def _negated(tokens: list[_Token], first: int) -> bool:
+    """A negation right before tokens[first], or one word before it ("never makes more than",
+    "may not be above"); a word further back is another clause's."""
+    for back in (1, 2):
+        at = first - back
+        if at < 0 or not tokens[at].word:
+            return False
+        if tokens[at].lower in _NEGATORS:
+            return True
+    return False
 
 
 def _qualifier_after(tokens: list[_Token], end: int, qualifier: str) -> tuple[int, str]:
