@@ -72,6 +72,8 @@ __all__ = [
 
 # Executions a Ledger remembers as known (each saves a query per activity of its run).
 KNOWN_EXECUTIONS = 10_000
+# Transcripts held for incremental reads (`transcript`): about one per run in flight.
+HELD_TRANSCRIPTS = 512
 
 
 @asynccontextmanager
@@ -102,6 +104,8 @@ class Ledger:
     def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
         self._pool = pool
         self._known: dict[tuple[str, str], None] = {}  # (run, execution) seen, oldest first
+        # (run, execution): the transcript last read of it, least recently read first
+        self._transcripts: dict[tuple[str, str], ledger_runs.HeldTranscript] = {}
         # Where the spans say the ledger is (host and database name only, never a password).
         where = conninfo_to_dict(pool.conninfo) if isinstance(pool.conninfo, str) else {}
         self._server = str(where.get("host") or "localhost")
@@ -221,10 +225,24 @@ class Ledger:
     async def transcript(
         self, run_id: str, upto: int, *, execution: str | None = None
     ) -> list[TranscriptEntry]:
-        """The steps recorded up to `upto` (a watermark: a retried turn reads the same ones)."""
+        """The steps recorded up to `upto` (a watermark: a retried turn reads the same ones).
+
+        For a named execution, only the entries above the steps this process read of it before
+        are read (`load_entries_after` checks those are still the rows it holds); the run's
+        current execution (None) is read whole."""
+        if execution is None:
+            async with self._read("steps") as conn:
+                scope = await execution_of(conn, run_id, execution)
+                return await ledger_runs.load_entries(conn, run_id, scope, upto)
+        key = (run_id, execution)
         async with self._read("steps") as conn:
-            scope = await execution_of(conn, run_id, execution)
-            return await ledger_runs.load_entries(conn, run_id, scope, upto)
+            held = await ledger_runs.load_entries_after(
+                conn, run_id, execution, upto, self._transcripts.pop(key, None)
+            )
+        self._transcripts[key] = held  # the newest last
+        while len(self._transcripts) > HELD_TRANSCRIPTS:
+            del self._transcripts[next(iter(self._transcripts))]
+        return list(held.entries)
 
     # ------------------------------------------------------------ searches
 

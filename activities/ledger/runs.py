@@ -108,6 +108,17 @@ WHERE run_id = %s AND execution_id = %s AND step <= %s AND entry IS NOT NULL
 ORDER BY step
 """
 
+# The steps up to a watermark, their entries only above `seen` (the steps a reader holds already):
+# every row's step number, and the chain of those from `seen` on, let it check what it holds.
+_SELECT_ENTRIES_ABOVE = """
+SELECT step, CASE WHEN step >= %(seen)s THEN chain END AS chain,
+       CASE WHEN step > %(seen)s THEN entry END AS entry
+FROM research.steps
+WHERE run_id = %(run_id)s AND execution_id = %(execution_id)s AND step <= %(upto)s
+  AND entry IS NOT NULL
+ORDER BY step
+"""
+
 _INSERT_SEARCH = """
 INSERT INTO research.searches (run_id, execution_id, step, query, provider)
 VALUES (%s, %s, %s, %s, %s)
@@ -280,6 +291,43 @@ async def load_entries(
     """The recorded steps up to `upto`, as the model is shown them, in order."""
     rows = await fetch_all(conn, _SELECT_ENTRIES, (run_id, execution_id, upto))
     return [TranscriptEntry.model_validate(row["entry"]) for row in rows]
+
+
+@dataclass(frozen=True)
+class HeldTranscript:
+    """The steps a reader read of one run's execution: their numbers, in order, the last one's
+    chain, and their entries."""
+
+    steps: tuple[int, ...]
+    chain: str | None
+    entries: tuple[TranscriptEntry, ...]
+
+
+async def load_entries_after(
+    conn: Connection, run_id: str, execution_id: str, upto: int, held: HeldTranscript | None
+) -> HeldTranscript:
+    """The recorded steps up to `upto`, reading only the entries above those `held` (what this
+    reader read before of the same run and execution). Step rows are never changed once written,
+    but `held` is used only when the rows up to its last step are the same steps and that step's
+    chain (which hashes every row before it) is the same; otherwise every entry is read."""
+    if held is not None and held.steps and held.steps[-1] <= upto:
+        seen = held.steps[-1]
+        params = {"run_id": run_id, "execution_id": execution_id, "upto": upto, "seen": seen}
+        rows = await fetch_all(conn, _SELECT_ENTRIES_ABOVE, params)
+        before = [row for row in rows if row["step"] <= seen]
+        if tuple(row["step"] for row in before) == held.steps and before[-1]["chain"] == held.chain:
+            after = rows[len(before) :]
+            entries = held.entries + tuple(
+                TranscriptEntry.model_validate(row["entry"]) for row in after
+            )
+            return HeldTranscript(tuple(row["step"] for row in rows), rows[-1]["chain"], entries)
+    params = {"run_id": run_id, "execution_id": execution_id, "upto": upto, "seen": -1}
+    rows = await fetch_all(conn, _SELECT_ENTRIES_ABOVE, params)
+    return HeldTranscript(
+        tuple(row["step"] for row in rows),
+        rows[-1]["chain"] if rows else None,
+        tuple(TranscriptEntry.model_validate(row["entry"]) for row in rows),
+    )
 
 
 async def insert_search(
