@@ -392,6 +392,7 @@ class SearchHit(BaseModel):
     title: str = ""
     snippet: str = ""
     host: str = ""
+    also: list[str] = Field(default_factory=list)  # its near-duplicates, best first
 
 
 class Evidence(BaseModel):

@@ -7,13 +7,14 @@ from workflows.models import SearchHit
 
 # Re-indexing refreshes a changed document and leaves an unchanged one (and its tsvector) alone.
 _UPSERT_DOCUMENT = """
-INSERT INTO research.corpus_documents AS d (url, host, title, body, prose)
-VALUES (%s, %s, %s, %s, %s)
+INSERT INTO research.corpus_documents AS d (url, host, title, body, prose, cluster)
+VALUES (%s, %s, %s, %s, %s, %s)
 ON CONFLICT (url) DO UPDATE
 SET host = EXCLUDED.host, title = EXCLUDED.title, body = EXCLUDED.body, prose = EXCLUDED.prose,
-    indexed_at = now()
-WHERE (d.host, d.title, d.body, d.prose)
-      IS DISTINCT FROM (EXCLUDED.host, EXCLUDED.title, EXCLUDED.body, EXCLUDED.prose)
+    cluster = EXCLUDED.cluster, indexed_at = now()
+WHERE (d.host, d.title, d.body, d.prose, d.cluster)
+      IS DISTINCT FROM (EXCLUDED.host, EXCLUDED.title, EXCLUDED.body, EXCLUDED.prose,
+                        EXCLUDED.cluster)
 """
 
 # Terms: the query's lexemes (identifiers whole and split into their parts, as the index has them;
@@ -44,8 +45,8 @@ WITH n AS (
        OR NOT EXISTS (SELECT 1 FROM terms WHERE ndoc <= greatest(docs * %(share)s, %(floor)s))
 ), q AS (
     SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query FROM picked
-), ranked AS (
-    SELECT d.url, d.host, d.title,
+), pool AS (
+    SELECT d.url, d.host, d.title, coalesce(d.cluster, d.url) AS cluster,
            (SELECT sum(t.idf * ts_rank(%(weights)s::float4[], d.tsv,
                                        quote_literal(t.lexeme)::tsquery, 1))
             FROM terms t) * greatest(0.25, least(1.0, d.prose / %(prose)s))
@@ -56,9 +57,20 @@ WITH n AS (
            OR EXISTS (SELECT 1 FROM unnest(%(suffixes)s::text[]) AS rule (suffix)
                       WHERE right(d.host, length(rule.suffix) + 1) = '.' || rule.suffix))
     ORDER BY rank DESC, d.url
+    LIMIT %(pool)s
+), ranked AS (
+    -- each cluster once: its best-ranked member, the other members found listed under it
+    SELECT c.url, c.host, c.title, c.rank, array_remove(c.members, c.url) AS also
+    FROM (SELECT p.*, row_number() OVER cluster AS nth,
+                 array_agg(p.url) OVER (cluster ROWS BETWEEN UNBOUNDED PRECEDING
+                                                     AND UNBOUNDED FOLLOWING) AS members
+          FROM pool p
+          WINDOW cluster AS (PARTITION BY p.cluster ORDER BY p.rank DESC, p.url)) c
+    WHERE c.nth = 1
+    ORDER BY c.rank DESC, c.url
     LIMIT %(limit)s
 )
-SELECT r.url, r.host, r.title,
+SELECT r.url, r.host, r.title, r.also,
        ts_headline('english', regexp_replace(regexp_replace(
                        substr(b.body, greatest(1, w.at - 60), 700),
                        CASE WHEN w.at > 60 THEN '^\\S*\\s+' ELSE '^$' END, ''),
@@ -91,6 +103,9 @@ CROSS JOIN LATERAL (
 ORDER BY r.rank DESC, r.url
 """
 
+# Candidates ranked before near-duplicates collapse: this many times the results asked for, so
+# a cluster filling the top still leaves `limit` distinct results.
+POOL_FACTOR = 3
 # A term in more than this share of the documents (and in more than COMMON_FLOOR of them) does
 # not make a page a candidate: it still counts in the rank. Small corpora keep every term.
 COMMON_SHARE = 0.5
@@ -132,9 +147,15 @@ async def folders(conn: Connection) -> dict[str, str]:
 
 
 async def upsert_document(
-    conn: Connection, url: str, host: str, title: str, body: str, prose: float
+    conn: Connection,
+    url: str,
+    host: str,
+    title: str,
+    body: str,
+    prose: float,
+    cluster: str | None = None,
 ) -> None:
-    await execute(conn, _UPSERT_DOCUMENT, (url, host, title, body, prose))
+    await execute(conn, _UPSERT_DOCUMENT, (url, host, title, body, prose, cluster))
 
 
 async def refresh_terms(conn: Connection) -> None:
@@ -151,7 +172,11 @@ async def search_documents(
     rows = await fetch_all(conn, _SEARCH, search_params(query, allowed_hosts, limit))
     return [
         SearchHit(
-            url=row["url"], title=row["title"], snippet=_one_line(row["snippet"]), host=row["host"]
+            url=row["url"],
+            title=row["title"],
+            snippet=_one_line(row["snippet"]),
+            host=row["host"],
+            also=list(row["also"]),
         )
         for row in rows
     ]
@@ -164,6 +189,7 @@ def search_params(query: str, allowed_hosts: list[str], limit: int) -> dict[str,
         "exact": [rule for rule in allowed_hosts if not rule.startswith("*.")],
         "suffixes": [rule[2:] for rule in allowed_hosts if rule.startswith("*.")],
         "limit": limit,
+        "pool": limit * POOL_FACTOR,
         "share": COMMON_SHARE,
         "prose": PROSE_SHARE,
         "weights": LABEL_WEIGHTS,

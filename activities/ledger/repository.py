@@ -440,11 +440,18 @@ class Ledger:
     # ------------------------------------------------------------ the local corpus
 
     async def index_corpus_document(
-        self, url: str, host: str, title: str, body: str, prose: float = 1.0
+        self,
+        url: str,
+        host: str,
+        title: str,
+        body: str,
+        prose: float = 1.0,
+        cluster: str | None = None,
     ) -> None:
-        """Insert or refresh one corpus document (keyed by URL); `prose` as `prose_share`."""
+        """Insert or refresh one corpus document (keyed by URL); `prose` as `prose_share`,
+        `cluster` the URL its near-duplicates share (None: it has none)."""
         async with self._pool.connection() as conn, conn.transaction():
-            await ledger_corpus.upsert_document(conn, url, host, title, body, prose)
+            await ledger_corpus.upsert_document(conn, url, host, title, body, prose, cluster)
 
     async def remember_corpus_folder(self, host: str, folder: str, urls: list[str]) -> None:
         """Record the folder `host` was indexed from and drop its documents not in `urls`."""

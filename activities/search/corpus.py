@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
+import heapq
 import logging
 import re
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -67,6 +70,7 @@ class CorpusDocument:
     title: str
     body: str
     prose: float = 1.0  # share of stop words among the words: an index page has little prose
+    cluster: str | None = None  # the URL its near-duplicates share (`mark_duplicates`)
 
 
 def prose_share(text: str) -> float:
@@ -99,7 +103,8 @@ async def index_corpus(
         if elsewhere is not None and elsewhere != str(folder.resolve()):
             logger.info("corpus: %s stays served from %s (indexed there)", name, elsewhere)
             continue
-        documents = drop_chrome(await _read_with_progress(name, folder, max_chars, progress))
+        read = await _read_with_progress(name, folder, max_chars, progress)
+        documents = mark_duplicates(drop_chrome(read))
         if not documents:
             logger.warning(
                 "corpus: %s has no readable document for %s: left as it was", folder, name
@@ -107,7 +112,12 @@ async def index_corpus(
             continue
         for number, document in enumerate(documents, start=1):
             await ledger.index_corpus_document(
-                document.url, document.host, document.title, document.body, document.prose
+                document.url,
+                document.host,
+                document.title,
+                document.body,
+                document.prose,
+                document.cluster,
             )
             more = number < len(documents)
             if progress is not None and more and number % PROGRESS_EVERY == 0:
@@ -146,6 +156,80 @@ def drop_chrome(documents: list[CorpusDocument]) -> list[CorpusDocument]:
         body = "\n\n".join(p for p in paragraphs if p.strip() not in chrome)
         kept.append(dataclasses.replace(document, body=body, prose=prose_share(body)))
     return kept
+
+
+SHINGLE_WORDS = 5  # a shingle: this many words in a row
+SKETCH_SIZE = 128  # shingle hashes kept per document (the smallest): its bottom-k sketch
+SAME_TEXT_MIN_WORDS = 20  # shorter bodies are stubs: the same stub is not the same page
+# Two documents whose titles read the same once numbers are set aside ("Changes in 3.11.1",
+# "Changes in 3.11.2") are near-duplicates when at least this share of their shingles is shared
+# (Jaccard, estimated on the sketches).
+NEAR_OVERLAP = 0.3
+_WORD = re.compile(r"\w+")
+_DIGITS = re.compile(r"\d+")
+
+
+def mark_duplicates(documents: list[CorpusDocument]) -> list[CorpusDocument]:
+    """The documents with near-duplicates grouped in a cluster (named by its first URL): the
+    same text under two names, or titles alike but for their numbers with a large share of
+    their text in common. Decided by the text alone, never by URL: search shows a cluster once
+    (its best-ranked member, the others listed under it), so one page per release cannot fill
+    the results."""
+    words = [_WORD.findall(document.body.lower()) for document in documents]
+    parent = list(range(len(documents)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def join(i: int, j: int) -> None:
+        a, b = root(i), root(j)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+
+    same_text: dict[str, int] = {}
+    alike: dict[str, list[int]] = {}
+    for i, (document, text) in enumerate(zip(documents, words, strict=True)):
+        if len(text) >= SAME_TEXT_MIN_WORDS:
+            join(i, same_text.setdefault(hashlib.sha256(" ".join(text).encode()).hexdigest(), i))
+        title = " ".join(_DIGITS.sub("#", document.title.lower()).split())
+        if title and len(text) >= SAME_TEXT_MIN_WORDS:
+            alike.setdefault(title, []).append(i)
+    for members in alike.values():
+        if len(members) < 2:
+            continue
+        sketches = {i: _sketch(words[i]) for i in members}
+        for n, i in enumerate(members):
+            for j in members[n + 1 :]:
+                if root(i) != root(j) and _overlap(sketches[i], sketches[j]) >= NEAR_OVERLAP:
+                    join(i, j)
+    clusters: dict[int, list[int]] = {}
+    for i in range(len(documents)):
+        clusters.setdefault(root(i), []).append(i)
+    marked = list(documents)
+    for members in clusters.values():
+        if len(members) > 1:
+            name = min(documents[i].url for i in members)
+            for i in members:
+                marked[i] = dataclasses.replace(documents[i], cluster=name)
+    return marked
+
+
+def _sketch(words: list[str]) -> frozenset[int]:
+    """The SKETCH_SIZE smallest hashes of the text's shingles (a stable hash: same run, same
+    clusters)."""
+    span = min(SHINGLE_WORDS, len(words))
+    shingles = {" ".join(words[k : k + span]) for k in range(len(words) - span + 1)}
+    return frozenset(heapq.nsmallest(SKETCH_SIZE, {zlib.crc32(s.encode()) for s in shingles}))
+
+
+def _overlap(a: frozenset[int], b: frozenset[int]) -> float:
+    """Jaccard similarity of two texts estimated from their bottom-k sketches: the share of the
+    union's smallest hashes found in both."""
+    union = heapq.nsmallest(SKETCH_SIZE, a | b)
+    return sum(1 for h in union if h in a and h in b) / len(union) if union else 0.0
 
 
 async def _read_with_progress(

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from workflows import contracts
 from workflows.cleaning import echo
@@ -36,6 +43,15 @@ class SearchResultItem(BaseModel):
     url: str
     title: str = ""
     snippet: str = ""
+    also: list[str] = Field(default_factory=list)  # near-duplicates of this page, readable too
+
+    @model_serializer(mode="wrap")
+    def _without_empty_also(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """No `also` when there is none: most results have no near-duplicate."""
+        data: dict[str, object] = handler(self)
+        if not self.also:
+            data.pop("also", None)
+        return data
 
 
 class SearchData(ToolData):
@@ -48,7 +64,10 @@ class SearchData(ToolData):
 
 def search_data(hits: list[SearchHit]) -> SearchData:
     """What `search_web` returns to the model for these hits (`research search` prints it too)."""
-    results = [SearchResultItem(url=hit.url, title=hit.title, snippet=hit.snippet) for hit in hits]
+    results = [
+        SearchResultItem(url=hit.url, title=hit.title, snippet=hit.snippet, also=hit.also)
+        for hit in hits
+    ]
     return SearchData(results=results, note=NOTE)
 
 
@@ -69,6 +88,9 @@ async def run(args: SearchArgs, tool: ToolContext) -> Executed:
     )
     for hit in found.hits:
         state.discovered.setdefault(hit.url, hit)
+    for hit in found.hits:  # a near-duplicate listed under a result can be read too, after them
+        for url in hit.also:
+            state.discovered.setdefault(url, hit.model_copy(update={"url": url, "also": []}))
     data = search_data(found.hits)
     return Executed(tool.result(data=data, insufficient=not data.results))
 
