@@ -7,14 +7,14 @@ from workflows.models import SearchHit
 
 # Re-indexing refreshes a changed document and leaves an unchanged one (and its tsvector) alone.
 _UPSERT_DOCUMENT = """
-INSERT INTO research.corpus_documents AS d (url, host, title, body, prose, cluster)
-VALUES (%s, %s, %s, %s, %s, %s)
+INSERT INTO research.corpus_documents AS d (url, host, title, body, prose, cluster, headings)
+VALUES (%s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (url) DO UPDATE
 SET host = EXCLUDED.host, title = EXCLUDED.title, body = EXCLUDED.body, prose = EXCLUDED.prose,
-    cluster = EXCLUDED.cluster, indexed_at = now()
-WHERE (d.host, d.title, d.body, d.prose, d.cluster)
+    cluster = EXCLUDED.cluster, headings = EXCLUDED.headings, indexed_at = now()
+WHERE (d.host, d.title, d.body, d.prose, d.cluster, d.headings)
       IS DISTINCT FROM (EXCLUDED.host, EXCLUDED.title, EXCLUDED.body, EXCLUDED.prose,
-                        EXCLUDED.cluster)
+                        EXCLUDED.cluster, EXCLUDED.headings)
 """
 
 # Terms: the query's lexemes (identifiers whole and split into their parts, as the index has them;
@@ -114,8 +114,9 @@ COMMON_SHARE = 0.5
 PROSE_SHARE = 0.3
 COMMON_FLOOR = 100
 # ts_rank's weights of labels D, C, B, A: a word of the page's name or title counts three body
-# words (PostgreSQL's default, ten, let one generic title word outrank a page about the query).
-LABEL_WEIGHTS = [0.1, 0.2, 0.4, 0.3]
+# words (PostgreSQL's default, ten, let one generic title word outrank a page about the query);
+# a word of a section heading, indexed once more with label B, counts one more body word.
+LABEL_WEIGHTS = [0.1, 0.2, 0.1, 0.3]
 # A page shorter than this (a chapter's landing page once its table of contents is dropped, a
 # stub) ranks in proportion lower, to a quarter: an answer takes some text.
 FULL_BODY_CHARS = 2000
@@ -154,8 +155,9 @@ async def upsert_document(
     body: str,
     prose: float,
     cluster: str | None = None,
+    headings: str = "",
 ) -> None:
-    await execute(conn, _UPSERT_DOCUMENT, (url, host, title, body, prose, cluster))
+    await execute(conn, _UPSERT_DOCUMENT, (url, host, title, body, prose, cluster, headings))
 
 
 async def refresh_terms(conn: Connection) -> None:

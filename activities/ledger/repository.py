@@ -447,11 +447,15 @@ class Ledger:
         body: str,
         prose: float = 1.0,
         cluster: str | None = None,
+        headings: str = "",
     ) -> None:
         """Insert or refresh one corpus document (keyed by URL); `prose` as `prose_share`,
-        `cluster` the URL its near-duplicates share (None: it has none)."""
+        `cluster` the URL its near-duplicates share (None: it has none), `headings` its section
+        headings, one a line (weighed above body words)."""
         async with self._pool.connection() as conn, conn.transaction():
-            await ledger_corpus.upsert_document(conn, url, host, title, body, prose, cluster)
+            await ledger_corpus.upsert_document(
+                conn, url, host, title, body, prose, cluster, headings
+            )
 
     async def remember_corpus_folder(self, host: str, folder: str, urls: list[str]) -> None:
         """Record the folder `host` was indexed from and drop its documents not in `urls`."""

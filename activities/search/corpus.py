@@ -71,6 +71,7 @@ class CorpusDocument:
     body: str
     prose: float = 1.0  # share of stop words among the words: an index page has little prose
     cluster: str | None = None  # the URL its near-duplicates share (`mark_duplicates`)
+    headings: str = ""  # its section headings, one a line: search weighs their words more
 
 
 def prose_share(text: str) -> float:
@@ -118,6 +119,7 @@ async def index_corpus(
                 document.body,
                 document.prose,
                 document.cluster,
+                document.headings,
             )
             more = number < len(documents)
             if progress is not None and more and number % PROGRESS_EVERY == 0:
@@ -154,7 +156,10 @@ def drop_chrome(documents: list[CorpusDocument]) -> list[CorpusDocument]:
     for document in documents:
         paragraphs = document.body.split("\n\n")
         body = "\n\n".join(p for p in paragraphs if p.strip() not in chrome)
-        kept.append(dataclasses.replace(document, body=body, prose=prose_share(body)))
+        headings = "\n".join(h for h in document.headings.split("\n") if h.strip() not in chrome)
+        kept.append(
+            dataclasses.replace(document, body=body, prose=prose_share(body), headings=headings)
+        )
     return kept
 
 
@@ -309,6 +314,7 @@ def _document(host: str, host_dir: Path, path: Path, max_chars: int) -> CorpusDo
         title=extracted.title,
         body=extracted.text,
         prose=prose_share(extracted.text),
+        headings="\n".join(dict.fromkeys(p.section for p in extracted.passages if p.section)),
     )
 
 

@@ -96,3 +96,21 @@ def test_duplicates_are_decided_by_text_not_by_name() -> None:
     first = "https://h.test/a/one.html"
     notes = "https://h.test/notes/1.html"
     assert clusters == [first, first, None, notes, notes, None, None]
+
+
+async def test_heading_words_weigh_more_than_body_words(
+    ledger: Ledger, tmp_path: Path, host: str
+) -> None:
+    _write(tmp_path, host, {
+        # the same words but the title (alike titles with this overlap would be one cluster),
+        # "eviction" once in each: in a body sentence, or as a section heading
+        "a-body.md": f"# Widget notes\n\n## Sizing\n\nOld entries go first on eviction. {FILLER}",
+        "b-heading.md": "# Gadget notes\n\n## Eviction\n\nOld entries go first on sizing. "
+        + FILLER,
+    })  # fmt: skip
+    await index_corpus(ledger, tmp_path, max_chars=10_000)
+    hits = await CorpusSearch(ledger).search("eviction", [host], 5)
+    assert [hit.url for hit in hits] == [
+        f"https://{host}/b-heading.md",
+        f"https://{host}/a-body.md",
+    ]
