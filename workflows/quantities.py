@@ -212,11 +212,11 @@ def _read(text: str) -> tuple[Quantity, ...]:
     found: list[Quantity] = []
     index = 0
     while index < len(tokens):
-        date = next((item for item, end in dates if item.at <= tokens[index].start < end), None)
+        start = tokens[index].start
+        date = next(((item, end) for item, end in dates if item.at <= start < end), None)
         if date is not None:  # "1 May 2023", "May 1, 2023", "2023-05-01": one date
-            found.append(date)
-            end = next(end for item, end in dates if item is date)
-            while index < len(tokens) and tokens[index].start < end:
+            found.append(date[0])
+            while index < len(tokens) and tokens[index].start < date[1]:
                 index += 1
             continue
         quantity, index = _at(text, tokens, index)
