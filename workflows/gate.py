@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from workflows.canonical import mixed_script
 from workflows.cleaning import echo
 from workflows.models import Brief, Evidence, SourceRef
-from workflows.quantities import date_parts, read
+from workflows.quantities import read
 from workflows.rules import refusal
 from workflows.substance import (
     MIN_SHARED_WORDS,
@@ -354,7 +354,7 @@ def page_names(texts: list[str], known: list[str]) -> list[str]:
     """The dates and versions `texts` (what the run read of a page) state, with those `known`
     from earlier reads of it (sorted)."""
     found = {item.name for text in texts for item in read(text) if item.kind != "amount"}
-    return sorted(found | {part for name in found for part in date_parts(name)} | set(known))
+    return sorted(found | set(known))
 
 
 def limitation_facts(limitations: str, quotes: list[str]) -> list[str]:

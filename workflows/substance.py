@@ -40,7 +40,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from workflows.canonical import canonical, mixed_script
-from workflows.quantities import Quantity, matches, mismatch, read, same_value
+from workflows.quantities import Quantity, date_parts, matches, mismatch, read, same_value
 from workflows.rules import refusal
 
 MIN_EVIDENCE_CHARS = 20
@@ -224,6 +224,7 @@ def figure_problems(
     each = [read(quote) for quote in quotes]
     known = [item for source in (*each, *(read(text) for text in allowed)) for item in source]
     named = set(names)
+    named |= {part for name in named for part in date_parts(name)}  # a page's date names its year
     problems = [
         FigureProblem(figure, "which the evidence does not state")
         for figure in unread_figures(text, [*quotes, *allowed])
