@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from activities.pages import structure
 from activities.pages.pdf import read_pdf
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -44,8 +45,7 @@ _LINK_LISTS = "ul, ol, dl, table, div"
 _LINK_LIST_MIN = 3
 _LINK_SHARE = 0.7
 _SKIP_LINK = re.compile(r"skip\s+(to|navigation)\b", re.IGNORECASE)
-_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
-_LEAF_BLOCKS = frozenset({"pre", "tr"})
+_LEAF_BLOCKS = frozenset({"pre", "tr", "svg"})
 # Elements that end the paragraph before them and start a new one after them.
 _BLOCKS = frozenset(
     {
@@ -202,11 +202,12 @@ def _html_blocks(html: str) -> tuple[str, list[_Block]]:
     title = _html_title(tree)
     for node in tree.css(", ".join(_DROPPED + _BOILERPLATE)):
         node.decompose()
+    structure.drop_controls(tree)
     _drop_link_lists(tree)
-    walker = _HtmlWalker()
     root = _content_root(tree)
+    walker = _HtmlWalker()
     if root is not None:
-        walker.walk(root)
+        walker.walk(root, structure.headings(root), structure.listings(root))
         walker.flush()
     return title, walker.blocks
 
@@ -263,10 +264,13 @@ class _HtmlWalker:
 
     def __init__(self) -> None:
         self.blocks: list[_Block] = []
+        self._headings: set[int] = set()  # mem_ids (`structure.headings`)
+        self._listings: dict[int, str] = {}  # mem_id: its lines (`structure.listings`)
         self.section = ""
         self._inline: list[str] = []
 
-    def walk(self, root: LexborNode) -> None:
+    def walk(self, root: LexborNode, headings: set[int], listings: dict[int, str]) -> None:
+        self._headings, self._listings = headings, listings
         # An explicit stack, not recursion: untrusted pages may nest elements thousands deep.
         stack: list[LexborNode | _End] = [root]
         while stack:
@@ -288,20 +292,34 @@ class _HtmlWalker:
         tag = node.tag or ""
         if node.is_text_node:
             self._inline.append(node.text(deep=False))
-        elif tag in _HEADINGS:
+        elif node.mem_id in self._headings:
             self.flush()
             self.section = normalise_whitespace(node.text(deep=True))
             self._emit(self.section, heading=True)
         elif tag in _LEAF_BLOCKS:
             self.flush()
-            self._emit(_pre_text(node) if tag == "pre" else _row_text(node), whole=tag == "pre")
+            self._leaf(node, tag, stack)
         elif tag == "br":
             self._inline.append(" ")
+        elif node.mem_id in self._listings:
+            self.flush()
+            self._emit(self._listings[node.mem_id], whole=True)
         elif not tag.startswith("-"):  # elements; "-comment" and "-doctype" nodes are skipped
             if tag in _BLOCKS:
                 self.flush()
                 stack.append(_End(section=self.section, blocks=len(self.blocks)))
             stack.extend(reversed(list(node.iter(include_text=True))))
+
+    def _leaf(self, node: LexborNode, tag: str, stack: list[LexborNode | _End]) -> None:
+        """A listing or diagram is one code-like block; a row is one line, and the tables
+        inside its cells are walked after it (their rows follow it)."""
+        if tag == "tr":
+            line, tables = structure.row(node)
+            self._emit(line)
+            stack.extend(reversed(tables))
+        else:
+            text = structure.pre_text(node) if tag == "pre" else structure.diagram(node)
+            self._emit(text, whole=True)
 
     def flush(self) -> None:
         self._emit(normalise_whitespace("".join(self._inline)))
@@ -310,16 +328,6 @@ class _HtmlWalker:
     def _emit(self, text: str, *, whole: bool = False, heading: bool = False) -> None:
         if text:
             self.blocks.append(_Block(text, self.section, whole=whole, heading=heading))
-
-
-def _pre_text(node: LexborNode) -> str:
-    lines = [line.rstrip() for line in node.text(deep=True).split("\n")]
-    return "\n".join(line for line in lines if line.strip())
-
-
-def _row_text(node: LexborNode) -> str:
-    cells = [normalise_whitespace(cell.text(deep=True)) for cell in node.css("td, th")]
-    return " | ".join(cell for cell in cells if cell)
 
 
 # ---------------------------------------------------------------- plain text and Markdown
