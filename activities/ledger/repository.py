@@ -74,6 +74,8 @@ __all__ = [
 KNOWN_EXECUTIONS = 10_000
 # Transcripts held for incremental reads (`transcript`): about one per run in flight.
 HELD_TRANSCRIPTS = 512
+# The last step this process recorded of a run's execution, with its chain (`record_step`).
+HELD_STEP_CHAINS = 512
 
 
 @asynccontextmanager
@@ -106,6 +108,8 @@ class Ledger:
         self._known: dict[tuple[str, str], None] = {}  # (run, execution) seen, oldest first
         # (run, execution): the transcript last read of it, least recently read first
         self._transcripts: dict[tuple[str, str], ledger_runs.HeldTranscript] = {}
+        # (run, execution): the step last recorded of it here and its chain, oldest first
+        self._step_chains: dict[tuple[str, str], tuple[int, str]] = {}
         # Where the spans say the ledger is (host and database name only, never a password).
         where = conninfo_to_dict(pool.conninfo) if isinstance(pool.conninfo, str) else {}
         self._server = str(where.get("host") or "localhost")
@@ -123,6 +127,17 @@ class Ledger:
                 _run_must_exist(run_id),
                 conn.transaction(),
             ):
+                yield conn
+
+    @asynccontextmanager
+    async def _write_one(self, run_id: str, table: str) -> AsyncIterator[Connection]:
+        """One connection for a write of one statement (after any reads): the pool's connections
+        are autocommit, so that statement is a transaction of its own, as `_write`'s would be
+        (reads in a READ COMMITTED transaction see no more than reads outside one), without the
+        BEGIN and COMMIT round trips. A connection that is not autocommit commits as the block
+        ends. Writing for a run never started is UnknownRun."""
+        with self._span("INSERT", table):
+            async with self._pool.connection() as conn, _run_must_exist(run_id):
                 yield conn
 
     @asynccontextmanager
@@ -146,9 +161,12 @@ class Ledger:
         `run_id` (its `first_execution_id` is not the run's first execution)."""
         with self._span("INSERT", "runs"):
             async with self._pool.connection() as conn, conn.transaction():
-                return await ledger_runs.insert_run(
+                created = await ledger_runs.insert_run(
                     conn, run_id, brief, started_at, execution_id, first_execution_id
                 )
+        if execution_id:  # recorded now, before, or forked at the start: the ledger knows it
+            self._remember(run_id, execution_id)
+        return created
 
     async def bind(self, scope: RunScope) -> RunLedger:
         """The ledger for one activity's scope: the rows of the execution that scheduled it, so
@@ -172,10 +190,13 @@ class Ledger:
                 conn.transaction(),
             ):
                 forked = await ledger_executions.enter(conn, run_id, execution_id, point)
-        self._known[key] = None
+        self._remember(run_id, execution_id)
+        return forked
+
+    def _remember(self, run_id: str, execution_id: str) -> None:
+        self._known[(run_id, execution_id)] = None
         while len(self._known) > KNOWN_EXECUTIONS:
             del self._known[next(iter(self._known))]
-        return forked
 
     async def executions(self, run_id: str) -> list[ExecutionRow]:
         """The run's executions, the first one first (a reset adds one; one of them is current)."""
@@ -196,7 +217,7 @@ class Ledger:
         *,
         execution: str | None = None,
     ) -> bool:
-        async with self._write(run_id, "model_calls") as conn:
+        async with self._write_one(run_id, "model_calls") as conn:
             scope = await execution_of(conn, run_id, execution)
             return await ledger_runs.insert_model_call(
                 conn, run_id, scope, turn, decision, provider, context_chars
@@ -217,10 +238,20 @@ class Ledger:
             return await ledger_runs.load_decisions(conn, run_id, scope)
 
     async def record_step(self, record: StepRecord, *, execution: str | None = None) -> bool:
-        run_id = record.scope.run_id
-        async with self._write(run_id, "steps") as conn:
+        """Record the step once (False: recorded already). For a named execution, a step right
+        after the one this process recorded last of it links to that one's chain without reading
+        it: step rows are append-only (migration 012), so it is still the row before."""
+        run_id, step = record.scope.run_id, record.scope.step
+        last = self._step_chains.pop((run_id, execution), None) if execution else None
+        previous = last[1] if last is not None and last[0] == step - 1 else None
+        async with self._write_one(run_id, "steps") as conn:
             scope = await execution_of(conn, run_id, execution)
-            return await ledger_runs.insert_step(conn, record, scope)
+            link = await ledger_runs.insert_step(conn, record, scope, previous)
+        if execution and link is not None:
+            self._step_chains[(run_id, execution)] = (step, link)  # the newest last
+            while len(self._step_chains) > HELD_STEP_CHAINS:
+                del self._step_chains[next(iter(self._step_chains))]
+        return link is not None
 
     async def transcript(
         self, run_id: str, upto: int, *, execution: str | None = None
@@ -381,7 +412,7 @@ class Ledger:
         execution: str | None = None,
     ) -> bool:
         """Keep the verifier's verdict on one claim of the submission at `step` (once)."""
-        async with self._write(run_id, "verdicts") as conn:
+        async with self._write_one(run_id, "verdicts") as conn:
             scope = await execution_of(conn, run_id, execution)
             return await ledger_verdicts.insert_verdict(
                 conn, run_id, scope, step, verdict, provider

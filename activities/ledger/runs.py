@@ -267,7 +267,12 @@ def usage_from(row: Mapping[str, Any]) -> Usage:
     )
 
 
-async def insert_step(conn: Connection, record: StepRecord, execution_id: str) -> bool:
+async def insert_step(
+    conn: Connection, record: StepRecord, execution_id: str, previous: str | None = None
+) -> str | None:
+    """Insert the step linked into its execution's chain; its chain, or None when the step was
+    recorded already. `previous`: the chain of the step right before it, when the caller knows
+    it (rows are never changed once written); else it is read."""
     scope = record.scope
     params = record.model_dump(exclude={"entry", "scope"}) | {
         "run_id": scope.run_id,
@@ -278,11 +283,13 @@ async def insert_step(conn: Connection, record: StepRecord, execution_id: str) -
     stored = record.entry.model_dump(mode="json") if record.entry else None
     # Chained as it reads back (a TranscriptEntry again), which is what the audit recomputes.
     entry = None if stored is None else TranscriptEntry.model_validate(stored)
-    before = await fetch_one(conn, _SELECT_STEP_CHAIN, (scope.run_id, execution_id, scope.step))
-    previous = (before or {}).get("chain") or ""
-    params["chain"] = chain.step_link(previous, params | {"entry": chain.entry_fields(entry)})
+    if previous is None:
+        before = await fetch_one(conn, _SELECT_STEP_CHAIN, (scope.run_id, execution_id, scope.step))
+        previous = (before or {}).get("chain") or ""
+    link = chain.step_link(previous, params | {"entry": chain.entry_fields(entry)})
+    params["chain"] = link
     params["entry"] = None if stored is None else Jsonb(stored)
-    return await execute(conn, _INSERT_STEP, params) == 1
+    return link if await execute(conn, _INSERT_STEP, params) == 1 else None
 
 
 async def load_entries(

@@ -167,6 +167,36 @@ async def test_a_reset_of_an_older_execution_copies_that_execution_s_rows(
     assert listed == {"first": None, "second": "first", "third": "first"}
 
 
+async def test_steps_link_the_same_whether_the_step_before_is_held_or_read(pool: Pool) -> None:
+    """A Ledger links a step right after the one it recorded last to that one's chain without
+    reading it; the links are those a Ledger reading the step before writes (an execution's
+    links leave its id out, so three executions of one run, each with no rows copied, chain
+    alike), and a step another process recorded in between is read."""
+    run_id, empty = f"chain-{uuid.uuid4().hex[:12]}", ForkPoint(turns=0, steps=0, work=0)
+    one, other = Ledger(pool), Ledger(pool)
+    assert await one.start_run(run_id, BRIEF, STARTED, execution_id="held")
+    for execution in ("read", "shared"):
+        assert await one.enter(run_id, execution, empty)
+    for number in (1, 2, 3, 4, 5):
+        assert await one.record_step(step(run_id, number), execution="held")
+        assert await Ledger(pool).record_step(step(run_id, number), execution="read")
+    for number, ledger in ((1, one), (2, other), (3, one), (4, one)):
+        assert await ledger.record_step(step(run_id, number), execution="shared")
+    assert not await one.record_step(step(run_id, 4), execution="shared"), "recorded already"
+    assert await one.record_step(step(run_id, 5), execution="shared")
+
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT execution_id, step, chain FROM research.steps WHERE run_id = %s ORDER BY step",
+            (run_id,),
+        )
+        links: dict[str, list[tuple[int, str]]] = {}
+        for execution, number, link in await cursor.fetchall():
+            links.setdefault(execution, []).append((number, link))
+    assert links["held"] == links["read"] == links["shared"]
+    assert [number for number, _ in links["held"]] == [1, 2, 3, 4, 5]
+
+
 async def test_a_late_write_of_the_old_execution_keeps_to_its_own_rows(ledger: Ledger) -> None:
     run_id = f"fork-{uuid.uuid4().hex[:12]}"
     assert await ledger.start_run(run_id, BRIEF, STARTED, execution_id="first")
