@@ -31,6 +31,7 @@ from activities.research import ResearchActivities
 from activities.secrets import MIN_SECRET_CHARS, short_secrets
 from baselines import local_policy  # the one place product wiring names a baseline
 from runtime.database import DatabaseError, ledger_failure, pending_migrations, wait_for_database
+from runtime.sandbox import compile_once
 from runtime.settings import Settings, SettingsError
 from runtime.telemetry import configure_logging, telemetry
 from runtime.temporal import TemporalUnavailable, connect, settle_before_exit
@@ -73,6 +74,7 @@ async def run_worker(
     with `take_over` (the embedded stack) or for a first deployment; otherwise when an operator
     promotes it (docs/operations.md). Runs pinned to it keep coming to it either way."""
     version = deployment_version(settings)
+    compile_once()  # the sandbox's snippets, compiled once rather than at every activation
     async with _activities(settings) as activities:
         worker = Worker(
             client,
