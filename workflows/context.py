@@ -36,31 +36,59 @@ FOLD_EVERY = 20
 _UNSENT: dict[str, Any] = {"result": {"data": {"kind"}}}
 
 
-def size(transcript: list[TranscriptEntry]) -> int:
+def size(transcript: list[TranscriptEntry], sizes: _Sizes | None = None) -> int:
     """Characters of the transcript as serialised for a request (the context bound's unit)."""
-    return sum(_chars(entry) for entry in transcript)
+    measure = (sizes or _Sizes()).chars
+    return sum(measure(entry) for entry in transcript)
 
 
 def _chars(entry: TranscriptEntry) -> int:
     return len(entry.model_dump_json(exclude=_UNSENT))
 
 
-def compact(transcript: list[TranscriptEntry], budget_chars: int) -> list[TranscriptEntry]:
+class _Sizes:
+    """Each entry's characters and compacted form, worked out once for one call of `filled`
+    (which measures an entry up to three times: from the newest back, compacting, the total).
+    Keyed by identity; every entry measured is held here, so its id stays its own."""
+
+    def __init__(self) -> None:
+        self._chars: dict[int, tuple[TranscriptEntry, int]] = {}
+        self._compacted: dict[int, tuple[TranscriptEntry, TranscriptEntry | None]] = {}
+
+    def chars(self, entry: TranscriptEntry) -> int:
+        held = self._chars.get(id(entry))
+        if held is None:
+            held = self._chars[id(entry)] = (entry, _chars(entry))
+        return held[1]
+
+    def compacted(self, entry: TranscriptEntry) -> TranscriptEntry | None:
+        held = self._compacted.get(id(entry))
+        if held is None:
+            held = self._compacted[id(entry)] = (entry, _compacted(entry))
+        return held[1]
+
+
+def compact(
+    transcript: list[TranscriptEntry], budget_chars: int, sizes: _Sizes | None = None
+) -> list[TranscriptEntry]:
     """Drop the bulk (a page window's passage text) of the oldest results first until the
     transcript fits; each tool's spec says what its bulk is (`compact`).
 
     The most recent compactable result is never compacted: the model must see what it just read.
     Returns the transcript unchanged when it already fits; the caller checks the size afterwards.
     """
+    sizes = sizes or _Sizes()
     entries = list(transcript)
-    sizes = [_chars(entry) for entry in entries]
-    total = sum(sizes)  # kept current as results shrink: each entry is serialised once
-    compacted = {i: smaller for i, entry in enumerate(entries) if (smaller := _compacted(entry))}
+    chars = [sizes.chars(entry) for entry in entries]
+    total = sum(chars)  # kept current as results shrink: each entry is serialised once
+    compacted = {
+        i: smaller for i, entry in enumerate(entries) if (smaller := sizes.compacted(entry))
+    }
     for index in list(compacted)[:-1]:
         if total <= budget_chars:
             break
         entries[index] = compacted[index]
-        total += _chars(entries[index]) - sizes[index]
+        total += sizes.chars(entries[index]) - chars[index]
     return entries
 
 
@@ -69,17 +97,18 @@ def filled(request: DecideInput, entries: list[TranscriptEntry]) -> DecideInput 
     compacted to its context budget and measured; when that does not fit, its oldest entries
     folded into a digest (`fold`); when even the digest and the latest turn do not fit, the
     Decision that asks no model and ends the run `context_limit`."""
-    budget = request.context_budget
-    if _first_fitting(entries, budget) == 0:  # compaction fits: no digest, the prompt as it was
-        transcript = compact(entries, budget)
+    budget, sizes = request.context_budget, _Sizes()
+    if _first_fitting(entries, budget, sizes) == 0:  # compaction fits: no digest, as it was
+        transcript = compact(entries, budget, sizes)
         return request.model_copy(
-            update={"transcript": transcript, "context_chars": size(transcript)}
+            update={"transcript": transcript, "context_chars": size(transcript, sizes)}
         )
-    folded = fold(entries, budget, request.turn_start)
+    folded = fold(entries, budget, request.turn_start, sizes)
     if folded is None:  # nothing older than the latest turn to fold
-        return Decision(over_context=True, context_chars=size(compact(entries, budget)))
+        chars = size(compact(entries, budget, sizes), sizes)
+        return Decision(over_context=True, context_chars=chars)
     digest, kept = folded
-    chars = len(shown(digest)) + size(kept)
+    chars = len(shown(digest)) + size(kept, sizes)
     if chars > budget:
         return Decision(over_context=True, context_chars=chars)
     update = {"digest": digest, "transcript": kept, "context_chars": chars}
@@ -103,7 +132,10 @@ def shown(digest: Digest) -> str:
 
 
 def fold(
-    entries: list[TranscriptEntry], budget_chars: int, turn_start: int = 0
+    entries: list[TranscriptEntry],
+    budget_chars: int,
+    turn_start: int = 0,
+    sizes: _Sizes | None = None,
 ) -> tuple[Digest, list[TranscriptEntry]] | None:
     """The oldest entries folded into a digest, and the entries after them compacted to what the
     digest leaves of the budget. Folds the fewest entries that fit, a multiple of FOLD_EVERY,
@@ -118,7 +150,8 @@ def fold(
         )
     if latest <= 0:
         return None
-    first = min(_first_fitting(entries, budget_chars), latest)
+    sizes = sizes or _Sizes()
+    first = min(_first_fitting(entries, budget_chars, sizes), latest)
     folder = _Folder()
     for cut in [*range(FOLD_EVERY, latest, FOLD_EVERY), latest]:
         if cut < first and cut != latest:
@@ -126,22 +159,22 @@ def fold(
         folder.add(entries[len(folder) : cut])
         digest = folder.digest()
         room = budget_chars - len(shown(digest))
-        kept = compact(entries[cut:], room)
-        if size(kept) <= room:
+        kept = compact(entries[cut:], room, sizes)
+        if size(kept, sizes) <= room:
             break
     return digest, kept
 
 
-def _first_fitting(entries: list[TranscriptEntry], budget_chars: int) -> int:
+def _first_fitting(entries: list[TranscriptEntry], budget_chars: int, sizes: _Sizes) -> int:
     """The first index whose entries onward fit the budget compacted as `compact` does (every
     compactable result but the newest, at most), measured from the newest back, so only the
     entries a budget can hold are serialised: 0 when the whole transcript fits compacted,
     len(entries) when not even the last entry does."""
-    newest = next((i for i in range(len(entries) - 1, -1, -1) if _compacted(entries[i])), None)
+    newest = next((i for i in range(len(entries) - 1, -1, -1) if sizes.compacted(entries[i])), None)
     total = 0
     for index in range(len(entries) - 1, -1, -1):
-        smaller = None if index == newest else _compacted(entries[index])
-        total += _chars(smaller if smaller is not None else entries[index])
+        smaller = None if index == newest else sizes.compacted(entries[index])
+        total += sizes.chars(smaller if smaller is not None else entries[index])
         if total > budget_chars:
             return index + 1
     return 0

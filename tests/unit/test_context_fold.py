@@ -7,6 +7,8 @@ from __future__ import annotations
 import itertools
 import json
 
+import pytest
+
 from activities.model.prompt import messages
 from tests.fakes.openai_server import turn_of
 from workflows import context
@@ -290,3 +292,25 @@ def test_the_prompt_says_how_many_steps_it_folded() -> None:
     assert filled.digest is not None
     assert turn_of(messages(filled)) == 334
     assert turn_of(messages(shown(10**6, entries[:30]))) == 31
+
+
+def test_filling_a_turn_serialises_each_entry_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`filled` measures an entry from the newest back, compacting and in the total: it is
+    serialised once (and compacted once) whichever path the turn takes."""
+    measured: list[int] = []
+    measure = context._chars
+
+    def counting(item: TranscriptEntry) -> int:
+        measured.append(id(item))
+        return measure(item)
+
+    monkeypatch.setattr(context, "_chars", counting)
+    smallest = context.size(context.compact(long_transcript(30), 0))
+    for count, budget in ((30, 10**9), (30, smallest), (200, 20_000)):  # fits, compacted, folded
+        entries = long_transcript(count)
+        measured.clear()
+        filled = shown(budget, entries)
+        assert measured and len(measured) == len(set(measured)), (count, budget)
+        monkeypatch.setattr(context, "_chars", measure)
+        assert filled.context_chars == shown(budget, entries).context_chars, "as measured before"
+        monkeypatch.setattr(context, "_chars", counting)
