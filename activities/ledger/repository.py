@@ -270,6 +270,23 @@ class Ledger:
             held = await ledger_runs.load_entries_after(
                 conn, run_id, execution, upto, self._transcripts.pop(key, None)
             )
+        return self._hold(key, held)
+
+    async def turn(
+        self, run_id: str, turn: int, upto: int, *, execution: str
+    ) -> tuple[Decision | None, list[TranscriptEntry]]:
+        """`decision(turn)` and `transcript(upto)` of a named execution in one round trip:
+        what a decide reads before it asks the model."""
+        key = (run_id, execution)
+        async with self._read("model_calls") as conn:
+            recorded, held = await ledger_runs.load_turn(
+                conn, run_id, execution, turn, upto, self._transcripts.pop(key, None)
+            )
+        return recorded, self._hold(key, held)
+
+    def _hold(
+        self, key: tuple[str, str], held: ledger_runs.HeldTranscript
+    ) -> list[TranscriptEntry]:
         self._transcripts[key] = held  # the newest last
         while len(self._transcripts) > HELD_TRANSCRIPTS:
             del self._transcripts[next(iter(self._transcripts))]

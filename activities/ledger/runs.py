@@ -7,12 +7,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from activities.ledger import chain, executions
 from activities.ledger.base import (
     Connection,
     LedgerConflict,
+    Row,
     RunIdTaken,
     UnknownRun,
     execute,
@@ -317,24 +319,69 @@ async def load_entries_after(
     reader read before of the same run and execution). Step rows are never changed once written,
     but `held` is used only when the rows up to its last step are the same steps and that step's
     chain (which hashes every row before it) is the same; otherwise every entry is read."""
-    if held is not None and held.steps and held.steps[-1] <= upto:
-        seen = held.steps[-1]
-        params = {"run_id": run_id, "execution_id": execution_id, "upto": upto, "seen": seen}
-        rows = await fetch_all(conn, _SELECT_ENTRIES_ABOVE, params)
-        before = [row for row in rows if row["step"] <= seen]
-        if tuple(row["step"] for row in before) == held.steps and before[-1]["chain"] == held.chain:
-            after = rows[len(before) :]
-            entries = held.entries + tuple(
-                TranscriptEntry.model_validate(row["entry"]) for row in after
-            )
-            return HeldTranscript(tuple(row["step"] for row in rows), rows[-1]["chain"], entries)
-    params = {"run_id": run_id, "execution_id": execution_id, "upto": upto, "seen": -1}
-    rows = await fetch_all(conn, _SELECT_ENTRIES_ABOVE, params)
-    return HeldTranscript(
-        tuple(row["step"] for row in rows),
-        rows[-1]["chain"] if rows else None,
-        tuple(TranscriptEntry.model_validate(row["entry"]) for row in rows),
-    )
+    params = entries_params(run_id, execution_id, upto, held)
+    if params["seen"] >= 0:
+        read = held_from(await fetch_all(conn, _SELECT_ENTRIES_ABOVE, params), held)
+        if read is not None:
+            return read
+    params = entries_params(run_id, execution_id, upto, None)
+    read = held_from(await fetch_all(conn, _SELECT_ENTRIES_ABOVE, params), None)
+    assert read is not None  # nothing held: every row is read
+    return read
+
+
+async def load_turn(
+    conn: Connection,
+    run_id: str,
+    execution_id: str,
+    turn: int,
+    upto: int,
+    held: HeldTranscript | None,
+) -> tuple[Decision | None, HeldTranscript]:
+    """The decision recorded for `turn` (a retried decide) and the steps up to `upto` (as
+    `load_entries_after` reads them), both asked in one round trip (a pipeline)."""
+    params = entries_params(run_id, execution_id, upto, held)
+    async with (
+        conn.pipeline(),
+        conn.cursor(row_factory=dict_row) as calls,
+        conn.cursor(row_factory=dict_row) as steps,
+    ):
+        await calls.execute(_SELECT_MODEL_CALL, (run_id, execution_id, turn))
+        await steps.execute(_SELECT_ENTRIES_ABOVE, params)
+        row = await calls.fetchone()
+        rows = await steps.fetchall()
+    read = held_from(rows, held if params["seen"] >= 0 else None)
+    if read is None:  # the rows do not continue what is held: every entry
+        read = await load_entries_after(conn, run_id, execution_id, upto, None)
+    return (decision_from(row) if row else None), read
+
+
+def entries_params(
+    run_id: str, execution_id: str, upto: int, held: HeldTranscript | None
+) -> dict[str, Any]:
+    """The parameters of `SELECT_ENTRIES_ABOVE` for a read up to `upto` given what is `held`:
+    `seen` its last step when it may be continued, else -1 (every entry)."""
+    usable = held is not None and bool(held.steps) and held.steps[-1] <= upto
+    seen = held.steps[-1] if held is not None and usable else -1
+    return {"run_id": run_id, "execution_id": execution_id, "upto": upto, "seen": seen}
+
+
+def held_from(rows: list[Row], held: HeldTranscript | None) -> HeldTranscript | None:
+    """What a reader holds after reading `rows` (`SELECT_ENTRIES_ABOVE` with `seen` from
+    `entries_params` for `held`); None when the rows do not continue `held` (read every entry)."""
+    if held is None or not held.steps:
+        return HeldTranscript(
+            tuple(row["step"] for row in rows),
+            rows[-1]["chain"] if rows else None,
+            tuple(TranscriptEntry.model_validate(row["entry"]) for row in rows),
+        )
+    seen = held.steps[-1]
+    before = [row for row in rows if row["step"] <= seen]
+    if tuple(row["step"] for row in before) != held.steps or before[-1]["chain"] != held.chain:
+        return None
+    after = rows[len(before) :]
+    entries = held.entries + tuple(TranscriptEntry.model_validate(row["entry"]) for row in after)
+    return HeldTranscript(tuple(row["step"] for row in rows), rows[-1]["chain"], entries)
 
 
 async def insert_search(

@@ -41,6 +41,18 @@ class RunLedger:
     async def decision(self, turn: int) -> Decision | None:
         return await self._ledger.decision(self.run_id, turn, execution=self.execution)
 
+    async def turn(
+        self, turn: int, upto: int | None
+    ) -> tuple[Decision | None, list[TranscriptEntry] | None]:
+        """The decision recorded for `turn` and, with a watermark `upto`, the transcript up to
+        it (None without one): for a named execution in one round trip."""
+        if upto is None:
+            return await self.decision(turn), None
+        if self.execution:
+            return await self._ledger.turn(self.run_id, turn, upto, execution=self.execution)
+        recorded = await self.decision(turn)
+        return recorded, None if recorded is not None else await self.transcript(upto)
+
     async def transcript(self, upto: int) -> list[TranscriptEntry]:
         return await self._ledger.transcript(self.run_id, upto, execution=self.execution)
 

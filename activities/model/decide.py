@@ -112,13 +112,12 @@ class ModelActivities:
         async with ledger_errors():
             # This execution's rows: after a reset, the turns from here on are asked again.
             ledger = await self._ledger.bind(request.scope)
-            recorded = await ledger.decision(turn)
+            # The lean loop (a watermark): the transcript is in the ledger, read with the turn.
+            recorded, entries = await ledger.turn(turn, request.watermark)
         written = {"execution_id": ledger.execution or ""}  # the rows are under it from here on
         if recorded is not None:  # a retry after the answer was stored: never ask (or pay) twice
             return recorded.model_copy(update=written)
-        if request.watermark is not None:  # the lean loop: the transcript is in the ledger
-            async with ledger_errors():
-                entries = await ledger.transcript(request.watermark)
+        if entries is not None:
             shown = context.filled(request, entries)
             if isinstance(shown, Decision):  # no model is asked: the run ends context_limit
                 return shown

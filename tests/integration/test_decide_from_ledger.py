@@ -17,7 +17,7 @@ from runtime.database import open_pool
 from runtime.settings import Settings
 from workflows import context
 from workflows.contracts import DecideInput, StepRecord
-from workflows.models import Brief, ToolCall, ToolResult, TranscriptEntry
+from workflows.models import Brief, Decision, ToolCall, ToolResult, TranscriptEntry
 from workflows.scope import ForkPoint, RunScope
 from workflows.tools import SearchArgs, SearchData, SearchResultItem
 
@@ -84,12 +84,23 @@ async def test_decide_reads_the_steps_up_to_the_watermark(ledger: Ledger) -> Non
     assert await ledger.decision(run_id, 4) is None, "no model was asked"
 
 
-async def shown(ledger: Ledger, run_id: str, upto: int, execution: str) -> list[str]:
-    entries = await ledger.transcript(run_id, upto, execution=execution)
+@pytest.fixture(params=["transcript", "turn"])
+def read(request: pytest.FixtureRequest) -> str:
+    """How decide reads: the transcript alone, or with the turn's recorded decision (one round
+    trip, `Ledger.turn`); both read the same entries."""
+    return str(request.param)
+
+
+async def shown(ledger: Ledger, run_id: str, upto: int, execution: str, read: str) -> list[str]:
+    if read == "turn":
+        recorded, entries = await ledger.turn(run_id, 99, upto, execution=execution)
+        assert recorded is None
+    else:
+        entries = await ledger.transcript(run_id, upto, execution=execution)
     return [entry.args.query for entry in entries if isinstance(entry.args, SearchArgs)]
 
 
-async def test_each_execution_reads_its_own_transcript(ledger: Ledger) -> None:
+async def test_each_execution_reads_its_own_transcript(ledger: Ledger, read: str) -> None:
     """The transcript a process read before is reused only for the same run and execution, and
     only while the rows up to it are the same: a reset's fork, a step of its own and a row below
     what was read all show."""
@@ -97,23 +108,40 @@ async def test_each_execution_reads_its_own_transcript(ledger: Ledger) -> None:
     assert await ledger.start_run(run_id, BRIEF, "2025-01-02T03:04:05+00:00", "first")
     for number in (1, 2, 3):
         await ledger.record_step(step(run_id, number, "first"), execution="first")
-    assert await shown(ledger, run_id, 3, "first") == ["first 1", "first 2", "first 3"]
+    assert await shown(ledger, run_id, 3, "first", read) == ["first 1", "first 2", "first 3"]
 
     # A reset before step 3: the fork holds steps 1-2 of `first`, then a step 3 of its own.
     assert await ledger.enter(run_id, "second", ForkPoint(turns=2, steps=2, work=2))
-    assert await shown(ledger, run_id, 3, "second") == ["first 1", "first 2"]
+    assert await shown(ledger, run_id, 3, "second", read) == ["first 1", "first 2"]
     await ledger.record_step(step(run_id, 3, "second"), execution="second")
-    assert await shown(ledger, run_id, 3, "second") == ["first 1", "first 2", "second 3"]
-    assert await shown(ledger, run_id, 2, "second") == ["first 1", "first 2"], "a lower watermark"
+    assert await shown(ledger, run_id, 3, "second", read) == ["first 1", "first 2", "second 3"]
+    assert await shown(ledger, run_id, 2, "second", read) == ["first 1", "first 2"], (
+        "a lower watermark"
+    )
 
     # The first execution goes on (a continued execution writes under it): its own rows.
-    assert await shown(ledger, run_id, 3, "first") == ["first 1", "first 2", "first 3"]
+    assert await shown(ledger, run_id, 3, "first", read) == ["first 1", "first 2", "first 3"]
     await ledger.record_step(step(run_id, 4, "first"), execution="first")
-    assert await shown(ledger, run_id, 4, "first") == [f"first {n}" for n in (1, 2, 3, 4)]
+    assert await shown(ledger, run_id, 4, "first", read) == [f"first {n}" for n in (1, 2, 3, 4)]
 
     # A row below the steps read (never written so by a workflow): every entry is read again.
     assert await ledger.enter(run_id, "third", ForkPoint(turns=1, steps=1, work=1))
     await ledger.record_step(step(run_id, 3, "third"), execution="third")
-    assert await shown(ledger, run_id, 3, "third") == ["first 1", "third 3"]
+    assert await shown(ledger, run_id, 3, "third", read) == ["first 1", "third 3"]
     await ledger.record_step(step(run_id, 2, "third"), execution="third")
-    assert await shown(ledger, run_id, 3, "third") == ["first 1", "third 2", "third 3"]
+    assert await shown(ledger, run_id, 3, "third", read) == ["first 1", "third 2", "third 3"]
+
+
+async def test_a_turn_reads_its_recorded_decision_with_the_transcript(ledger: Ledger) -> None:
+    run_id = f"test-{uuid.uuid4().hex[:12]}"
+    assert await ledger.start_run(run_id, BRIEF, "2025-01-02T03:04:05+00:00", "first")
+    for number in (1, 2):
+        await ledger.record_step(step(run_id, number), execution="first")
+    decision = Decision(tool_calls=[ToolCall(id="c", name="search_web", arguments="{}")])
+    assert await ledger.record_model_call(run_id, 3, decision, "openai", 10, execution="first")
+
+    recorded, entries = await ledger.turn(run_id, 3, 2, execution="first")
+    assert recorded == await ledger.decision(run_id, 3, execution="first") is not None
+    assert entries == await ledger.transcript(run_id, 2, execution="first")
+    assert [entry.step for entry in entries] == [1, 2]
+    assert (await ledger.turn(run_id, 4, 2, execution="first"))[0] is None
