@@ -1,8 +1,8 @@
 """Ledger SQL for evidence: the rows a quote is proven from, and the evidence rows themselves.
 
 No rules here: `activities.evidence` proves a quote against these rows and checks it before it
-asks `EvidenceRows.insert` to store it, all inside the one transaction `Ledger.writing_evidence`
-opens.
+asks `EvidenceRows.insert` to store it (one statement), all on the one connection
+`Ledger.writing_evidence` lends.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ class StoredPassage:
 
 
 class EvidenceRows:
-    """The evidence of one run execution, read and written on one connection in a transaction."""
+    """The evidence of one run execution, read and written on one connection."""
 
     def __init__(self, conn: Connection, run_id: str, execution_id: str) -> None:
         self._conn = conn

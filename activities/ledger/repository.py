@@ -402,9 +402,10 @@ class Ledger:
     async def writing_evidence(
         self, run_id: str, *, execution: str | None = None
     ) -> AsyncIterator[EvidenceRows]:
-        """The run's evidence rows inside one transaction (`activities.evidence` proves a quote
-        from them, then inserts it)."""
-        async with self._write(run_id, "evidence") as conn:
+        """The run's evidence rows on one connection (`activities.evidence` proves a quote from
+        them, then inserts it: one statement, so no transaction is held open while the quote is
+        checked)."""
+        async with self._write_one(run_id, "evidence") as conn:
             yield EvidenceRows(conn, run_id, await execution_of(conn, run_id, execution))
 
     async def evidence_rows(self, run_id: str, *, execution: str | None = None) -> list[Evidence]:
