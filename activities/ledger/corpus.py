@@ -22,13 +22,15 @@ WHERE (d.host, d.title, d.body, d.prose, d.cluster, d.headings)
 # each weighted by its inverse document frequency (BM25's). Candidates hold at least one term
 # that is not in most documents (all terms, when every one is common); the GIN index finds them.
 # Rank: the sum over terms of idf x ts_rank (frequency, weighted A for the page's name and
-# title, D for its body, normalised by document length). The snippet is a headline of a short
-# window around the first place the rarest term appears as a word, in any case (`RLock` for the
-# lexeme "rlock", not "lock" inside "block"): for the returned rows only, each body read once.
+# title, D for its body, normalised by document length), each candidate's vector read once. The
+# snippet is a headline of a short window around the first place the rarest term appears as a
+# word, in any case (`RLock` for the lexeme "rlock", not "lock" inside "block"; terms as rare in
+# their list's order): for the returned rows only, in the stored lower-case body, the rarer terms
+# first and no further once one is found. `python -m bench.corpus_search` measures it.
 _SEARCH = """
 WITH n AS (
     SELECT greatest(count(*), 1)::float8 AS docs FROM research.corpus_documents
-), terms AS (
+), distinct_terms AS (
     SELECT DISTINCT t.lexeme, coalesce(s.ndoc, 0) AS ndoc, n.docs,
            ln(1 + (n.docs - coalesce(s.ndoc, 0) + 0.5) / (coalesce(s.ndoc, 0) + 0.5)) AS idf
     FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s) || to_tsvector('english',
@@ -39,20 +41,26 @@ WITH n AS (
          AS t (lexeme)
     CROSS JOIN n
     LEFT JOIN research.corpus_terms s ON s.lexeme = t.lexeme
+), terms AS (
+    -- each term's tsquery parsed once (not once a document), and its place in this list
+    SELECT u.*, quote_literal(u.lexeme)::tsquery AS tq, row_number() OVER () AS nth
+    FROM distinct_terms u
 ), picked AS (
-    SELECT lexeme, idf FROM terms
+    SELECT lexeme, idf, nth FROM terms
     WHERE ndoc <= greatest(docs * %(share)s, %(floor)s)
        OR NOT EXISTS (SELECT 1 FROM terms WHERE ndoc <= greatest(docs * %(share)s, %(floor)s))
 ), q AS (
     SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query FROM picked
 ), pool AS (
     SELECT d.url, d.host, d.title, coalesce(d.cluster, d.url) AS cluster,
-           (SELECT sum(t.idf * ts_rank(%(weights)s::float4[], d.tsv,
-                                       quote_literal(t.lexeme)::tsquery, 1))
+           (SELECT sum(t.idf * ts_rank(%(weights)s::float4[], v.tsv, t.tq, 1))
             FROM terms t) * greatest(0.25, least(1.0, d.prose / %(prose)s))
              * greatest(0.25, least(1.0, d.body_chars::float8 / %(body)s)) AS rank
-    FROM research.corpus_documents d CROSS JOIN q
-    WHERE d.tsv @@ q.query
+    FROM research.corpus_documents d
+    -- the vector read once for all its terms (each ts_rank would fetch it from TOAST again)
+    CROSS JOIN LATERAL (SELECT (ARRAY[d.tsv])[1] AS tsv OFFSET 0) v
+    -- a parameter, not a join: the GIN index can find the candidates
+    WHERE d.tsv @@ (SELECT query FROM q)
       AND (d.host = ANY(%(exact)s::text[])
            OR EXISTS (SELECT 1 FROM unnest(%(suffixes)s::text[]) AS rule (suffix)
                       WHERE right(d.host, length(rule.suffix) + 1) = '.' || rule.suffix))
@@ -80,13 +88,14 @@ SELECT r.url, r.host, r.title, r.also,
 FROM ranked r
 JOIN research.corpus_documents d USING (url)
 CROSS JOIN q
--- The body read once (not once for each term), with a lower-case copy to look in.
-CROSS JOIN LATERAL (SELECT d.body || '' AS body OFFSET 0) b0
-CROSS JOIN LATERAL (SELECT b0.body, lower(b0.body) AS low OFFSET 0) b
+-- The stored lower-case copy to look in (migration 018), read once (not once for each term).
+CROSS JOIN LATERAL (SELECT d.body, d.body_lower || '' AS low OFFSET 0) b
 CROSS JOIN LATERAL (
-    SELECT coalesce((SELECT found.at FROM picked p
+    -- the terms rarest first (in their list's order when as rare), looked for until one is found
+    SELECT coalesce((SELECT found.at
+                     FROM (SELECT lexeme, idf FROM picked ORDER BY idf DESC, nth OFFSET 0) p
                      CROSS JOIN LATERAL (SELECT replace(p.lexeme, 'underscore', '_') AS term) t
-                     CROSS JOIN LATERAL (SELECT strpos(b.low, t.term) AS at) first
+                     CROSS JOIN LATERAL (SELECT strpos(b.low, t.term) AS at OFFSET 0) first
                      -- as a word: "lock" first inside "block" looks again, with a regex
                      CROSS JOIN LATERAL (
                          SELECT CASE WHEN first.at <= 1
@@ -97,7 +106,7 @@ CROSS JOIN LATERAL (
                                 END AS at
                      ) found
                      WHERE found.at > 0
-                     ORDER BY p.idf DESC LIMIT 1), 1) AS at
+                     LIMIT 1), 1) AS at
     OFFSET 0
 ) w
 ORDER BY r.rank DESC, r.url
