@@ -8,9 +8,11 @@ the PostgreSQL 15 documentation of `postgresql-doc-15` as www.postgresql.org whe
 installed (over 1,600 documents together), then asks every sub-question of
 `examples/golden/python311-docs.json` ROUNDS times (default 5) through the corpus search the
 agent uses, and prints p50/p95 latency and how often a labelled page is the first hit and among
-the first 8; then the latency of PG_QUESTIONS (unlabelled) on the PostgreSQL host. Figures only:
-nothing here asserts a speed. They are also written, dated, with the machine's cores and load, to
-bench/results/corpus_search.json (starter.figures).
+the first 8; then the latency of PG_QUESTIONS (unlabelled) on the PostgreSQL host. Beside the
+latencies, the CPU time a query costs PostgreSQL (its postmaster and backends, `bench.cpu`) and
+this client: on a machine shared with other work, wall-clock latency follows the load, CPU time
+much less. Figures only: nothing here asserts a speed. They are also written, dated, with the
+machine's cores and load, to bench/results/corpus_search.json (starter.figures).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 
 from activities.ledger import Ledger
 from activities.search import index_corpus
+from bench import cpu
 from runtime.database import apply_migrations, open_pool, start_embedded_postgres
 from runtime.settings import PROJECT_ROOT
 from starter.figures import Measurement
@@ -82,20 +85,31 @@ async def bench(root: Path, rounds: int, with_postgres: bool) -> None:
             seconds = time.perf_counter() - started
             print(f"indexed {count} documents in {seconds:.1f} s")
             figures |= {"documents": count, "index_seconds": round(seconds, 1)}
-            figures[host] = await _measure(ledger, host, questions, rounds)
+            state = Path(scratch)
+            figures[host] = await _measure(ledger, host, questions, rounds, state)
             if with_postgres:
-                figures[PG_HOST] = await _latency(ledger, PG_HOST, PG_QUESTIONS, rounds)
+                figures[PG_HOST] = await _latency(ledger, PG_HOST, PG_QUESTIONS, rounds, state)
             await pool.close()
         finally:
             server.cleanup()
     print(f"wrote {measurement.write(figures)}")
 
 
+def _cpu_a_query(before: cpu.Snapshot, state: Path, queries: int) -> dict[str, float | None]:
+    """Mean CPU ms a query of PostgreSQL and of this client since `before`."""
+    used = cpu.used(before, cpu.snapshot(state))
+    return {
+        f"{key}_cpu_ms_per_query": round(used[group] * 1000 / queries, 1) if group in used else None
+        for key, group in (("postgres", cpu.DATABASE), ("client", cpu.THIS))
+    }
+
+
 async def _measure(
-    ledger: Ledger, host: str, questions: list[dict[str, object]], rounds: int
+    ledger: Ledger, host: str, questions: list[dict[str, object]], rounds: int, state: Path
 ) -> dict[str, object]:
     latencies: list[float] = []
     first = within = 0
+    before = cpu.snapshot(state)
     for question in questions:
         wanted = {f"https://{host}/{page}" for page in list(question["pages"])}
         for round_ in range(rounds):
@@ -106,30 +120,36 @@ async def _measure(
                 urls = [hit.url for hit in hits]
                 first += bool(urls) and urls[0] in wanted
                 within += bool(wanted & set(urls))
+    used = _cpu_a_query(before, state, len(latencies))
     latencies.sort()
     p95 = latencies[int(0.95 * (len(latencies) - 1))]
     print(f"queries: {len(questions)} x {rounds}")
     print(f"latency: p50 {statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms")
+    print(f"CPU a query: PostgreSQL {used['postgres_cpu_ms_per_query']} ms, "
+          f"client {used['client_cpu_ms_per_query']} ms")  # fmt: skip
     print(f"labelled page first: {first} of {len(questions)}; in the top {LIMIT}: {within}")
     return {
         "queries": len(questions),
         "rounds": rounds,
         "p50_ms": round(statistics.median(latencies), 1),
         "p95_ms": round(p95, 1),
+        **used,
         "labelled_page_first": first,
         f"labelled_page_in_top_{LIMIT}": within,
     }
 
 
 async def _latency(
-    ledger: Ledger, host: str, questions: list[str], rounds: int
+    ledger: Ledger, host: str, questions: list[str], rounds: int, state: Path
 ) -> dict[str, object]:
     latencies: list[float] = []
+    before = cpu.snapshot(state)
     for question in questions:
         for _ in range(rounds):
             started = time.perf_counter()
             await ledger.search_corpus(question, [host], LIMIT)
             latencies.append((time.perf_counter() - started) * 1000)
+    used = _cpu_a_query(before, state, len(latencies))
     latencies.sort()
     p95 = latencies[int(0.95 * (len(latencies) - 1))]
     print(f"{host}: {len(questions)} questions x {rounds}")
@@ -139,6 +159,7 @@ async def _latency(
         "rounds": rounds,
         "p50_ms": round(statistics.median(latencies), 1),
         "p95_ms": round(p95, 1),
+        **used,
     }
 
 
