@@ -7,7 +7,8 @@ paragraph (never a signature, a table row or code), scored by the lead words it 
 hold, by whether it sits under the heading or signature that defines the names (the text under
 `json.dump(obj, indent=None)` is about dump, not indent), by the question's other words, and by
 whether it opens its definition. A further source must be about what is asked, not a passing
-mention of its words (`answers`).
+mention of its words (`answers`). A reference entry's labelled value (`Default: | KeepAliveTimeout
+5`, `name | Use: main | Default: 20`) is an excerpt of its own, judged by `_field_answers`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from workflows.models import Question
 from workflows.substance import (
     distinctive_words,
     evidence_problem,
+    figures,
     keywords,
     stop_words,
 )
@@ -59,6 +61,7 @@ class Passage:
     section: str
     title: str = ""  # of its page
     offset: int = 0  # where it starts in its page's text
+    site: str = ""  # the host its page is on (`git-scm.com`): the name of what the site is about
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,7 @@ class Wanted:
     codes: list[str] = field(default_factory=list)  # every name it writes as code, shared or not
     qualifiers: list[str] = field(default_factory=list)  # of those, what only qualifies a name
     content: list[str] = field(default_factory=list)  # every word but its framing ("do", "return")
+    shared: list[str] = field(default_factory=list)  # of those, what another sub-question asks too
     question: str = ""  # as written: the host checks a quote's own words against it
 
     @property
@@ -108,6 +112,19 @@ class Excerpt:
     title: str = ""  # its page's title
     lead_in: str = ""  # the sentences of its paragraph before it
     signature: str = ""  # the signature it sits under, argument lists aside
+    site: str = ""  # the host of its page
+    field: Field | None = None  # the labelled value it quotes, when it is a table's or a list's
+
+
+@dataclass(frozen=True)
+class Field:
+    """A labelled value of a reference table or list: `Default: | LimitRequestBody 1073741824`
+    under a directive's heading, `smtp_accept_max | Use: main | Default: 20`, `Default: 1209600`
+    under a setting's heading. `name` is the row's own name cell, if it has one."""
+
+    label: str
+    value: str
+    name: str = ""
 
 
 def wanted_words(question: Question, request: DecideInput) -> Wanted:
@@ -132,6 +149,15 @@ def wanted_words(question: Question, request: DecideInput) -> Wanted:
         codes=codes,
         qualifiers=_qualifiers(question.text, known),
         content=sorted(keywords(question.text) - GENERIC, key=_specificity),
+        shared=sorted(
+            keywords(question.text)
+            & {
+                word
+                for other in request.brief.questions
+                if other.id != question.id
+                for word in keywords(other.text)
+            }
+        ),
     )
 
 
@@ -169,7 +195,7 @@ def names(text: str, known: frozenset[str] = frozenset()) -> list[str]:
     for token in _code_tokens(text, known):
         # `frozen=True` names frozen; `action='store_true'` names action and store_true.
         name, _, value = token.partition("=")
-        found += _NAME.findall(name) + _NAME.findall(" ".join(_QUOTED.findall(value)))
+        found += _parts(name) + _NAME.findall(" ".join(_QUOTED.findall(value)))
     return unique(found)
 
 
@@ -178,7 +204,7 @@ def _qualifiers(text: str, known: frozenset[str] = frozenset()) -> list[str]:
     `unittest.mock.patch`)."""
     heads, lasts = [], []
     for token in _code_tokens(text, known):
-        parts = _NAME.findall(token.partition("=")[0].partition("(")[0])
+        parts = _parts(token.partition("=")[0].partition("(")[0])
         heads += parts[:-1]
         lasts += parts[-1:]
     return [name for name in unique(heads) if name not in lasts]
@@ -197,8 +223,22 @@ def _code_tokens(text: str, known: frozenset[str] = frozenset()) -> list[str]:
     return [
         token
         for token in tokens
-        if _CODE_CHARACTERS.search(token) or _CAMEL.match(token) or token in known
+        if _CODE_CHARACTERS.search(token)
+        or _CAMEL.match(token)
+        or token in known
+        or _OPTION_TOKEN.fullmatch(token.partition("=")[0])
     ]
+
+
+# A command-line option as written (`-x`, `--no-commit`, `--depth=1`): a name whole, dashes
+# and all (`--no-commit` is not "no" and "commit"; `-x` is not the letter x).
+_OPTION_TOKEN = re.compile(r"--?[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+
+
+def _parts(token: str) -> list[str]:
+    """The names a code token writes: an option whole, else each identifier in it."""
+    option = token.partition("=")[0]
+    return [option] if _OPTION_TOKEN.fullmatch(option) else _NAME.findall(token)
 
 
 def code_words(wanted: Wanted) -> list[str]:
@@ -244,8 +284,14 @@ def question_terms(
     own = {word for name in names(question.text, known) for word in keywords(name)}
     own -= {word for name in _qualifiers(question.text, known) for word in keywords(name)}
     topic = keywords(brief.question) - own
-    words = [word for word in words if word not in topic] or sorted(keywords(question.text))
-    return sorted(words, key=_specificity)
+    narrow = [word for word in words if word not in topic]
+    # Framing and light words alone ("given" of "when no mode option is given") find nothing:
+    # then the brief's words this question alone uses ("mode") are what it asks about.
+    if not set(narrow) - GENERIC - LIGHT:
+        narrow = [word for word in words if word not in GENERIC | LIGHT] + narrow
+    words = narrow or sorted(keywords(question.text))
+    # Light words last: what `find` looks for first is what the question is about.
+    return sorted(unique(words), key=lambda word: (word in LIGHT, _specificity(word)))
 
 
 def strong_needed(terms: list[str]) -> int:
@@ -352,6 +398,8 @@ def answers(excerpt: Excerpt, wanted: Wanted) -> bool:
       for its timeout to expire", for `subprocess.run`'s timeout) leaves one out. With names to
       pin it down, one word may be said otherwise, unless it is the brief's own subject;
     - it says the relation asked for ("What does heapq.nlargest return?": "return")."""
+    if excerpt.field is not None:  # a further source's labelled value: the same test
+        return _field_answers(excerpt, excerpt.field, wanted)
     said = _aside(excerpt.quote)
     # An opening that lists names ("partialmethod(), weakref.finalize(), profile.runcall() ...",
     # "Manager's methods also include Lock(), RLock(), and Semaphore()") is about none of them;
@@ -423,7 +471,7 @@ def _written_names(opening: str, names: set[str]) -> list[str]:
     among `names` (`VERBOSE`)."""
     written = []
     for token in _code_tokens(opening):
-        parts = set(_NAME.findall(token))
+        parts = set(_parts(token))
         if parts & names or (any(len(part) > 1 for part in parts) and not token.isupper()):
             written.append(token)
     return written
@@ -431,7 +479,7 @@ def _written_names(opening: str, names: set[str]) -> list[str]:
 
 def _led_by_another(written: list[str], names: set[str]) -> bool:
     """The first name written is none of `names` (nor qualified by one)."""
-    return bool(written) and not set(_NAME.findall(written[0])) & names
+    return bool(written) and not set(_parts(written[0])) & names
 
 
 def _openings(text: str) -> list[str]:
@@ -448,11 +496,16 @@ def _openings(text: str) -> list[str]:
 
 
 def _aside(text: str) -> str:
-    """`text` without what its parentheses hold (a call's empty `()` included)."""
+    """`text` without what its parentheses hold (a call's empty `()` included) and without a
+    synopsis's optional parts (`[-u|--include-untracked]`, `[<pathspec>...]`): a command's
+    usage lists its options, it says nothing of them."""
     previous = None
     while previous != text:
-        previous, text = text, _ARGUMENTS.sub(" ", text)
+        previous, text = text, _SYNOPSIS.sub(" ", _ARGUMENTS.sub(" ", text))
     return text
+
+
+_SYNOPSIS = re.compile(r"\[[-<][^\[\]]*\]|\[[^\[\]]*\|[^\[\]]*\]|\[[a-z]+-\]")
 
 
 def _excerpts(
@@ -470,9 +523,12 @@ def _excerpts(
     opens = bool(signature)
     # or under one further back, its prose continuing: not its opening
     signature = signature or further
-    for paragraph in passage.text.split("\n\n"):
+    for paragraph in _split_terms(passage.text.split("\n\n")):
         # What the paragraph sits under: the heading and the paragraph before (a signature).
         context, previous = f"{passage.section} {previous}", paragraph
+        if _TERMS_ONLY.fullmatch(paragraph.strip()):  # a labelled list's terms: what follows
+            signature, opens = paragraph, True  # defines them (their words are no prose)
+            continue
         if not _prose(paragraph):
             # Code defines nothing: the prose after a session is not the session's definition,
             # but it is still the definition's above it (an example inside it).
@@ -490,6 +546,7 @@ def _excerpts(
             above=above,
             title=passage.title,
             signature=_ARGUMENTS.sub(" ", signature),
+            site=passage.site,
         )
         opens = False
         sentences = [" ".join(s.split()) for s in _SENTENCE.split(paragraph) if s.strip()]
@@ -503,7 +560,144 @@ def _excerpts(
                 taken.append(following)
             lead_in = " ".join(sentences[:first])
             excerpts.append(_excerpt(passage_id, taken, under, wanted, first == 0, lead_in))
+    return excerpts + _field_excerpts(passage_id, passage, wanted, before)
+
+
+_TERMS = re.compile(r"^(?:\S+::\s+)+")  # a labelled list's terms: `-n:: --no-commit::`
+_TERMS_ONLY = re.compile(r"(?:\S+::\s*)+")
+
+
+def _split_terms(paragraphs: list[str]) -> list[str]:
+    """A labelled list's item as written in plain text (`--prune:: Before fetching, remove
+    ...`): its terms are the signature the text after them defines, a paragraph of their own."""
+    split = []
+    for paragraph in paragraphs:
+        terms = _TERMS.match(paragraph)
+        rest = paragraph[terms.end() :] if terms else ""
+        split += [terms.group().strip(), rest] if terms and rest.strip() else [paragraph]
+    return split
+
+
+FIELD_LABEL_WORDS = 3
+FIELD_ROWS_BEFORE = 3  # rows of its table quoted before a labelled value (description, syntax)
+_FIELD = re.compile(r"^([A-Za-z][A-Za-z -]{0,30}):\s+(?:\|\s+)?(\S.{0,200})$")
+
+
+def fields(line: str) -> list[Field]:
+    """The labelled values a one-line row or list item holds: `Label: | value` (a two-cell
+    row), `name | Label: value | Label: value` (a row of cells after its name) or `Label: value`
+    (a line), each label a short phrase of letters."""
+    cells = [cell.strip() for cell in line.split(" | ")]
+    found = []
+    if len(cells) >= 2 and ":" not in cells[0]:
+        matches = [(cells[0], _FIELD.match(cell)) for cell in cells[1:]]
+    else:
+        matches = [("", _FIELD.match(line))]
+    for name, match in matches:
+        if match is not None and len(match[1].split()) <= FIELD_LABEL_WORDS:
+            found.append(Field(match[1], match[2], name))
+    return found
+
+
+def _field_excerpts(
+    passage_id: str, passage: Passage, wanted: Wanted, before: str = ""
+) -> list[Excerpt]:
+    """For each labelled value of a row or line whose label the question uses ("Default"): the
+    table's rows up to it and the first sentence of the prose after, as one quote (a reference
+    entry's description, syntax and default; or a row and the definition under it)."""
+    asked = keywords(wanted.question)
+    paragraphs = passage.text.split("\n\n")
+    excerpts = []
+    rows: list[str] = []  # the rows before this one of the table it is in
+    previous = before.rsplit("\n\n", 1)[-1]
+    for number, paragraph in enumerate(paragraphs):
+        line = " ".join(paragraph.split())
+        found = fields(line) if "\n" not in paragraph.strip() else []
+        if not found and " | " not in line:
+            rows, previous = [], paragraph
+            continue
+        for item in found:
+            if not keywords(item.label) or not keywords(item.label) <= asked:
+                continue
+            after = paragraphs[number + 1] if number + 1 < len(paragraphs) else ""
+            sentences = [" ".join(s.split()) for s in _SENTENCE.split(after) if s.strip()]
+            described = sentences[:1] if after and _prose(after) and not fields(after) else []
+            quote = "\n".join([*rows[-FIELD_ROWS_BEFORE:], line, *described])
+            above = f"{passage.section} {item.name}"
+            excerpts.append(
+                _field_excerpt(passage_id, passage, wanted, item, quote, above, previous)
+            )
+        rows.append(line)
     return excerpts
+
+
+def _field_excerpt(
+    passage_id: str,
+    passage: Passage,
+    wanted: Wanted,
+    field: Field,
+    quote: str,
+    above: str,
+    previous: str,
+) -> Excerpt:
+    lead = set(wanted.lead)
+    words = keywords(quote)
+    defined = {name for name in wanted.named if holds_name(name, above)}
+    return Excerpt(
+        passage_id,
+        quote,
+        " ".join(f"{field.name} {field.label}: {field.value}".split())[:400],
+        f"{passage.section} {previous}",
+        score=len(lead & (words | keywords(above))),
+        own=len(lead & words),
+        topic=len(set(wanted.topic) & words),
+        named=len(defined),
+        defines=bool(wanted.named) and len(defined) == len(wanted.named),
+        opens=False,
+        asked=len(set(wanted.asked) & words),
+        above=above,
+        title=passage.title,
+        signature=field.name,
+        site=passage.site,
+        field=field,
+    )
+
+
+def _field_answers(excerpt: Excerpt, field: Field, wanted: Wanted) -> bool:
+    """A labelled value answers a question that asks for what its label names ("the default
+    of LimitRequestBody": `Default: | LimitRequestBody 1073741824`), never one that compares or
+    reverses; of what the question names (as code, or written with inner capitals), the heading,
+    the row's name or the value; every other word the question asks in the quote, the heading,
+    the page's title or site, or the ground its sub-questions share; a quantity where it asks
+    how many; and a value that tells something the question does not."""
+    question = wanted.question
+    if _COMPARES.search(question) or _REVERSAL.search(question):
+        return False
+    subject = f"{excerpt.above} {field.value}"
+    if any(not holds_name(name, subject) for name in wanted.codes):
+        return False
+    capitalised = [token for token in question.split() if inner_capital(token)]
+    if not keywords(" ".join(capitalised)) <= keywords(subject):
+        return False
+    quantity = keywords(" ".join(_QUANTITY_ASKED.findall(question)))
+    if quantity and not _QUANTITY.search(field.value):
+        return False
+    ground = set(wanted.shared) & shown_words(excerpt.context)
+    known = keywords(excerpt.quote) | shown_words(f"{subject} {excerpt.title} {excerpt.site}")
+    if set(wanted.content) - quantity - LIGHT - known - ground:
+        return False
+    told = figures(field.value) - figures(question)
+    told |= keywords(field.value) - keywords(question) - keywords(field.name)
+    return bool(told)
+
+
+_INNER_CAPITAL = re.compile(r"^[A-Za-z]+[a-z][A-Z]\w*")
+
+
+def inner_capital(token: str) -> bool:
+    """`LimitRequestBody`, `AllowOverride`: a word written with capitals inside (a name, though
+    the corpus may never write it as code)."""
+    return _INNER_CAPITAL.search(token.strip("?!,;:.()'\"`")) is not None
 
 
 @dataclass(frozen=True)
@@ -519,6 +713,7 @@ class Under:
     above: str
     title: str = ""  # of the page
     signature: str = ""  # the signature above, argument lists aside
+    site: str = ""  # the host of the page
 
 
 def _excerpt(
@@ -551,6 +746,7 @@ def _excerpt(
         signature=under.signature,
         title=under.title,
         lead_in=lead_in,
+        site=under.site,
     )
 
 
@@ -588,6 +784,27 @@ def _code(text: str) -> bool:
 
 def unique(words: list[str]) -> list[str]:
     return list(dict.fromkeys(words))
+
+
+_HYPHEN = re.compile(r"(?<=[A-Za-z0-9])-(?=[A-Za-z])")
+
+
+def shown_words(text: str) -> set[str]:
+    """The words a title, an address, a host or a snippet shows: its `keywords` and the parts of
+    its hyphenated names too (`git-stash(1)` shows stash, `git-scm.com` git), as a reader sees
+    them; a question's own hyphenated word (`include-untracked`) stays whole among them."""
+    words = keywords(text) | keywords(_HYPHEN.sub(" ", text))
+    # and the runs of its parts (`tool-cherry-pick(1)` shows cherry-pick)
+    for word in [word for word in words if "-" in word]:
+        parts = word.split("-")
+        words |= keywords(
+            " ".join(
+                "-".join(parts[i:j])
+                for i in range(len(parts))
+                for j in range(i + 2, len(parts) + 1)
+            )
+        )
+    return words
 
 
 # ---------------------------------------------------------------- the strongest test
@@ -642,6 +859,8 @@ def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
     - It says something the question and its heading do not: at least INFORMS words of its
       own, a leading label ("Changed in version 3.5:") aside.
     """
+    if excerpt.field is not None:
+        return _field_answers(excerpt, excerpt.field, wanted)
     sentences = [s for s in _SENTENCE.split(excerpt.quote) if s.strip()]
     return any(
         _sentence_answers(sentence, excerpt, wanted, first=number == 0 and excerpt.opens)
@@ -649,9 +868,13 @@ def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
     )
 
 
+_SETTING = re.compile(r"\b([A-Za-z_]\w*[_.][\w.]*|[a-z]+[A-Z]\w*)\s+=\s+(?=[\w'\"])")
+
+
 def _symbols(question: str) -> list[str]:
     """What `question` writes in symbols alone (`**`, `'<'`, `$`), quotes and sentence
-    punctuation aside."""
+    punctuation aside, and the `=` of a setting written with its value (`ports = 465`)."""
+    question = _SETTING.sub(r"\1=", question)
     tokens = (token.strip("?!,;:.()").strip("'\"`") for token in question.split())
     return [token for token in tokens if token and not re.search(r"[\w]", token)]
 
@@ -666,7 +889,10 @@ def _sentence_answers(sentence: str, excerpt: Excerpt, wanted: Wanted, *, first:
     # (what parentheses hold: "as e.g. returned by HMAC.hexdigest()") aside.
     statement = _aside(_LEADING_LABEL.sub("", sentence, count=1))
     own = keywords(statement)
-    above = keywords(excerpt.above)
+    # what the heading or signature above defines: a usage line's optional parts (`show
+    # [-u|--include-untracked]`) are options it lists, not what the text under it defines
+    defined = _aside(excerpt.above)
+    above = keywords(defined)
     named = {word for name in wanted.codes for word in keywords(name)}
     qualifying = {word for name in wanted.qualifiers for word in keywords(name)}
     things = wanted.things
@@ -675,11 +901,13 @@ def _sentence_answers(sentence: str, excerpt: Excerpt, wanted: Wanted, *, first:
     # (a `glob` module's heading is not the definition of `Path.glob`).
     where = f"{excerpt.above} {excerpt.title} {excerpt.lead_in}"
     qualified = all(holds_name(name, where) for name in wanted.qualifiers)
-    under = [name for name in things if holds_name(name, excerpt.above) and qualified]
+    under = [name for name in things if holds_name(name, defined) and qualified]
     quantity = keywords(" ".join(_QUANTITY_ASKED.findall(wanted.question)))
     if quantity and not _QUANTITY.search(statement):
         return False
     light = quantity | LIGHT
+    # "How does X differ from Y": the contrast says it, not the word "differ"
+    light |= keywords(" ".join(_COMPARES.findall(wanted.question)))
     # the lead words that are not names: the sentence's own words hold them, or the signature
     # it sits under (`hash.hexdigest()` for "the hexdigest method"), never a heading alone
     missing = set(wanted.lead) - named - light - own - keywords(excerpt.signature)
@@ -687,14 +915,23 @@ def _sentence_answers(sentence: str, excerpt: Excerpt, wanted: Wanted, *, first:
         return False
     # each name it asks about, under its definition or written as code in the sentence ("a
     # match" is a word, `re.match()` the name)
-    calls = {part for token in _code_tokens(sentence) for part in _NAME.findall(token)}
+    calls = {part for token in _code_tokens(sentence) for part in _parts(token)}
     if any(name not in under and name not in calls for name in things):
         return False
     # a symbol it writes ("the ** pattern", "'<' or '>'") is in the sentence
     if any(symbol not in sentence for symbol in _symbols(wanted.question)):
         return False
-    context = own | above | keywords(excerpt.title)
-    missing |= (set(wanted.content) | qualifying) - light - context
+    # the page's title and the site's host name what every sentence of the page is about
+    # (`git-merge(1)` on git-scm.com: git and merge)
+    context = own | above | shown_words(f"{excerpt.title} {excerpt.site}")
+    # What the brief's sub-questions share ("bisect run script", "exit code") is the ground
+    # they stand on: the paragraph around may say it (its heading, the paragraph before, its
+    # sentences before this one); the passage further off may not (a `return` statement's
+    # section that mentions a try statement is not about its clauses).
+    # What qualifies a name is not ground: the sentence, the definition or the page says it.
+    ground = set(wanted.shared) - qualifying
+    ground &= shown_words(f"{excerpt.context} {excerpt.lead_in}")
+    missing |= (set(wanted.content) | qualifying) - light - context - ground
     # Under the definition of what it names, one other word may be said otherwise ("exits with
     # a non-zero exit code" for "fails"); elsewhere none.
     if len(missing) > (1 if under else 0):
@@ -711,7 +948,7 @@ def _sentence_answers(sentence: str, excerpt: Excerpt, wanted: Wanted, *, first:
         written = _written_names(" ".join(sentence.split()[:OPENING_WORDS]), set(wanted.codes))
         listed = len(written) >= LISTED_NAMES or _led_by_another(written, set(wanted.codes))
         # written as code there (`purge()`, `queue.purge`): "Purge removes ..." is the word
-        early = {part for token in written for part in _NAME.findall(token)}
+        early = {part for token in written for part in _parts(token)}
         opens_with = not listed and any(
             name in early and names_itself(name, opening) for name in things
         )
@@ -725,5 +962,48 @@ def _sentence_answers(sentence: str, excerpt: Excerpt, wanted: Wanted, *, first:
             return False
     if _COMPARES.search(wanted.question) and not _CONTRASTS.search(statement):
         return False
-    new = keywords(statement) - keywords(wanted.question) - above
-    return len(new) >= INFORMS
+    # What it tells may be the term its label defines ("ort: This is the default strategy").
+    new = keywords(_aside(sentence)) - keywords(wanted.question) - above
+    # A figure or a value it states ("defaults to 90 days", "is None") is what it tells.
+    stated = figures(statement) - figures(wanted.question)
+    valued = bool(stated or _values(statement, wanted) or _term_label(sentence))
+    # or the term its labelled list defines (`ort::` above "This is the default strategy")
+    valued = valued or bool(
+        _TERMS_ONLY.fullmatch(excerpt.signature.strip())
+        and keywords(excerpt.signature) - keywords(wanted.question)
+    )
+    # "Which mode does reset use?", with no name to pin it down: the answer names one.
+    if not things and _WHICH.match(wanted.question) and not valued:
+        return False
+    return len(new | stated) >= INFORMS or (bool(new | stated) and valued)
+
+
+def _term_label(sentence: str) -> bool:
+    """The sentence opens with the term it defines, as reference lists write one (`ort::`,
+    `--mixed:`), not a capitalised word ("Note:")."""
+    label = _LEADING_LABEL.match(sentence)
+    token = label.group().strip().rstrip(":") if label else ""
+    return bool(token) and " " not in token and token != token.capitalize()
+
+
+_OPTION = re.compile(r"^--?[A-Za-z]")  # `--mixed`, `-bd`
+# "Which mode ...", "What value of ...": a question asking to name a thing (not "What does ...").
+_WHICH = re.compile(
+    r"^\s*(?:which|what)\s+(?!(?:does|do|is|are|was|were|happens?|will|would|can|could|should"
+    r"|did|has|have|if|when)\b)[a-z]",
+    re.IGNORECASE,
+)
+
+
+def _values(statement: str, wanted: Wanted) -> set[str]:
+    """The words `statement` writes as a value, capitalised or as code past its first word
+    ("The default value of AllowOverride is None"), that neither the question nor the brief
+    does."""
+    tokens = [token.strip("?!,;:.()'\"`") for token in statement.split()[1:]]
+    asked = keywords(wanted.question) | set(wanted.subject)
+    return {
+        token
+        for token in tokens
+        if token[:1].isupper() or _CODE_CHARACTERS.search(token) or _OPTION.match(token)
+        if keywords(token) and not keywords(token) & asked
+    }

@@ -12,7 +12,10 @@ the cited sources are fewer than the gate requires, it looks for another source 
 search's results (those showing more of the question's names and words first; two names
 compared are looked for together), then after a search for what the questions name, then
 further into those pages' matches: only an excerpt that says what is asked counts, never a
-passing mention. Then it submits; the gate's gaps say what is missing.
+passing mention. Then it submits; the gate's gaps say what is missing. A question whose lone
+lead word is plain looks for it together with the name its sub-questions share; a name the best
+search result does not show is searched by itself; a page where `find` shows nothing for the
+question's name is left for the next result.
 
 Precision first: a required question is settled only by evidence one of whose sentences, on its
 own, answers it (`quote_settles`, by `says_answer`: every word asked in the sentence or the
@@ -40,9 +43,11 @@ from baselines.excerpts import (
     best_excerpt,
     code_words,
     holds_name,
+    inner_capital,
     previous_id,
     quote_settles,
     says_answer,
+    shown_words,
     strong_needed,
     unique,
     wanted_words,
@@ -80,6 +85,7 @@ class Find:
     term: str
     offset: int
     next_offset: int | None
+    found: int = 0  # passages the window showed
 
 
 @dataclass
@@ -122,13 +128,18 @@ def _observe_read(seen: Seen, args: ReadPageArgs, data: object) -> None:
         return
     seen.read_urls[data.url] = data.source_id
     if args.find:
-        find = Find(args.find, args.offset, data.next_offset)
+        find = Find(args.find, args.offset, data.next_offset, len(data.passages))
         seen.finds.setdefault(data.source_id, []).append(find)
     elif args.source_id:
         seen.backs.add((data.source_id, args.offset))
     for passage in data.passages:
         seen.passages[passage.id] = Passage(
-            data.source_id, passage.text, passage.section, data.title, passage.offset
+            data.source_id,
+            passage.text,
+            passage.section,
+            data.title,
+            passage.offset,
+            urlsplit(data.url).hostname or "",
         )
 
 
@@ -254,9 +265,51 @@ def _work_on(
             return tool_call(SEARCH_WEB, query=question.text)
         return None
     hits = seen.searches[question.text]
+    named = _by_name(question, request, seen, hits)
+    if isinstance(named, ToolCall):
+        return named
+    hits = unique_hits(named + hits)
     return _from_results(question, request, seen, hits, strict=True) or _from_results(
         question, request, seen, hits, settle=settle
     )
+
+
+def _by_name(
+    question: Question, request: DecideInput, seen: Seen, hits: list[SearchResultItem]
+) -> ToolCall | list[SearchResultItem]:
+    """A question naming something with capitals inside or as code (`LimitRequestBody`) whose
+    search's best result does not show that name (the question's other words outranked it):
+    search the name with the question's lead word, once, while a search is left for every
+    question not searched yet; its results are read first."""
+    wanted = wanted_words(question, request)
+    names = [
+        token.strip("?!,;:.()'\"`")
+        for token in question.text.split()
+        if inner_capital(token) or token.strip("?!,;:.()'\"`") in wanted.written
+    ]
+    names = unique([name for name in names if name])
+    if not names:
+        return []
+    query = " ".join(
+        [*names, *[word for word in wanted.lead[:1] if word not in keywords(" ".join(names))]]
+    )
+    if query in seen.searches:
+        return seen.searches[query]
+    shown = " ".join(f"{hit.title} {hit.snippet}" for hit in hits[:1])
+    if any(holds_name(name, shown) for name in names):
+        return []
+    unsearched = sum(q.text not in seen.searches for q in request.brief.questions)
+    if request.budget.searches_left <= unsearched:
+        return []
+    return tool_call(SEARCH_WEB, query=query)
+
+
+def unique_hits(hits: list[SearchResultItem]) -> list[SearchResultItem]:
+    """Each page once, in the order first shown."""
+    first: dict[str, SearchResultItem] = {}
+    for hit in hits:
+        first.setdefault(hit.url, hit)
+    return list(first.values())
 
 
 def _from_results(
@@ -284,13 +337,22 @@ def _from_results(
             continue
         # Lead words before topic words (the brief's subject is on every page about it); among
         # them those the result shows (the page surely holds them), most specific first.
-        looked_for = unique(_named_lead(wanted) + shown + wanted.lead + wanted.topic)
+        looked_for = unique(
+            _pinned(wanted)
+            + _short_options(wanted)
+            + _named_lead(wanted)
+            + shown
+            + wanted.lead
+            + wanted.topic
+        )
         if url not in seen.read_urls:
             if request.budget.pages_left > 0:
                 find = {"find": looked_for[0]} if looked_for else {}
                 return tool_call(READ_PAGE, url=url, **find)
             continue
         source_id = seen.read_urls[url]
+        if _lacks(seen.finds.get(source_id, []), (_pinned(wanted) + _named_lead(wanted))[:1]):
+            continue  # the page does not hold the question's most telling word: the next one
         strong = best_excerpt(
             wanted,
             seen.passages,
@@ -318,6 +380,13 @@ def _shows_names(hit: SearchResultItem, wanted: Wanted) -> bool:
     some), qualifiers aside: worth reading before settling for a page that only mentions them."""
     names = wanted.things
     return bool(names) and all(holds_name(name, f"{hit.title} {hit.snippet}") for name in names)
+
+
+def _lacks(done: list[Find], words: list[str]) -> bool:
+    """A `find` from the top of the page for one of `words` (a name the question writes as
+    code, or the name its sub-questions share with its lead word) showed no passage: the page
+    does not hold it, and its other words there are about something else."""
+    return any(find.term in words and find.offset == 0 and not find.found for find in done)
 
 
 def _look_further(done: list[Find], words: list[str], budget: int) -> dict[str, Any] | None:
@@ -349,9 +418,32 @@ def _by_title(hits: list[SearchResultItem], wanted: Wanted) -> list[SearchResult
 
     def unrelated(hit: SearchResultItem) -> bool:
         path = urlsplit(hit.url).path.replace("/", " ")
-        return not words & keywords(f"{hit.title} {path}")
+        return not words & shown_words(f"{hit.title} {path}")
 
     return sorted(hits, key=unrelated)
+
+
+def _pinned(wanted: Wanted) -> list[str]:
+    """A question with one lead word that is not a name ("the default value of
+    LimitRequestBody", when every sub-question names LimitRequestBody): the name its
+    sub-questions share, written with inner capitals, looked for together with that word, so
+    `find` reaches that name's default rather than the page's first "default"."""
+    if len(wanted.lead) != 1 or _named_lead(wanted):
+        return []
+    written = {
+        word
+        for token in wanted.question.split()
+        if inner_capital(token)
+        for word in keywords(token)
+    }
+    pins = [word for word in wanted.topic if word in written and word not in wanted.subject]
+    return [f"{pins[0]} {wanted.lead[0]}"] if pins else []
+
+
+def _short_options(wanted: Wanted) -> list[str]:
+    """The options the question asks about that have no word to look for (`-x`, `-f`): looked
+    for as written."""
+    return [name for name in wanted.things if name.startswith("-") and not keywords(name)]
 
 
 def _named_lead(wanted: Wanted) -> list[str]:
@@ -362,7 +454,7 @@ def _named_lead(wanted: Wanted) -> list[str]:
 
 def _shown(hit: SearchResultItem, lead: list[str]) -> list[str]:
     """The distinctive words a result's title, address or snippet shows, most specific first."""
-    words = keywords(f"{hit.title} {hit.url.replace('/', ' ')} {hit.snippet}")
+    words = shown_words(f"{hit.title} {hit.url.replace('/', ' ')} {hit.snippet}")
     return [term for term in lead if term in words]
 
 

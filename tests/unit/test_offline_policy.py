@@ -396,3 +396,105 @@ def test_a_question_with_no_evidence_comes_before_one_with_weak_evidence_only() 
         "search_web",
         {"query": "What does maxsize do?"},
     )
+
+
+STASH = Brief.model_validate(
+    {
+        "question": "How do I set work aside with tool stash?",
+        "questions": [
+            {"id": "Q1", "text": "What does the --keep-index option of tool stash push do?"},
+            {"id": "Q2", "text": "How does tool stash apply differ from tool stash pop?"},
+        ],
+        "allowed_hosts": ["tool-scm.example"],
+    }
+)
+GUIDE = "https://tool-scm.example/MyFirstContribution.html"
+STASH_PAGE = "https://tool-scm.example/tool-stash.html"
+STASH_SEARCH = entry(
+    1,
+    SearchArgs(query=STASH.questions[0].text),
+    SearchData(
+        results=[
+            SearchResultItem(url=GUIDE, title="My first contribution", snippet="push --keep-index"),
+            SearchResultItem(url=STASH_PAGE, title="tool-stash(1)", snippet="stash --keep-index"),
+        ]
+    ),
+)
+
+
+def test_a_hyphenated_name_in_a_title_shows_its_words() -> None:
+    """`tool-stash(1)` is about stash: it comes before a guide that shares no word with the
+    question (before, its title showed no word either, and rank order put the guide first)."""
+    assert next_call(STASH_SEARCH, brief=STASH) == (
+        "read_page",
+        {"url": STASH_PAGE, "find": "keep-index"},
+    )
+
+
+def test_a_page_without_the_question_s_most_telling_word_is_left_for_the_next() -> None:
+    pushing = SearchResultItem(url=GUIDE, title="Pushing your work", snippet="push --keep-index")
+    stash = SearchResultItem(url=STASH_PAGE, title="tool-stash(1)", snippet="stash --keep-index")
+    searched = entry(
+        1, SearchArgs(query=STASH.questions[0].text), SearchData(results=[pushing, stash])
+    )
+    assert next_call(searched, brief=STASH) == (
+        "read_page",
+        {"url": GUIDE, "find": "keep-index"},
+    )
+    missing = entry(2, ReadPageArgs(url=GUIDE, find="keep-index"), window("S1", GUIDE))
+    assert next_call(searched, missing, brief=STASH) == (
+        "read_page",
+        {"url": STASH_PAGE, "find": "keep-index"},
+    ), "not `find` push on the guide"
+
+
+def test_a_lone_plain_lead_word_is_looked_for_with_the_name_the_questions_share() -> None:
+    brief = Brief.model_validate(
+        {
+            "question": "How do I limit the size of request bodies the server accepts?",
+            "questions": [
+                {"id": "Q1", "text": "What is the default value of LimitRequestBody?"},
+                {"id": "Q2", "text": "What happens when a body exceeds LimitRequestBody?"},
+            ],
+            "allowed_hosts": ["docs.example"],
+        }
+    )
+    core = "https://docs.example/core.html"
+    searched = entry(
+        1,
+        SearchArgs(query=brief.questions[0].text),
+        SearchData(
+            results=[SearchResultItem(url=core, title="core", snippet="LimitRequestBody bytes")]
+        ),
+    )
+    assert next_call(searched, brief=brief) == (
+        "read_page",
+        {"url": core, "find": "limitrequestbody default"},
+    )
+
+
+def test_a_name_no_result_shows_is_searched_with_the_question_s_lead_word() -> None:
+    """The question's other words outranked the name it asks about: the name is searched, once
+    (a search stays for the other question), and its results are read first."""
+    brief = Brief.model_validate(
+        {
+            "question": "How do I limit the size of request bodies the server accepts?",
+            "questions": [
+                {"id": "Q1", "text": "What is the default value of LimitRequestBody?"},
+                {"id": "Q2", "text": "What happens when a body exceeds LimitRequestBody?"},
+            ],
+            "allowed_hosts": ["docs.example"],
+        }
+    )
+    program = SearchResultItem(url=UNRELATED, title="httpd", snippet="the default value")
+    searched = entry(1, SearchArgs(query=brief.questions[0].text), SearchData(results=[program]))
+    assert next_call(searched, brief=brief) == (
+        "search_web",
+        {"query": "LimitRequestBody default"},
+    )
+    core = SearchResultItem(url=PAGE, title="core", snippet="LimitRequestBody bytes")
+    named = entry(2, SearchArgs(query="LimitRequestBody default"), SearchData(results=[core]))
+    assert next_call(searched, named, brief=brief) == (
+        "read_page",
+        {"url": PAGE, "find": "limitrequestbody default"},
+    )

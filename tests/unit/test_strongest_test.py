@@ -95,3 +95,214 @@ def test_a_name_after_a_leading_clause_or_under_another_definition_is_not_its_su
         section="purge",
         title="hq — the command line",
     )
+
+
+def _wanted_of(main: str, question: str, other: str) -> Wanted:
+    brief = Brief.model_validate(
+        {
+            "question": main,
+            "questions": [{"id": "Q1", "text": question}, {"id": "Q2", "text": other}],
+            "allowed_hosts": ["tool.example"],
+        }
+    )
+    budget = Budget(steps_left=9, searches_left=1, pages_left=1, tokens_left=9)
+    request = DecideInput(
+        scope=RunScope.turn_of("r", "", 1, 0, ""), brief=brief, transcript=[], budget=budget
+    )
+    return wanted_words(brief.questions[0], request)
+
+
+def _settles_for(wanted: Wanted, quote: str, page: str, **where: str) -> bool:
+    passages = {"S1.P1": Passage("S1", page, where.get("section", ""), **_page(where))}
+    return quote_settles(wanted, passages, "S1", quote)
+
+
+def _page(where: dict[str, str]) -> dict[str, str]:
+    return {key: value for key, value in where.items() if key in {"title", "site"}}
+
+
+def test_the_page_title_and_the_site_name_what_the_page_is_about() -> None:
+    """`tool-merge(1)` on tool-scm.example is about tool and merge: its sentence need not say
+    them; on a page about something else it must."""
+    wanted = _wanted_of(
+        "How does tool merge pick a strategy?",
+        "Which strategy does tool merge use by default for one branch?",
+        "What does tool merge --squash do?",
+    )
+    says = "ort: This is the default strategy when pulling one branch."
+    assert _settles_for(wanted, says, says, title="tool-merge(1)", site="tool-scm.example")
+    assert not _settles_for(wanted, says, says, title="Release notes", site="docs.example")
+    # a labelled list's term, as plain-text documentation writes one, is what it defines
+    term = "This is the default strategy when pulling one branch."
+    listed = f"ort::\n\t{term}"
+    assert _settles_for(wanted, term, listed, title="tool-merge(1)", site="tool-scm.example")
+    assert not _settles_for(wanted, term, term, title="tool-merge(1)", site="tool-scm.example")
+
+
+def test_a_question_of_framing_words_alone_looks_for_the_brief_s_word_it_uses() -> None:
+    """ "when no mode option is given": framing and light words; the brief's "mode" is what the
+    question asks about, so it leads."""
+    wanted = _wanted_of(
+        "How do the modes of tool reset differ?",
+        "Which mode does tool reset use when no mode option is given?",
+        "What does tool reset --soft do to the index?",
+    )
+    assert wanted.lead[0] == "mod"
+    assert "given" not in wanted.lead[:1]
+
+
+def test_a_value_is_what_a_sentence_tells() -> None:
+    """One new word is enough when it is a value ("is None", "90 days"); a sentence with one
+    new plain word tells nothing."""
+    wanted = _wanted_of(
+        "How do I control what override files may change?",
+        "What is the default value of AllowOverride?",
+        "In which sections is the AllowOverride directive valid?",
+    )
+    says = "The default value of AllowOverride is None."
+    assert _settles_for(wanted, says, says, section="AllowOverride Directive")
+    vague = "The default value of AllowOverride is documented."
+    assert not _settles_for(wanted, vague, vague, section="AllowOverride Directive")
+
+
+def test_what_the_sub_questions_share_may_be_said_around_the_sentence() -> None:
+    """Both questions are about a bisect run script's exit code: the paragraph before says so,
+    the sentence need only say what this one asks; a page that never says it does not."""
+    wanted = _wanted_of(
+        "How do I automate tool bisect with a script?",
+        "Which exit code should a tool bisect run script exit with if a commit cannot be tested?",
+        "Which exit codes of a tool bisect run script mark the commit as bad?",
+    )
+    before = "The bisect run script must exit with code 0 if the commit is good."
+    says = "The special exit code 125 should be used when the current source cannot be tested."
+    page = f"{before}\n\n{says}"
+    assert _settles_for(wanted, says, page, section="Bisect run", title="tool-bisect(1)")
+    assert not _settles_for(wanted, says, says, section="Building", title="tool-bisect(1)")
+
+
+def test_a_reference_entry_s_labelled_value_answers_what_its_label_names() -> None:
+    """A directive's table (`Default: | LimitRequestBody 1073741824` under its heading) says
+    its default; the next directive's row, a question that compares, and a row whose label the
+    question does not ask for do not."""
+    wanted = _wanted_of(
+        "How do I limit the size of request bodies the server accepts?",
+        "What is the default value of LimitRequestBody?",
+        "What does the server do when a request body exceeds the LimitRequestBody limit?",
+    )
+    table = (
+        "Description: | Restricts the total size of the HTTP request body\n\n"
+        "Syntax: | LimitRequestBody bytes\n\nDefault: | LimitRequestBody 1073741824\n\n"
+        "Context: | server config, virtual host"
+    )
+    quote = (
+        "Description: | Restricts the total size of the HTTP request body\n"
+        "Syntax: | LimitRequestBody bytes\nDefault: | LimitRequestBody 1073741824"
+    )
+    assert _settles_for(wanted, quote, table, section="LimitRequestBody Directive")
+    other = table.replace("LimitRequestBody", "LimitRequestFields")
+    assert not _settles_for(
+        wanted,
+        quote.replace("LimitRequestBody", "LimitRequestFields"),
+        other,
+        section="LimitRequestFields Directive",
+    )
+    compares = _wanted_of(
+        "How do I limit the size of request bodies the server accepts?",
+        "How does the default of LimitRequestBody differ from LimitRequestFields?",
+        "What does the server do when a request body exceeds the LimitRequestBody limit?",
+    )
+    assert not _settles_for(compares, quote, table, section="LimitRequestBody Directive")
+
+
+def test_a_row_names_what_its_values_are_of() -> None:
+    """`smtp_accept_max | Use: main | Type: integer | Default: 20` and the definition under it
+    say how many calls are accepted by default; the next option's row, with the same default,
+    is about waiting connections."""
+    wanted = _wanted_of(
+        "How many SMTP calls will the daemon take?",
+        "How many simultaneous incoming SMTP calls does the daemon accept by default?",
+        "What SMTP reply does a client get when it opens more calls than allowed?",
+    )
+    page = (
+        "smtp_accept_max | Use: main | Type: integer | Default: 20\n\nThis option specifies the "
+        "maximum number of simultaneous incoming SMTP calls that the daemon will accept.\n\n"
+        "smtp_connect_backlog | Use: main | Type: integer | Default: 20\n\nThis option "
+        "specifies a maximum number of waiting SMTP connections for the daemon."
+    )
+    says = (
+        "smtp_accept_max | Use: main | Type: integer | Default: 20\nThis option specifies the "
+        "maximum number of simultaneous incoming SMTP calls that the daemon will accept."
+    )
+    assert _settles_for(wanted, says, page, section="Main configuration")
+    backlog = (
+        "smtp_connect_backlog | Use: main | Type: integer | Default: 20\nThis option "
+        "specifies a maximum number of waiting SMTP connections for the daemon."
+    )
+    assert not _settles_for(wanted, backlog, page, section="Main configuration")
+
+
+def test_a_comparison_is_said_by_its_contrast_not_by_the_word_differ() -> None:
+    wanted = _wanted_of(
+        "Which kinds of clone can tool clone make?",
+        "How does tool clone --mirror differ from tool clone --bare?",
+        "Does a shallow tool clone fetch every branch?",
+    )
+    says = "Compared to --bare, --mirror not only maps local branches but all refs."
+    assert _settles_for(wanted, says, says, title="tool-clone(1)")
+    same = "Both --bare and --mirror make a repository for serving others."
+    assert not _settles_for(wanted, same, same, title="tool-clone(1)"), "no contrast"
+
+
+def test_a_question_asking_which_one_is_answered_by_naming_it() -> None:
+    """With no name to pin it down, "which mode" is answered by a sentence that names one
+    (`--mixed`), not by one that uses the words ("might no longer use the patch mode")."""
+    wanted = _wanted_of(
+        "How do the modes of tool reset differ?",
+        "Which mode does tool reset use when no mode option is given?",
+        "What does tool reset --soft do to the index?",
+    )
+    names = "If no mode is given, the reset uses --mixed, the default mode."
+    assert _settles_for(wanted, names, names, title="tool-reset(1)")
+    uses = "Now you might no longer use the patch mode of the reset command at all."
+    assert not _settles_for(wanted, uses, uses, title="tool-reset(1)")
+
+
+def test_an_option_is_a_name_whole_and_a_synopsis_says_nothing_of_it() -> None:
+    """`-x` asks about -x: another option's definition (`-s:: --signoff:: Add ...`) does not
+    say what -x adds; a usage line that lists `[-u|--include-untracked]` says nothing of it."""
+    wanted = _wanted_of(
+        "How do I copy commits with tool cherry-pick?",
+        "What does tool cherry-pick -x add to the commit message?",
+        "What does tool cherry-pick --no-commit do?",
+    )
+    assert "-x" in wanted.codes
+    signoff = "Add a Signed-off-by trailer at the end of the commit message."
+    page = f"-s:: --signoff:: {signoff}"
+    assert not _settles_for(wanted, signoff, page, title="tool-cherry-pick(1)")
+    says = "When recording the commit, add a line that says so to the commit message."
+    assert _settles_for(wanted, says, f"-x:: {says}", title="tool-cherry-pick(1)")
+    assert not _settles_for(wanted, says, says, title="tool-cherry-pick(1)"), "of which option?"
+    stash = _wanted_of(
+        "How do I set work aside with tool stash?",
+        "What does the --include-untracked option of tool stash push do?",
+        "How does tool stash apply differ from tool stash pop?",
+    )
+    usage = "push [-p|--patch] [-u|--include-untracked] [<pathspec>...]:: Save your local changes."
+    assert not _settles_for(stash, usage, usage, title="tool-stash(1)")
+    show = "Show the changes recorded in the stash entry as a diff, untracked files too."
+    page = f"show [-u|--include-untracked] [<stash>]\n\n{show}"
+    assert not _settles_for(stash, show, page, title="tool-stash(1)"), "the usage of show"
+
+
+def test_the_shared_ground_is_the_paragraph_s_not_the_whole_section_s() -> None:
+    """A `return` statement's section mentions a try statement's finally clause: its "else
+    None is substituted" says nothing of a try statement's else clause."""
+    wanted = _wanted_of(
+        "How does exception handling work?",
+        "What does the else clause of a try statement do?",
+        "When does the finally clause of a try statement run?",
+    )
+    far = "When return leaves a try statement with a finally clause, it runs first."
+    says = "If an expression list is present, it is evaluated, else None is substituted."
+    page = f"{far}\n\nThe return statement may only occur in a function.\n\n{says}"
+    assert not _settles_for(wanted, says, page, section="The return statement")
