@@ -340,6 +340,17 @@ def quote_settles(wanted: Wanted, passages: dict[str, Passage], source_id: str, 
     """A recorded `quote` of `source_id`, read again as the excerpt it was: does one of its
     sentences, on its own, answer the question (`says_answer`)? A quote no passage read holds
     does not."""
+    return quote_passes(wanted, passages, source_id, quote, says_answer)
+
+
+def quote_passes(
+    wanted: Wanted,
+    passages: dict[str, Passage],
+    source_id: str,
+    quote: str,
+    test: Callable[[Excerpt, Wanted], bool],
+) -> bool:
+    """A recorded `quote` of `source_id`, read again as the excerpt it was, passes `test`."""
     quote = " ".join(quote.split())
     for passage_id, passage in passages.items():
         if passage.source_id != source_id:
@@ -347,7 +358,7 @@ def quote_settles(wanted: Wanted, passages: dict[str, Passage], source_id: str, 
         for excerpt in _excerpts(passage_id, passage, wanted, *_before(passages, passage_id)):
             if " ".join(excerpt.quote.split()) != quote:
                 continue
-            if says_answer(excerpt, wanted):
+            if test(excerpt, wanted):
                 return True
     return False
 
@@ -416,19 +427,18 @@ def answers(excerpt: Excerpt, wanted: Wanted) -> bool:
     # "glob" heading is not about `Path.glob` because a later aside names `pathlib.Path.glob()`.
     where = f"{excerpt.title} {excerpt.context} {excerpt.lead_in}"
     codes = wanted.things
-    qualified = all(
-        holds_name(name, f"{where} {excerpt.above} {opening}") for name in wanted.qualifiers
-    )
+    defined = _aside(excerpt.above)  # a usage line's optional parts are not what it defines
+    qualified = all(holds_name(name, f"{where} {defined} {opening}") for name in wanted.qualifiers)
     # Of two names compared ("textwrap.wrap and textwrap.fill"), a sentence may be about one
     # and its paragraph name the other just before it.
     about_all = all if len(codes) < 2 else any
     if codes:
         about = qualified and about_all(
-            holds_name(name, excerpt.above) or names_itself(name, opening) for name in codes
+            holds_name(name, defined) or names_itself(name, opening) for name in codes
         )
     else:
-        about = bool(wanted.content) and wanted.content[0] in keywords(f"{excerpt.above} {opening}")
-    whole = f"{excerpt.above} {said}"
+        about = bool(wanted.content) and wanted.content[0] in keywords(f"{defined} {opening}")
+    whole = f"{defined} {said}"
     named = all(holds_name(name, f"{whole} {excerpt.lead_in}") for name in codes)
     missing = set(wanted.content) - keywords(
         f"{whole} {excerpt.lead_in if len(codes) > 1 else ''} "

@@ -45,6 +45,7 @@ from baselines.excerpts import (
     holds_name,
     inner_capital,
     previous_id,
+    quote_passes,
     quote_settles,
     says_answer,
     shown_words,
@@ -519,14 +520,17 @@ def _leads(request: DecideInput, seen: Seen) -> list[Lead]:
 
 
 def _every_result(seen: Seen) -> list[tuple[int, SearchResultItem]]:
-    """Each page every search returned, once: its best rank, and the snippets of all of them (a
-    page found for one question shows another's words in the snippet of that one's search)."""
+    """Each page every search returned, once, and each near-duplicate listed under one (`also`):
+    its best rank, and the snippets of all of them (a page found for one question shows
+    another's words in the snippet of that one's search)."""
     best: dict[str, int] = {}
     found: dict[str, list[SearchResultItem]] = {}
     for hits in seen.searches.values():
         for position, hit in enumerate(hits):
-            best[hit.url] = min(position, best.get(hit.url, position))
-            found.setdefault(hit.url, []).append(hit)
+            # a near-duplicate listed under a result is found with it (its title and snippet)
+            for url in [hit.url, *hit.also]:
+                best[url] = min(position, best.get(url, position))
+                found.setdefault(url, []).append(hit)
     return [
         (
             best[url],
@@ -562,7 +566,7 @@ def finish_call(request: DecideInput, seen: Seen, *, judged: bool = True) -> Too
     findings: list[dict[str, Any]] = [
         {"text": " ".join(seen.claims[eid] for eid in ids), "evidence_ids": ids}
         for question in questions
-        if (ids := seen.evidence.get(question.id)) and question not in unsure
+        if (ids := _cited(question, request, seen, judged)) and question not in unsure
     ]
     missing = [q.id for q in questions if q.id not in seen.evidence]
     notes = [f"No evidence was found for {', '.join(missing)}."] if missing else []
@@ -575,6 +579,28 @@ def finish_call(request: DecideInput, seen: Seen, *, judged: bool = True) -> Too
     limitations = " ".join(notes) or "None identified."
     answer = " ".join(str(finding["text"]) for finding in findings) or "No answer was found."
     return tool_call(FINISH_RESEARCH, answer=answer, findings=findings, limitations=limitations)
+
+
+def _cited(question: Question, request: DecideInput, seen: Seen, judged: bool) -> list[str]:
+    """The evidence a settled question's finding cites: what says the answer (`says_answer`)
+    or is about it (`answers`, a further source), and a weaker quote only from a source those
+    do not cite (the gate counts it): not one recorded from the same page before a better one
+    was found (a usage line's `[--[no-]keep-index]` is no claim to make)."""
+    ids = seen.evidence.get(question.id, [])
+    if not judged or not question.required:
+        return ids
+    wanted = wanted_words(question, request)
+    good = [
+        eid
+        for eid in ids
+        if eid in seen.quotes
+        and any(
+            quote_passes(wanted, seen.passages, *seen.quotes[eid], test)
+            for test in (says_answer, answers)
+        )
+    ]
+    sources = {seen.quotes[eid][0] for eid in good}
+    return [eid for eid in ids if eid in good or seen.quotes.get(eid, ("", ""))[0] not in sources]
 
 
 def tool_call(name: str, **arguments: Any) -> ToolCall:

@@ -498,3 +498,43 @@ def test_a_name_no_result_shows_is_searched_with_the_question_s_lead_word() -> N
         "read_page",
         {"url": PAGE, "find": "limitrequestbody default"},
     )
+
+
+def test_a_near_duplicate_listed_under_a_result_may_be_the_further_source() -> None:
+    """The search collapsed the page's other copy under it (`also`): once the page is cited, that
+    copy is read for a second source, as the results that show the question are."""
+    mirror = "https://docs.example/functools.txt"
+    searched = entry(
+        1,
+        SearchArgs(query=BRIEF.questions[0].text),
+        SearchData(
+            results=[
+                SearchResultItem(
+                    url=PAGE, title="functools", snippet="@functools.lru_cache(...)", also=[mirror]
+                ),
+                SearchResultItem(url=UNRELATED, title="Sorting", snippet="key functions"),
+            ]
+        ),
+    )
+    assert next_call(searched, *_recorded_then_short_of_sources()) == (
+        "read_page",
+        {"url": mirror, "find": "lru_cach"},
+    )
+
+
+def test_a_settled_question_s_finding_cites_what_answers_not_an_earlier_weak_quote() -> None:
+    weak = "The typed flag is new in this release."
+    page = opened(weak + "\n\n" + SIGNATURE + "\n\n" + ANSWER)
+    recorded = [
+        entry(
+            3 + number,
+            RecordEvidenceArgs(
+                question_id="Q1", source_id="S1", claim=quote, stance="supports", quote=quote
+            ),
+            EvidenceData(evidence_id=f"E00{number + 1}", quote=quote),
+        )
+        for number, quote in enumerate([weak, ANSWER])
+    ]
+    name, arguments = next_call(SEARCHED, page, *recorded, steps_left=1)
+    assert name == "finish_research"
+    assert [finding["evidence_ids"] for finding in arguments["findings"]] == [["E002"]]
