@@ -14,18 +14,7 @@ TITLE = "queue — Harbor Queue client"
 
 
 def _wanted(question: str, main: str = "How does the queue client manage queues?") -> Wanted:
-    brief = Brief.model_validate(
-        {
-            "question": main,
-            "questions": [{"id": "Q1", "text": question}, {"id": "Q2", "text": "Why?"}],
-            "allowed_hosts": ["docs.example"],
-        }
-    )
-    budget = Budget(steps_left=9, searches_left=1, pages_left=1, tokens_left=9)
-    request = DecideInput(
-        scope=RunScope.turn_of("r", "", 1, 0, ""), brief=brief, transcript=[], budget=budget
-    )
-    return wanted_words(brief.questions[0], request)
+    return _wanted_of(main, question, "Why?")
 
 
 def _settles(
