@@ -689,7 +689,7 @@ def _field_answers(excerpt: Excerpt, field: Field, wanted: Wanted) -> bool:
     capitalised = [token for token in question.split() if inner_capital(token)]
     if not keywords(" ".join(capitalised)) <= keywords(subject):
         return False
-    quantity = keywords(" ".join(_QUANTITY_ASKED.findall(question)))
+    quantity = quantity_asked(question)
     if quantity and not _QUANTITY.search(field.value):
         return False
     ground = set(wanted.shared) & shown_words(excerpt.context)
@@ -843,6 +843,13 @@ _QUANTITY = re.compile(
     r"|thirty|forty|fifty|sixty|hundred|thousand|million|once|twice|single|double)\b",
     re.IGNORECASE,
 )
+
+
+def quantity_asked(question: str) -> set[str]:
+    """The words of "how many / how long" a question asks with: its answer is a quantity."""
+    return keywords(" ".join(_QUANTITY_ASKED.findall(question)))
+
+
 # Light verbs carry no content of their own ("the calls made by", "when given a dictionary").
 LIGHT = frozenset(
     keywords("make makes made making give gives given giving get gets got take takes taken")
@@ -912,7 +919,7 @@ def _sentence_answers(sentence: str, excerpt: Excerpt, wanted: Wanted, *, first:
     where = f"{excerpt.above} {excerpt.title} {excerpt.lead_in}"
     qualified = all(holds_name(name, where) for name in wanted.qualifiers)
     under = [name for name in things if holds_name(name, defined) and qualified]
-    quantity = keywords(" ".join(_QUANTITY_ASKED.findall(wanted.question)))
+    quantity = quantity_asked(wanted.question)
     if quantity and not _QUANTITY.search(statement):
         return False
     light = quantity | LIGHT

@@ -283,12 +283,8 @@ def _by_name(
     search the name with the question's lead word, once, while a search is left for every
     question not searched yet; its results are read first."""
     wanted = wanted_words(question, request)
-    names = [
-        token.strip("?!,;:.()'\"`")
-        for token in question.text.split()
-        if inner_capital(token) or token.strip("?!,;:.()'\"`") in wanted.written
-    ]
-    names = unique([name for name in names if name])
+    tokens = [token.strip("?!,;:.()'\"`") for token in question.text.split()]
+    names = unique([t for t in tokens if t and (inner_capital(t) or t in wanted.written)])
     if not names:
         return []
     query = " ".join(

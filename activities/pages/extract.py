@@ -235,7 +235,7 @@ def _drop_link_lists(tree: LexborHTMLParser) -> None:
     """Remove navigation the selectors did not name: link-dense blocks and "skip to" links."""
     dropped: set[int] = set()
     for node in tree.css(_LINK_LISTS):
-        if node.mem_id in dropped or _inside(node, dropped):
+        if node.mem_id in dropped or structure.inside(node, dropped):
             continue
         links = node.css("a")
         if len(links) < _LINK_LIST_MIN:
@@ -248,15 +248,6 @@ def _drop_link_lists(tree: LexborHTMLParser) -> None:
     for link in tree.css("a"):
         if _SKIP_LINK.match(normalise_whitespace(link.text(deep=True))):
             link.decompose()
-
-
-def _inside(node: LexborNode, dropped: set[int]) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.mem_id in dropped:
-            return True
-        parent = parent.parent
-    return False
 
 
 class _HtmlWalker:

@@ -79,7 +79,7 @@ def drop_controls(tree: LexborHTMLParser) -> None:
         node.decompose()
     dropped: set[int] = set()
     for node in tree.css(_ACTIVE):  # document order: an outer control before its parts
-        if not _inside(node, dropped) and _is_control(node):
+        if not inside(node, dropped) and _is_control(node):
             dropped.add(node.mem_id)
             node.decompose()
 
@@ -110,7 +110,8 @@ def _is_control(node: LexborNode) -> bool:
     return role in _CONTROL_ROLES or bool(_CONTROL_TEXT.match(text) or _WORDLESS.match(text))
 
 
-def _inside(node: LexborNode, dropped: set[int]) -> bool:
+def inside(node: LexborNode, dropped: set[int]) -> bool:
+    """Some element around `node` is among the `dropped` (by their `mem_id`)."""
     parent = node.parent
     while parent is not None:
         if parent.mem_id in dropped:

@@ -448,17 +448,20 @@ def test_a_page_without_the_question_s_most_telling_word_is_left_for_the_next() 
     ), "not `find` push on the guide"
 
 
+LIMITS = Brief.model_validate(
+    {
+        "question": "How do I limit the size of request bodies the server accepts?",
+        "questions": [
+            {"id": "Q1", "text": "What is the default value of LimitRequestBody?"},
+            {"id": "Q2", "text": "What happens when a body exceeds LimitRequestBody?"},
+        ],
+        "allowed_hosts": ["docs.example"],
+    }
+)
+
+
 def test_a_lone_plain_lead_word_is_looked_for_with_the_name_the_questions_share() -> None:
-    brief = Brief.model_validate(
-        {
-            "question": "How do I limit the size of request bodies the server accepts?",
-            "questions": [
-                {"id": "Q1", "text": "What is the default value of LimitRequestBody?"},
-                {"id": "Q2", "text": "What happens when a body exceeds LimitRequestBody?"},
-            ],
-            "allowed_hosts": ["docs.example"],
-        }
-    )
+    brief = LIMITS
     core = "https://docs.example/core.html"
     searched = entry(
         1,
@@ -476,16 +479,7 @@ def test_a_lone_plain_lead_word_is_looked_for_with_the_name_the_questions_share(
 def test_a_name_no_result_shows_is_searched_with_the_question_s_lead_word() -> None:
     """The question's other words outranked the name it asks about: the name is searched, once
     (a search stays for the other question), and its results are read first."""
-    brief = Brief.model_validate(
-        {
-            "question": "How do I limit the size of request bodies the server accepts?",
-            "questions": [
-                {"id": "Q1", "text": "What is the default value of LimitRequestBody?"},
-                {"id": "Q2", "text": "What happens when a body exceeds LimitRequestBody?"},
-            ],
-            "allowed_hosts": ["docs.example"],
-        }
-    )
+    brief = LIMITS
     program = SearchResultItem(url=UNRELATED, title="httpd", snippet="the default value")
     searched = entry(1, SearchArgs(query=brief.questions[0].text), SearchData(results=[program]))
     assert next_call(searched, brief=brief) == (
