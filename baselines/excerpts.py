@@ -34,7 +34,7 @@ PROSE_WORDS = 3
 LISTED_NAMES = 3  # names written as code in an opening that make it a list
 OPENING_WORDS = 8  # a further source names what the question asks about this early
 EXCERPT_CHARS = 320  # a quote grows by whole sentences of its paragraph until this long
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(`\"'])")
+SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(`\"'])")
 # Words that frame a question rather than name its subject: never looked for with `find`.
 GENERIC = frozenset(
     keywords(
@@ -559,7 +559,7 @@ def _excerpts(
             site=passage.site,
         )
         opens = False
-        sentences = [" ".join(s.split()) for s in _SENTENCE.split(paragraph) if s.strip()]
+        sentences = [" ".join(s.split()) for s in SENTENCE.split(paragraph) if s.strip()]
         for first, sentence in enumerate(sentences):
             if not (lead & keywords(sentence) or (first == 0 and under.heading) or under.defined):
                 continue
@@ -630,7 +630,7 @@ def _field_excerpts(
             if not keywords(item.label) or not keywords(item.label) <= asked:
                 continue
             after = paragraphs[number + 1] if number + 1 < len(paragraphs) else ""
-            sentences = [" ".join(s.split()) for s in _SENTENCE.split(after) if s.strip()]
+            sentences = [" ".join(s.split()) for s in SENTENCE.split(after) if s.strip()]
             described = sentences[:1] if after and _prose(after) and not fields(after) else []
             quote = "\n".join([*rows[-FIELD_ROWS_BEFORE:], line, *described])
             above = f"{passage.section} {item.name}"
@@ -878,7 +878,7 @@ def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
     """
     if excerpt.field is not None:
         return _field_answers(excerpt, excerpt.field, wanted)
-    sentences = [s for s in _SENTENCE.split(excerpt.quote) if s.strip()]
+    sentences = [s for s in SENTENCE.split(excerpt.quote) if s.strip()]
     return any(
         _sentence_answers(sentence, excerpt, wanted, first=number == 0 and excerpt.opens)
         for number, sentence in enumerate(sentences)
@@ -950,8 +950,10 @@ def _sentence_answers(sentence: str, excerpt: Excerpt, wanted: Wanted, *, first:
     ground &= shown_words(f"{excerpt.context} {excerpt.lead_in}")
     missing |= (set(wanted.content) | qualifying) - light - context - ground
     # Under the definition of what it names, one other word may be said otherwise ("exits with
-    # a non-zero exit code" for "fails"); elsewhere none.
-    if len(missing) > (1 if under else 0):
+    # a non-zero exit code" for "fails"); elsewhere none. Never its most specific lead word: of
+    # "the indent parameter of json.dump", the definition's opening sentence does not say it;
+    # but the kind of thing a "Which element ..." asks for is named by the answer ("item").
+    if len(missing) > (1 if under else 0) or missing & set(wanted.lead[:1]) - _kind(wanted):
         return False
     if set(wanted.asked) & CARRIED - own:
         return False
@@ -979,8 +981,11 @@ def _sentence_answers(sentence: str, excerpt: Excerpt, wanted: Wanted, *, first:
             return False
     if _COMPARES.search(wanted.question) and not _CONTRASTS.search(statement):
         return False
-    # What it tells may be the term its label defines ("ort: This is the default strategy").
-    new = keywords(_aside(sentence)) - keywords(wanted.question) - above
+    # What it tells may be the term its label defines ("ort: This is the default strategy"),
+    # not another leading label's words ("Changed in version 3.5: Added the chunksize argument"
+    # tells only that it was added).
+    told = _aside(sentence) if _term_label(sentence) else statement
+    new = keywords(told) - keywords(wanted.question) - above
     # A figure or a value it states ("defaults to 90 days", "is None") is what it tells.
     stated = figures(statement) - figures(wanted.question)
     valued = bool(stated or _values(statement, wanted) or _term_label(sentence))
@@ -993,6 +998,14 @@ def _sentence_answers(sentence: str, excerpt: Excerpt, wanted: Wanted, *, first:
     if not things and _WHICH.match(wanted.question) and not valued:
         return False
     return len(new | stated) >= INFORMS or (bool(new | stated) and valued)
+
+
+def _kind(wanted: Wanted) -> set[str]:
+    """The kind of thing a question asks to name ("Which element ...", "What values ..."):
+    the word after its "which" or "what"."""
+    match = _WHICH.match(wanted.question)
+    rest = wanted.question[match.end() - 1 :].split() if match else []
+    return keywords(rest[0]) if rest else set()
 
 
 def _term_label(sentence: str) -> bool:

@@ -35,7 +35,10 @@ from urllib.parse import urlsplit
 
 from activities.model.prompt import messages
 from baselines.excerpts import (
+    GENERIC,
+    LIGHT,
     MIN_SHARED_KEYWORDS,
+    SENTENCE,
     Excerpt,
     Passage,
     Wanted,
@@ -179,7 +182,9 @@ def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
     # Every question answered or out of leads: the gate will want more sources than that.
     if len(seen.cited_sources) < request.brief.limits.min_sources:
         extra = (
-            _another_source(request, seen)
+            _corroborate(request, seen)
+            or _another_source(request, seen, among=_corroborations(request, seen))
+            or _another_source(request, seen)
             or _search_by_name(request, seen)
             or _another_source(request, seen, DEEPER_FINDS)
         )
@@ -207,6 +212,55 @@ def _read_back(question: Question, request: DecideInput, seen: Seen) -> ToolCall
             continue
         return tool_call(READ_PAGE, source_id=source, offset=at)
     return None
+
+
+def _corroborate(request: DecideInput, seen: Seen) -> ToolCall | None:
+    """Search what a settled question's answer says, with what the question names
+    (`heapq.heappop smallest item heap`): a page that says the same answer ranks high there
+    though the question's own words found only the page that answered it. Once a question."""
+    if request.budget.searches_left < 1:
+        return None
+    for query in _corroborations(request, seen):
+        if query not in seen.searches:
+            return tool_call(SEARCH_WEB, query=query)
+    return None
+
+
+ANSWER_WORDS = 3  # words of a settled answer searched with what its question names
+
+
+def _corroborations(request: DecideInput, seen: Seen) -> list[str]:
+    """Per settled question, the search for another page saying its answer: its names as
+    written (else its first lead word) and the answer's ANSWER_WORDS most specific words that
+    neither the question nor the brief uses."""
+    queries = []
+    for question in request.brief.questions:
+        wanted = wanted_words(question, request)
+        claims = [
+            seen.claims[eid]
+            for eid in seen.evidence.get(question.id, [])
+            if eid in seen.quotes
+            and eid in seen.claims
+            and quote_settles(wanted, seen.passages, *seen.quotes[eid])
+        ]
+        if not claims:
+            continue
+        # the words of its claim's first sentence, not code (`key=str.lower`) nor framing
+        asked = keywords(question.text) | keywords(request.brief.question) | GENERIC | LIGHT
+        sentence = SENTENCE.split(claims[0].strip(), maxsplit=1)[0]
+        tokens = [token.strip("?!,;:.()[]'\"`") for token in sentence.split()]
+        words = unique(
+            [
+                token
+                for token in tokens
+                if keywords(token) and not keywords(token) & asked and token.isalpha()
+            ]
+        )
+        words = sorted(words, key=len, reverse=True)[:ANSWER_WORDS]
+        named = wanted.written or wanted.lead[:1]
+        if words and named:
+            queries.append(" ".join([*named, *words]))
+    return queries
 
 
 def _search_by_name(request: DecideInput, seen: Seen) -> ToolCall | None:
@@ -455,13 +509,19 @@ def _shown(hit: SearchResultItem, lead: list[str]) -> list[str]:
     return [term for term in lead if term in words]
 
 
-def _another_source(request: DecideInput, seen: Seen, finds: int = 1) -> ToolCall | None:
+def _another_source(
+    request: DecideInput, seen: Seen, finds: int = 1, among: list[str] | None = None
+) -> ToolCall | None:
     """Evidence from a source not cited yet, for any question: among the results of every
     search that show one of its names or lead words, the most promising first (showing more of
     its names, then more of those words, then better ranked), read with `find` at its most
     specific name (`finds` reads of its matches: once, then further once every lead had one);
-    only a strong match that says what the question asks is taken (`answers`)."""
-    for _, question, wanted, hit, shown in sorted(_leads(request, seen), key=lambda o: o[0]):
+    only a strong match that says what the question asks is taken (`answers`). With `among`,
+    only the results of those searches (none: nothing to read)."""
+    if among is not None and not among:
+        return None
+    leads = _leads(request, seen, among)
+    for _, question, wanted, hit, shown in sorted(leads, key=lambda o: o[0]):
         # Two names compared ("re.match and re.search") are looked for together: the passages
         # holding both, not the first that mentions one.
         together = [" ".join(wanted.things)] if len(wanted.things) > 1 else []
@@ -494,12 +554,12 @@ def _another_source(request: DecideInput, seen: Seen, finds: int = 1) -> ToolCal
 Lead = tuple[tuple[int, int, int, int, int], Question, Wanted, SearchResultItem, list[str]]
 
 
-def _leads(request: DecideInput, seen: Seen) -> list[Lead]:
+def _leads(request: DecideInput, seen: Seen, among: list[str] | None = None) -> list[Lead]:
     """Uncited results that show a question's names or lead words, with how promising they are:
     the share of its names their title and snippets hold, then the share of its words
     (`content`) they and the address show, then how many lead words, then their best rank."""
     leads: list[Lead] = []
-    results = _every_result(seen)
+    results = _every_result(seen, among)
     for number, question in enumerate(request.brief.questions):
         wanted = wanted_words(question, request)
         for position, hit in results:
@@ -515,13 +575,15 @@ def _leads(request: DecideInput, seen: Seen) -> list[Lead]:
     return leads
 
 
-def _every_result(seen: Seen) -> list[tuple[int, SearchResultItem]]:
+def _every_result(seen: Seen, among: list[str] | None = None) -> list[tuple[int, SearchResultItem]]:
     """Each page every search returned, once, and each near-duplicate listed under one (`also`):
     its best rank, and the snippets of all of them (a page found for one question shows
     another's words in the snippet of that one's search)."""
     best: dict[str, int] = {}
     found: dict[str, list[SearchResultItem]] = {}
-    for hits in seen.searches.values():
+    for query, hits in seen.searches.items():
+        if among is not None and query not in among:
+            continue
         for position, hit in enumerate(hits):
             # a near-duplicate listed under a result is found with it (its title and snippet)
             for url in [hit.url, *hit.also]:

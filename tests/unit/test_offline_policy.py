@@ -532,3 +532,34 @@ def test_a_settled_question_s_finding_cites_what_answers_not_an_earlier_weak_quo
     name, arguments = next_call(SEARCHED, page, *recorded, steps_left=1)
     assert name == "finish_research"
     assert [finding["evidence_ids"] for finding in arguments["findings"]] == [["E002"]]
+
+
+def test_a_settled_answer_is_searched_again_in_its_own_words_for_a_further_source() -> None:
+    """Short of sources, the policy searches what the settled answer says with what the
+    question names, and reads that search's results before the question's own."""
+    claim = "If typed is set to true, function arguments of different types will be cached apart."
+    recorded = entry(
+        3,
+        RecordEvidenceArgs(
+            question_id="Q1", source_id="S1", claim=claim, stance="supports", quote=ANSWER
+        ),
+        EvidenceData(evidence_id="E001", quote=ANSWER),
+    )
+    before = [opened(SIGNATURE + "\n\n" + ANSWER), recorded]
+    name, arguments = next_call(SEARCHED, *before)
+    assert name == "search_web"
+    query = arguments["query"]
+    assert query.startswith("lru_cache ") and "different" in query.split(), query
+    assert not {"typed", "arguments", "function"} & set(query.split()), "not the question's words"
+    guide = "https://docs.example/howto-caching.html"
+    again = entry(
+        4,
+        SearchArgs(query=query),
+        SearchData(
+            results=[
+                SearchResultItem(url=PAGE, title="functools", snippet="@functools.lru_cache"),
+                SearchResultItem(url=guide, title="Caching", snippet="lru_cache with typed"),
+            ]
+        ),
+    )
+    assert next_call(SEARCHED, *before, again) == ("read_page", {"url": guide, "find": "lru_cach"})

@@ -295,3 +295,34 @@ def test_the_shared_ground_is_the_paragraph_s_not_the_whole_section_s() -> None:
     says = "If an expression list is present, it is evaluated, else None is substituted."
     page = f"{far}\n\nThe return statement may only occur in a function.\n\n{says}"
     assert not _settles_for(wanted, says, page, section="The return statement")
+
+
+def test_under_its_definition_the_word_asked_about_is_still_said() -> None:
+    """One word may be said otherwise under the definition, never the one asked about: the
+    opening of `json.dump`'s definition does not say what its indent parameter does."""
+    wanted = _wanted_of(
+        "How does the json module format output?",
+        "What does the indent parameter of json.dump do?",
+        "What does json.dumps return?",
+    )
+    signature = "json.dump(obj, fp, *, skipkeys=False, indent=None, sort_keys=False)"
+    opening = "Serialize obj as a JSON formatted stream to fp using this conversion table."
+    says = "If indent is a non-negative integer or string, then array elements are pretty-printed."
+    page = f"{signature}\n\n{opening}\n\n{says}"
+    where = {"section": "Basic Usage", "title": "json — JSON encoder and decoder"}
+    assert not _settles_for(wanted, opening, page, **where)
+    assert _settles_for(wanted, says, page, **where)
+    # what a "Which element ..." asks for is the kind of thing the answer names
+    pop = "Pop and return the oldest message of the queue, leaving the rest in order."
+    assert _settles("Which element does queue.pop return?", pop, f"queue.pop(name)\n\n{pop}")
+
+
+def test_a_change_note_tells_what_it_says_not_its_label() -> None:
+    """'Changed in version 3.5: Added the chunksize argument.' says the argument exists, not
+    what it does: the label's words are not what the sentence tells."""
+    question = "What does the chunksize argument of queue.purge do?"
+    note = "Changed in version 3.5: Added the chunksize argument."
+    page = f"{SIGNATURE}\n\n{OPENING}\n\n{note}"
+    assert not _settles(question, note, page)
+    says = "The chunksize argument sets how many messages are deleted in each batch."
+    assert _settles(question, says, f"{SIGNATURE}\n\n{OPENING}\n\n{says}")
