@@ -24,7 +24,7 @@ class QuietHandler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(body)
         except (BrokenPipeError, ConnectionResetError):
-            pass  # the client went away (a worker killed mid-call): nothing to answer
+            self.close_connection = True  # the client went away (a worker killed mid-call)
 
     def log_message(self, format: str, *args: object) -> None:
         pass  # keep test output quiet

@@ -21,7 +21,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -249,7 +249,28 @@ def _client_gone(connection: socket.socket) -> bool:
 def serve(fake: FakeOpenAI) -> Iterator[str]:
     """Run the server on 127.0.0.1 in a thread; yields the base URL (…/v1)."""
 
+    connections: set[socket.socket] = set()  # open now: closed when the server stops
+
     class Handler(QuietHandler):
+        # HTTP/1.1, every answer with its Content-Length: the client keeps the connection for its
+        # next request, as a real provider lets it (HTTP/1.0 closed each one: a new TCP
+        # connection per model call, which a bench of a real model's path should not count).
+        protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            with fake.lock:
+                connections.add(self.connection)
+
+        def handle(self) -> None:
+            try:
+                super().handle()
+            except ConnectionError:
+                pass  # the client hung up between two requests: nothing to answer
+            finally:
+                with fake.lock:
+                    connections.discard(self.connection)
+
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", "0"))
             body = json.loads(self.rfile.read(length))
@@ -292,7 +313,7 @@ def serve(fake: FakeOpenAI) -> Iterator[str]:
                     self.wfile.flush()
                     time.sleep(seconds)
             except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up: what the test measures
+                self.close_connection = True  # the client gave up: what the test measures
             finally:
                 with fake.lock:
                     fake.trickled.append(time.monotonic() - started)
@@ -302,6 +323,11 @@ def serve(fake: FakeOpenAI) -> Iterator[str]:
             yield f"http://127.0.0.1:{port}/v1"
         finally:
             fake.release.set()  # a held turn must not keep the server from stopping
+            with fake.lock:
+                kept = list(connections)
+            for connection in kept:  # a kept-alive connection must not outlive the server
+                with suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
 
 
 DOCS = "https://docs.harborq.example"

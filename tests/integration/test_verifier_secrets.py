@@ -69,15 +69,19 @@ async def test_a_verdict_carries_no_form_of_a_secret(
     ]
     fake = FakeOpenAI(lambda turn, messages: {"content": "unused"}, verifier=echoing(shown))
     with serve(fake) as url:
-        client = ModelClient(openai=AsyncOpenAI(base_url=url, api_key=MODEL_KEY, max_retries=0))
-        chat = ChatOptions(
-            provider="openai",
-            secrets={"RESEARCH_MODEL_API_KEY": MODEL_KEY, "DATABASE_URL": DATABASE_PASSWORD},
-        )
-        verifier = VerifierSettings(provider="openai", base_url=url, api_key=MODEL_KEY)
-        activities = VerifierActivities(verifier, chat, ledger, client)
-        request = contracts.VerifyInput(scope=RunScope.tool_of(run_id, "", 3, 0, ""), claims=claims)
-        result = await ActivityEnvironment().run(activities.verify, request)
+        # Closed in the block: the server keeps the connection alive, as a real provider does.
+        async with AsyncOpenAI(base_url=url, api_key=MODEL_KEY, max_retries=0) as openai:
+            client = ModelClient(openai=openai)
+            chat = ChatOptions(
+                provider="openai",
+                secrets={"RESEARCH_MODEL_API_KEY": MODEL_KEY, "DATABASE_URL": DATABASE_PASSWORD},
+            )
+            verifier = VerifierSettings(provider="openai", base_url=url, api_key=MODEL_KEY)
+            activities = VerifierActivities(verifier, chat, ledger, client)
+            request = contracts.VerifyInput(
+                scope=RunScope.tool_of(run_id, "", 3, 0, ""), claims=claims
+            )
+            result = await ActivityEnvironment().run(activities.verify, request)
     assert len(fake.verifier_requests) == 2
     with psycopg.connect(pg_url) as conn:
         rows = conn.execute(
