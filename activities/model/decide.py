@@ -153,10 +153,11 @@ class ModelActivities:
         tools = tool_schemas()
         async with _provider_errors(self._provider, chat.timeout_seconds):
             raw = await chat_request(self._client, chat, messages, tools)
-            response, body = raw.parse(), raw.http_response.json()
-        if not isinstance(response, ChatCompletion) or not isinstance(
-            getattr(response, "choices", None), list
-        ):  # an HTML login page, a JSON list, an error object answered with 200, ...
+            # The body as sent, read once: `to_decision` reads it, so the client's ChatCompletion
+            # (built from the same JSON, parsed again) was made only to be checked, every turn.
+            body = raw.http_response.json()
+        if not isinstance(body, dict) or not isinstance(body.get("choices"), list):
+            # an HTML login page, a JSON list, an error object answered with 200, ...
             raise malformed_failure(self._provider, "a body that is not a chat completion")
         decision = to_decision(
             body,
