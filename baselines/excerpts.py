@@ -463,11 +463,25 @@ _REVERSAL = re.compile(
 )
 
 
+# "when no mode option is given", "if LOGIN_URL is not set": what it asks is the default, which
+# a sentence may say as such ("defaults to --mixed", "If <mode> is omitted").
+_UNSET_ASKED = re.compile(
+    r"\b(?:not|no)\s+(?:[\w-]+\s+){0,3}?(?:(?:is|are)\s+)?"
+    r"(?:given|set|specified|configured|provided|passed|supplied)\b",
+    re.IGNORECASE,
+)
+_UNSET_SAID = re.compile(r"\b(?:defaults?|omitted|unset|absent|unspecified)\b", re.IGNORECASE)
+
+
 def keeps_reversal(wanted: Wanted, quote: str) -> bool:
     """A question that reverses what it asks is answered by a sentence that reverses too: "how
     do I keep a reference without keeping the object alive" is not answered by a sentence on
-    keeping it alive."""
-    return _REVERSAL.search(wanted.question) is None or _REVERSAL.search(quote) is not None
+    keeping it alive. One whose only reversal is that something is not given asks for the
+    default: a sentence saying the default, or what happens when it is omitted, answers it."""
+    if _REVERSAL.search(wanted.question) is None or _REVERSAL.search(quote) is not None:
+        return True
+    rest = _UNSET_ASKED.sub(" ", wanted.question)
+    return _REVERSAL.search(rest) is None and _UNSET_SAID.search(quote) is not None
 
 
 _LEADING_CLAUSE = frozenset(

@@ -89,6 +89,16 @@ def test_a_plain_word_of_the_brief_still_steers_no_search() -> None:
         ("What happens when the file is not a ZIP archive?",
          "If the file isn't an archive, a new archive is appended.", True),
         ("How do I keep an object alive?", "A reference keeps the object alive.", True),
+        # "when no mode is given" asks for the default: a sentence saying it answers
+        ("Which mode does reset use when no mode option is given?",
+         "If <mode> is omitted, defaults to --mixed.", True),
+        ("What does rebase do with merges when --rebase-merges is not given?",
+         "By default, a rebase will simply drop merge commits.", True),
+        ("What does rebase do with merges when --rebase-merges is not given?",
+         "A rebase drops merge commits when asked to.", False),
+        # another reversal beside it still needs its own
+        ("What does reset keep, when no mode is given, that is not in the index?",
+         "By default it keeps the working tree.", False),
     ],
 )  # fmt: skip
 def test_a_question_that_reverses_is_answered_by_a_sentence_that_reverses(
