@@ -136,6 +136,11 @@ def score(golden: GoldenSet, entry: GoldenBrief, cited: list[Cited]) -> Score:
     )
 
 
+_READ_AS = str.maketrans({"`": "", "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
 def _plain(text: str) -> str:
-    """Lower case, runs of white space as one space: a quote and a phrase compare as read."""
-    return " ".join(text.lower().split())
+    """Lower case, runs of white space as one space, inline-code backticks dropped and curly
+    quotes straight: a quote and a phrase compare as read (AsciiDoc's "with `git clean`" reads
+    "with git clean")."""
+    return " ".join(text.translate(_READ_AS).lower().split())

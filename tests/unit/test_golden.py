@@ -66,6 +66,8 @@ def test_a_required_question_whose_quotes_lack_its_phrase_is_a_miss() -> None:
     assert (missed.phrase_hits, missed.phrase_misses) == (0, 1), "Q2's quote holds Q1's phrase"
     spread = score(GOLDEN, ENTRY, [cited("Q1", page, "the HOT\n  keys"), cited("Q2", page)])
     assert (spread.phrase_hits, spread.phrase_misses) == (1, 0), "case and line breaks aside"
+    marked = score(GOLDEN, ENTRY, [cited("Q1", page, "the `hot` keys"), cited("Q2", page)])
+    assert (marked.phrase_hits, marked.phrase_misses) == (1, 0), "inline-code marks aside"
     optional = ENTRY.model_copy(
         update={"questions": [ENTRY.questions[0].model_copy(update={"required": False})]}
     )
