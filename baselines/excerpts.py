@@ -916,6 +916,8 @@ _LEADING_LABEL = re.compile(r"^[^\s:]+(?:\s+[^\s:]+){0,3}:\s+(?=\S)")  # up to f
 def _sentence_answers(sentence: str, excerpt: Excerpt, wanted: Wanted, *, first: bool) -> bool:
     if " | " in sentence or not keeps_reversal(wanted, sentence):
         return False
+    if _versions_of_another(wanted.question, sentence):
+        return False
     # What the sentence says: a leading label ("Changed in version 3.5.1:") and its asides
     # (what parentheses hold: "as e.g. returned by HMAC.hexdigest()") aside.
     statement = _aside(_LEADING_LABEL.sub("", sentence, count=1))
@@ -1020,6 +1022,19 @@ def _kind(wanted: Wanted) -> set[str]:
     match = _WHICH.match(wanted.question)
     rest = wanted.question[match.end() - 1 :].split() if match else []
     return keywords(rest[0]) if rest else set()
+
+
+_VERSIONED = re.compile(r"([A-Za-z][\w-]*)\s+(\d+(?:\.\d+)+)(?![\w.]*\d)")
+
+
+def _versions_of_another(question: str, sentence: str) -> bool:
+    """The sentence writes a version the question pins to a name ("Django 3.2") after another
+    name ("Upstream support for Python 3.2 ends"): it is about that other thing's version."""
+    pinned = {version: name.lower() for name, version in _VERSIONED.findall(question)}
+    return any(
+        version in pinned and name.lower() != pinned[version]
+        for name, version in _VERSIONED.findall(sentence)
+    )
 
 
 def _term_label(sentence: str) -> bool:

@@ -326,3 +326,18 @@ def test_a_change_note_tells_what_it_says_not_its_label() -> None:
     assert not _settles(question, note, page)
     says = "The chunksize argument sets how many messages are deleted in each batch."
     assert _settles(question, says, f"{SIGNATURE}\n\n{OPENING}\n\n{says}")
+
+
+def test_a_version_the_question_pins_to_a_name_is_not_another_names() -> None:
+    """'Which Python versions does Harbor 3.2 support?' is not answered by a sentence on
+    Python 3.2's end of support; it is by one on Harbor 3.2's."""
+    wanted = _wanted_of(
+        "Can I run Harbor 3.2 on my Python?",
+        "Which Python versions does Harbor 3.2 support?",
+        "How long will Harbor 3.2 get fixes?",
+    )
+    other = "Upstream support for Python 3.2 ends in February, so its versions get no updates."
+    ours = "Harbor 3.2 supports Python versions 3.8, 3.9 and 3.10."
+    where = {"section": "Release notes", "title": "Harbor release notes"}
+    assert not _settles_for(wanted, other, f"Notes\n\n{other}", **where)
+    assert _settles_for(wanted, ours, f"Notes\n\n{ours}", **where)
