@@ -124,8 +124,10 @@ PROSE_SHARE = 0.3
 COMMON_FLOOR = 100
 # ts_rank's weights of labels D, C, B, A: a word of the page's name or title counts three body
 # words (PostgreSQL's default, ten, let one generic title word outrank a page about the query);
-# a word of a section heading, indexed once more with label B, counts one more body word.
-LABEL_WEIGHTS = [0.1, 0.2, 0.1, 0.3]
+# a word of a section heading, indexed once more with label B, counts as one of the title: a
+# long reference page whose section is about the word (httpd's core.html, with its
+# `LimitRequestBody Directive` among a hundred) is not outranked by a short page mentioning it.
+LABEL_WEIGHTS = [0.1, 0.2, 0.3, 0.3]
 # A page shorter than this (a chapter's landing page once its table of contents is dropped, a
 # stub) ranks in proportion lower, to a quarter: an answer takes some text.
 FULL_BODY_CHARS = 2000

@@ -114,3 +114,23 @@ async def test_heading_words_weigh_more_than_body_words(
         f"https://{host}/b-heading.md",
         f"https://{host}/a-body.md",
     ]
+
+
+async def test_a_long_reference_page_with_a_section_on_the_word_outranks_a_passing_mention(
+    ledger: Ledger, tmp_path: Path, host: str
+) -> None:
+    """httpd's core.html defines a hundred directives, `LimitRequestBody` among them: its section
+    on the word ranks above a page that mentions it in passing."""
+    sections = "".join(
+        f"## Setting{n} Directive\n\nSetting{n} sets how it behaves. {FILLER} {FILLER}\n\n"
+        for n in range(150)
+    )
+    _write(tmp_path, host, {
+        "core.md": "# Core settings\n\n" + sections
+        + f"## Evictionlimit Directive\n\nEvictionlimit sets how many entries stay. {FILLER}\n\n",
+        "gadget.md": f"# Gadget notes\n\nThe gadget honours Evictionlimit. {FILLER * 8} "
+        f"Evictionlimit too. {FILLER * 8}",
+    })  # fmt: skip
+    await index_corpus(ledger, tmp_path, max_chars=2_000_000)
+    hits = await CorpusSearch(ledger).search("Evictionlimit", [host], 5)
+    assert [hit.url for hit in hits] == [f"https://{host}/core.md", f"https://{host}/gadget.md"]
