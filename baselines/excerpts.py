@@ -982,6 +982,13 @@ def _sentence_answers(sentence: str, excerpt: Excerpt, wanted: Wanted, *, first:
         opening = " ".join(statement.split()[:OPENING_WORDS])
         written = _written_names(" ".join(sentence.split()[:OPENING_WORDS]), set(wanted.codes))
         listed = len(written) >= LISTED_NAMES or _led_by_another(written, set(wanted.codes))
+        # An entry shared by several options (`--ff:: --no-ff:: --ff-only::`) says each one's
+        # in a sentence of its own: one that opens with another option ("With --ff, ...") is
+        # that option's, though it sits under the question's too.
+        options = [name for name in wanted.things if _OPTION_TOKEN.fullmatch(name)]
+        opener = written[0].partition("=")[0] if written else ""
+        if options and _OPTION_TOKEN.fullmatch(opener) and opener not in wanted.codes:
+            return False
         # written as code there (`purge()`, `queue.purge`): "Purge removes ..." is the word
         early = {part for token in written for part in _parts(token)}
         opens_with = not listed and any(

@@ -341,3 +341,19 @@ def test_a_version_the_question_pins_to_a_name_is_not_another_names() -> None:
     where = {"section": "Release notes", "title": "Harbor release notes"}
     assert not _settles_for(wanted, other, f"Notes\n\n{other}", **where)
     assert _settles_for(wanted, ours, f"Notes\n\n{ours}", **where)
+
+
+def test_a_sentence_of_a_shared_entry_opening_with_another_option_is_that_options() -> None:
+    """Under `--ff:: --no-ff:: --ff-only::`, 'With --ff, ...' is about --ff, not --ff-only."""
+    wanted = _wanted_of(
+        "How does tool merge handle fast-forwards?",
+        "What does tool merge --ff-only refuse?",
+        "Which strategy does tool merge use?",
+    )
+    entry = "--ff::\n--no-ff::\n--ff-only::"
+    other = "With --ff, tool merge refuses nothing and creates a merge commit when it must."
+    ours = "With --ff-only, tool merge refuses every merge that is not a fast-forward."
+    where = {"section": "OPTIONS", "title": "tool-merge(1)"}
+    page = f"{entry}\n\n{other}\n\n{ours}"
+    assert not _settles_for(wanted, other, page, **where)
+    assert _settles_for(wanted, ours, page, **where)
