@@ -985,9 +985,9 @@ def _sentence_answers(sentence: str, excerpt: Excerpt, wanted: Wanted, *, first:
         # An entry shared by several options (`--ff:: --no-ff:: --ff-only::`) says each one's
         # in a sentence of its own: one that opens with another option ("With --ff, ...") is
         # that option's, though it sits under the question's too.
-        options = [name for name in wanted.things if _OPTION_TOKEN.fullmatch(name)]
+        about_option = any(_OPTION_TOKEN.fullmatch(name) for name in wanted.things)
         opener = written[0].partition("=")[0] if written else ""
-        if options and _OPTION_TOKEN.fullmatch(opener) and opener not in wanted.codes:
+        if about_option and _OPTION_TOKEN.fullmatch(opener) and opener not in wanted.codes:
             return False
         # written as code there (`purge()`, `queue.purge`): "Purge removes ..." is the word
         early = {part for token in written for part in _parts(token)}

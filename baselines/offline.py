@@ -181,9 +181,10 @@ def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
             return call
     # Every question answered or out of leads: the gate will want more sources than that.
     if len(seen.cited_sources) < request.brief.limits.min_sources:
+        corroborations = _corroborations(request, seen)
         extra = (
-            _corroborate(request, seen)
-            or _another_source(request, seen, among=_corroborations(request, seen))
+            _corroborate(request, seen, corroborations)
+            or _another_source(request, seen, among=corroborations)
             or _another_source(request, seen)
             or _search_by_name(request, seen)
             or _another_source(request, seen, DEEPER_FINDS)
@@ -214,13 +215,14 @@ def _read_back(question: Question, request: DecideInput, seen: Seen) -> ToolCall
     return None
 
 
-def _corroborate(request: DecideInput, seen: Seen) -> ToolCall | None:
+def _corroborate(request: DecideInput, seen: Seen, queries: list[str]) -> ToolCall | None:
     """Search what a settled question's answer says, with what the question names
-    (`heapq.heappop smallest item heap`): a page that says the same answer ranks high there
-    though the question's own words found only the page that answered it. Once a question."""
+    (`heapq.heappop smallest item heap`, one of `_corroborations`): a page that says the same
+    answer ranks high there though the question's own words found only the page that answered
+    it. Once a question."""
     if request.budget.searches_left < 1:
         return None
-    for query in _corroborations(request, seen):
+    for query in queries:
         if query not in seen.searches:
             return tool_call(SEARCH_WEB, query=query)
     return None
@@ -236,13 +238,7 @@ def _corroborations(request: DecideInput, seen: Seen) -> list[str]:
     queries = []
     for question in request.brief.questions:
         wanted = wanted_words(question, request)
-        claims = [
-            seen.claims[eid]
-            for eid in seen.evidence.get(question.id, [])
-            if eid in seen.quotes
-            and eid in seen.claims
-            and quote_settles(wanted, seen.passages, *seen.quotes[eid])
-        ]
+        claims = [seen.claims[eid] for eid in _settling(question, wanted, seen)]
         if not claims:
             continue
         # the words of its claim's first sentence, not code (`key=str.lower`) nor framing
@@ -253,7 +249,7 @@ def _corroborations(request: DecideInput, seen: Seen) -> list[str]:
             [
                 token
                 for token in tokens
-                if keywords(token) and not keywords(token) & asked and token.isalpha()
+                if token.isalpha() and (said := keywords(token)) and not said & asked
             ]
         )
         words = sorted(words, key=len, reverse=True)[:ANSWER_WORDS]
@@ -281,10 +277,16 @@ def settled(question: Question, request: DecideInput, seen: Seen) -> bool:
     ids = seen.evidence.get(question.id, [])
     if not question.required or not ids:
         return bool(ids)
-    wanted = wanted_words(question, request)
-    return any(
-        quote_settles(wanted, seen.passages, *seen.quotes[eid]) for eid in ids if eid in seen.quotes
-    )
+    return bool(_settling(question, wanted_words(question, request), seen))
+
+
+def _settling(question: Question, wanted: Wanted, seen: Seen) -> list[str]:
+    """The question's evidence that says what it asks by the strongest test (`quote_settles`)."""
+    return [
+        eid
+        for eid in seen.evidence.get(question.id, [])
+        if eid in seen.quotes and quote_settles(wanted, seen.passages, *seen.quotes[eid])
+    ]
 
 
 def _work_on(
