@@ -357,3 +357,62 @@ def test_a_sentence_of_a_shared_entry_opening_with_another_option_is_that_option
     page = f"{entry}\n\n{other}\n\n{ours}"
     assert not _settles_for(wanted, other, page, **where)
     assert _settles_for(wanted, ours, page, **where)
+
+
+def test_a_version_the_question_pins_to_a_name_is_said_not_only_the_title_s() -> None:
+    """A general policy sentence on 'a Python version' and 'the first Harbor LTS release' does
+    not say which versions Harbor 3.2 supports, though the doc set's title carries 3.2.25."""
+    wanted = _wanted_of(
+        "Can I run Harbor 3.2 on my Python?",
+        "Which Python versions does Harbor 3.2 support?",
+        "How long will Harbor 3.2 get fixes?",
+    )
+    policy = (
+        "Typically, we will support a Python version up to the first Harbor LTS release whose "
+        "security support ends after that version of Python ends."
+    )
+    where = {"section": "Installation FAQ", "title": "Harbor 3.2.25 documentation"}
+    assert not _settles_for(wanted, policy, f"Notes\n\n{policy}", **where)
+    under = {"section": "Harbor 3.2 release notes", "title": "Harbor 3.2.25 documentation"}
+    assert _settles_for(wanted, policy, f"Notes\n\n{policy}", **under)
+    # a table's row before it is no heading; nor is Python's 3.2 in the sentence pointed back to
+    table = "Harbor version | Python versions\n\n3.2 | 3.6, 3.7, 3.8"
+    assert not _settles_for(wanted, policy, f"{table}\n\n{policy}", **where)
+    older = (
+        "Harbor 1.5 introduces support for Python 3, specifically Python 3.2 and above. "
+        "This comes as a single codebase; no other version of Harbor is supported on Python 3."
+    )
+    assert not _settles_for(wanted, older, f"Notes\n\n{older}", **where)
+
+
+def test_a_sentence_that_points_back_is_about_what_the_sentence_before_it_names() -> None:
+    """'It will receive fixes for three years' answers how long Harbor 3.2 gets fixes when the
+    sentence before says 'Harbor 3.2 is a long-term support release'; on its own, it does not.
+    A sentence naming again the setting the one before defines goes on about it too."""
+    wanted = _wanted_of(
+        "Can I run Harbor 3.2 on my Python?",
+        "How long will the Harbor 3.2 long-term support release get security fixes?",
+        "Which Python versions does Harbor 3.2 support?",
+    )
+    where = {"section": "Release notes", "title": "Harbor release notes"}
+    lts = "Harbor 3.2 is designated as a long-term support release."
+    fixes = "It will receive security fixes for at least three years after its release."
+    assert _settles_for(wanted, f"{lts} {fixes}", f"{lts} {fixes}", **where)
+    assert not _settles_for(wanted, fixes, fixes, **where)
+    tolerated = _wanted_of(
+        "When does the queue server drop a client?",
+        "How many unknown commands may the queue server receive on a connection before it drops "
+        "it, by default?",
+        "Why?",
+    )
+    rule = (
+        "If the server receives more than max_unknown_commands unknown commands on a single "
+        "connection, it drops the connection."
+    )
+    default = "The default value for max_unknown_commands is 3."
+    said = f"{rule} {default}"
+    assert _settles_for(tolerated, said, said, section="Commands", title="Queue server")
+    alone = "The default value is 3."
+    assert not _settles_for(
+        tolerated, f"{rule} {alone}", f"{rule} {alone}", section="Commands", title="Queue server"
+    ), "the default of nothing named: the rule's words are not said by it"
