@@ -917,9 +917,20 @@ def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
 # A sentence that opens by pointing back ("It", "This option", "These chunks", "Such a
 # value") is about what the sentence before it names.
 _POINTS_BACK = re.compile(
-    r"^(?:(?:it|its|they|their|this|these|such)\b|(?:\S+\s+){0,4}(?:this|these|such)\s+[a-z]+)",
+    r"^(?:(?:if|when|once|unless|while|because|since|as)\s+)?"
+    r"(?:it|its|they|their|this|these|such)\b"
+    r"|^(?:\S+\s+){0,4}(?:this|these|such)\s+[a-z]+",
     re.IGNORECASE,
 )
+
+
+_DOUBLED = re.compile(r"([bdgmnprt])\1$")
+
+
+def _unsaid(missing: set[str], said: set[str]) -> set[str]:
+    """The words of `missing` that `said` does not hold in another inflection: "setting" (stem
+    `sett`) is said by "set", "stopped" (`stopp`) by "stop"."""
+    return {word for word in missing if _DOUBLED.sub(r"\1", word) not in said}
 
 
 def points_back(sentence: str) -> bool:
@@ -991,7 +1002,8 @@ def _sentence_answers(
     light |= keywords(" ".join(_COMPARES.findall(wanted.question)))
     # the lead words that are not names: the sentence's own words hold them, or the signature
     # it sits under (`hash.hexdigest()` for "the hexdigest method"), never a heading alone
-    missing = set(wanted.lead) - named - light - said - keywords(excerpt.signature)
+    signed = said | keywords(excerpt.signature)
+    missing = _unsaid(set(wanted.lead) - named - light - signed, signed)
     if named - qualifying - said - (above if under else set()):
         return False
     # each name it asks about, under its definition or written as code in the sentence ("a
@@ -1013,6 +1025,7 @@ def _sentence_answers(
     ground = set(wanted.shared) - qualifying
     ground &= shown_words(f"{excerpt.context} {excerpt.lead_in}")
     missing |= (set(wanted.content) | qualifying) - light - context - ground
+    missing = _unsaid(missing, context)
     # Under the definition of what it names, one other word may be said otherwise ("exits with
     # a non-zero exit code" for "fails"); elsewhere none. Never its most specific lead word: of
     # "the indent parameter of json.dump", the definition's opening sentence does not say it;

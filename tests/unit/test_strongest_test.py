@@ -416,3 +416,19 @@ def test_a_sentence_that_points_back_is_about_what_the_sentence_before_it_names(
     assert not _settles_for(
         tolerated, f"{rule} {alone}", f"{rule} {alone}", section="Commands", title="Queue server"
     ), "the default of nothing named: the rule's words are not said by it"
+
+
+def test_a_clause_that_points_back_and_another_inflection_say_what_was_asked() -> None:
+    """'If it is set to 0, unlimited requests will be allowed', after the sentence naming
+    MaxRequests, says what setting MaxRequests to 0 does ("set" says "setting")."""
+    wanted = _wanted_of(
+        "How do I tune persistent connections in the queue server?",
+        "What does setting MaxRequests to 0 do?",
+        "How long does the queue server wait for a next request?",
+    )
+    names = "The MaxRequests directive limits the number of requests allowed per connection."
+    says = "If it is set to 0, unlimited requests will be allowed."
+    where = {"section": "Connection directives", "title": "Queue server core features"}
+    assert _settles_for(wanted, f"{names} {says}", f"{names} {says}", **where)
+    other = "The Timeout directive sets how long the server waits for a next request."
+    assert not _settles_for(wanted, f"{other} {says}", f"{other} {says}", **where)
