@@ -649,11 +649,22 @@ def _field_excerpts(
             after = paragraphs[number + 1] if number + 1 < len(paragraphs) else ""
             sentences = [" ".join(s.split()) for s in SENTENCE.split(after) if s.strip()]
             described = sentences[:1] if after and _prose(after) and not fields(after) else []
-            quote = "\n".join([*rows[-FIELD_ROWS_BEFORE:], line, *described])
             above = f"{passage.section} {item.name}"
-            excerpts.append(
-                _field_excerpt(passage_id, passage, wanted, item, quote, above, previous)
-            )
+            # Three labelled lines read as a table of contents to the host: the value with the
+            # row before it, or alone, is a quote it takes, the entry's rows above it read as
+            # its lead-in (what it is of: "Description: | Amount of time the server will wait").
+            table = rows[-FIELD_ROWS_BEFORE:]
+            shorter = [table[-1:], []] if len(table) + 1 + len(described) >= 3 else []
+            quoted = [table, *shorter]
+            for lines in unique(["\n".join(part) for part in quoted]):
+                part = lines.split("\n") if lines else []
+                quote = "\n".join([*part, line, *described])
+                lead_in = "\n".join(table[: len(table) - len(part)])
+                excerpts.append(
+                    _field_excerpt(
+                        passage_id, passage, wanted, item, quote, above, previous, lead_in
+                    )
+                )
         rows.append(line)
     return excerpts
 
@@ -666,6 +677,7 @@ def _field_excerpt(
     quote: str,
     above: str,
     previous: str,
+    lead_in: str = "",
 ) -> Excerpt:
     lead = set(wanted.lead)
     words = keywords(quote)
@@ -687,6 +699,7 @@ def _field_excerpt(
         signature=field.name,
         site=passage.site,
         field=field,
+        lead_in=lead_in,
     )
 
 
@@ -710,7 +723,9 @@ def _field_answers(excerpt: Excerpt, field: Field, wanted: Wanted) -> bool:
     if quantity and not _QUANTITY.search(field.value):
         return False
     ground = set(wanted.shared) & shown_words(excerpt.context)
-    known = keywords(excerpt.quote) | shown_words(f"{subject} {excerpt.title} {excerpt.site}")
+    # the entry's rows above the quote say what its value is of, as a quote would
+    entry = f"{excerpt.quote} {excerpt.lead_in}"
+    known = keywords(entry) | shown_words(f"{subject} {excerpt.title} {excerpt.site}")
     if set(wanted.content) - quantity - LIGHT - known - ground:
         return False
     told = figures(field.value) - figures(question)
@@ -930,7 +945,11 @@ _DOUBLED = re.compile(r"([bdgmnprt])\1$")
 def _unsaid(missing: set[str], said: set[str]) -> set[str]:
     """The words of `missing` that `said` does not hold in another inflection: "setting" (stem
     `sett`) is said by "set", "stopped" (`stopp`) by "stop"."""
-    return {word for word in missing if _DOUBLED.sub(r"\1", word) not in said}
+    return {
+        word
+        for word in missing
+        if not _DOUBLED.search(word) or _DOUBLED.sub(r"\1", word) not in said
+    }
 
 
 def points_back(sentence: str) -> bool:

@@ -4,10 +4,18 @@ way a completed run cited a sentence that does not say the answer (issue 24)."""
 
 from __future__ import annotations
 
-from baselines.excerpts import Passage, Wanted, quote_settles, wanted_words
+from baselines.excerpts import (
+    Passage,
+    Wanted,
+    best_excerpt,
+    quote_settles,
+    says_answer,
+    wanted_words,
+)
 from workflows.contracts import DecideInput
 from workflows.models import Brief, Budget
 from workflows.scope import RunScope
+from workflows.substance import evidence_problem
 
 SIGNATURE = "queue.purge(name, force=False)"
 TITLE = "queue — Harbor Queue client"
@@ -432,3 +440,25 @@ def test_a_clause_that_points_back_and_another_inflection_say_what_was_asked() -
     assert _settles_for(wanted, f"{names} {says}", f"{names} {says}", **where)
     other = "The Timeout directive sets how long the server waits for a next request."
     assert not _settles_for(wanted, f"{other} {says}", f"{other} {says}", **where)
+
+
+def test_a_labelled_value_is_quoted_so_the_host_takes_it() -> None:
+    """Three labelled lines read as a table of contents to the host, so the entry's default is
+    quoted with the one row that says what it is of: an answer the run can record."""
+    wanted = _wanted_of(
+        "How do I tune persistent connections in the queue server?",
+        "How long does the queue server wait for a next request on a persistent connection by "
+        "default (IdleTimeout)?",
+        "What does setting MaxRequests to 0 do?",
+    )
+    table = (
+        "Description: | Time the server waits for a next request on a persistent connection\n\n"
+        "Syntax: | IdleTimeout num[ms]\n\nDefault: | IdleTimeout 5\n\n"
+        "Context: | server config, virtual host"
+    )
+    where = ("IdleTimeout Directive", "Core features")
+    passages = {"S1.P1": Passage("S1", table, *where, site="queue.example")}
+    best = best_excerpt(wanted, passages, set(), {"S1"}, 1, about=says_answer)
+    assert best is not None and best.quote.endswith("Default: | IdleTimeout 5")
+    assert evidence_problem(best.quote, best.context, best.claim, wanted.terms) is None
+    assert quote_settles(wanted, passages, "S1", best.quote)
