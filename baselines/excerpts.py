@@ -219,7 +219,7 @@ def _code_tokens(text: str, known: frozenset[str] = frozenset()) -> list[str]:
     or camel case that opens in lower case (`basicConfig`). A possessive (`table's`) is a word,
     and capitals inside a word (`LRU`, `PostgreSQL`, `RLock`) do not make it code: acronyms and
     product names are written that way, unless the corpus writes them as code (`known`)."""
-    tokens = (_POSSESSIVE.sub("", token.strip("?!,;:.")) for token in text.split())
+    tokens = (_POSSESSIVE.sub("", _unwrapped(token.strip("?!,;:."))) for token in text.split())
     return [
         token
         for token in tokens
@@ -228,6 +228,19 @@ def _code_tokens(text: str, known: frozenset[str] = frozenset()) -> list[str]:
         or token in known
         or _OPTION_TOKEN.fullmatch(token.partition("=")[0])
     ]
+
+
+def _unwrapped(token: str) -> str:
+    """`token` without the parentheses of the prose around it: "(the main message_size_limit)"
+    writes `message_size_limit`, "(KeepAliveTimeout)" `KeepAliveTimeout`; a call keeps its own
+    (`lru_cache()`)."""
+    if token.startswith("(") and token.endswith(")"):
+        token = token[1:-1]
+    if token.startswith("(") and token.count("(") > token.count(")"):
+        token = token[1:]
+    if token.endswith(")") and token.count(")") > token.count("("):
+        token = token[:-1]
+    return token.strip("?!,;:.")
 
 
 # A command-line option as written (`-x`, `--no-commit`, `--depth=1`): a name whole, dashes
@@ -726,7 +739,12 @@ def _field_answers(excerpt: Excerpt, field: Field, wanted: Wanted) -> bool:
     # the entry's rows above the quote say what its value is of, as a quote would
     entry = f"{excerpt.quote} {excerpt.lead_in}"
     known = keywords(entry) | shown_words(f"{subject} {excerpt.title} {excerpt.site}")
-    if set(wanted.content) - quantity - LIGHT - known - ground:
+    # The entry is the one the question writes as code by name (`message_size_limit |
+    # Use: main | Default: 50M`): one word of it may be said otherwise ("the maximum size of
+    # message that Exim will process" for "accept"), never its lead words.
+    missing = set(wanted.content) - quantity - LIGHT - known - ground
+    pinned = any(name == field.name or holds_name(name, field.name) for name in wanted.things)
+    if len(missing) > (1 if pinned and field.name else 0) or missing & set(wanted.lead):
         return False
     told = figures(field.value) - figures(question)
     told |= keywords(field.value) - keywords(question) - keywords(field.name)

@@ -476,12 +476,23 @@ def _by_title(hits: list[SearchResultItem], wanted: Wanted) -> list[SearchResult
     return sorted(hits, key=unrelated)
 
 
+DEFAULT_WORDS = frozenset(keywords("default"))
+
+
 def _pinned(wanted: Wanted) -> list[str]:
     """A question with one lead word that is not a name ("the default value of
     LimitRequestBody", when every sub-question names LimitRequestBody): the name its
     sub-questions share, written with inner capitals, looked for together with that word, so
-    `find` reaches that name's default rather than the page's first "default"."""
-    if len(wanted.lead) != 1 or _named_lead(wanted):
+    `find` reaches that name's default rather than the page's first "default". So too, for a
+    default asked of a name written as code that its sub-questions share ("the default maximum
+    size ... (the main message_size_limit)"), that name with "default": a reference entry
+    writes the two together, where the page's other "default"s are any setting's."""
+    if _named_lead(wanted):
+        return []
+    shared = [word for word in code_words(wanted) if word not in wanted.lead]
+    if shared and DEFAULT_WORDS & set(wanted.lead):
+        return [f"{shared[0]} {min(DEFAULT_WORDS)}"]
+    if len(wanted.lead) != 1:
         return []
     written = {
         word

@@ -22,6 +22,9 @@ from workflows.tools import SearchArgs, SearchData, SearchResultItem
         ("What does logging.basicConfig do?", ["logging", "basicConfig"]),
         ("When is basicConfig a no-op?", ["basicConfig"]),
         ("What does the generator's send() return?", ["send"]),
+        # the prose's parentheses are not the name's; a call keeps its own
+        ("What is the default size (the main message_size_limit)?", ["message_size_limit"]),
+        ("What does lru_cache() return (with typed=True)?", ["lru_cache", "typed"]),
     ],
 )
 def test_code_characters_and_lower_camel_case_make_a_name(text: str, expected: list[str]) -> None:

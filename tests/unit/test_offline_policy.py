@@ -11,8 +11,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from baselines.excerpts import wanted_words
 from baselines.fixed import decide_fixed
-from baselines.offline import decide_offline
+from baselines.offline import _pinned, decide_offline
 from workflows.contracts import DecideInput
 from workflows.models import Brief, Budget, Decision, ToolCall, ToolResult, TranscriptEntry
 from workflows.scope import RunScope
@@ -563,3 +564,33 @@ def test_a_settled_answer_is_searched_again_in_its_own_words_for_a_further_sourc
         ),
     )
     assert next_call(SEARCHED, *before, again) == ("read_page", {"url": guide, "find": "lru_cach"})
+
+
+def test_a_name_every_sub_question_shares_is_looked_for_with_the_lead_word() -> None:
+    """'the default maximum size ... (the main max_size)', with max_size in both sub-questions:
+    `find` looks for "max_size default", not for the page's first "default" or "main"."""
+    brief = Brief.model_validate(
+        {
+            "question": "How big a message will the queue server accept?",
+            "questions": [
+                {"id": "Q1", "text": "What is the default maximum size of a message that the "
+                                     "server will accept (the main max_size)?"},
+                {"id": "Q2", "text": "What happens to a message larger than the max_size of "
+                                     "its transport?"},
+            ],
+            "allowed_hosts": ["docs.example"],
+        }
+    )  # fmt: skip
+    request = DecideInput(
+        scope=RunScope.turn_of("r", "", 1, 0, ""),
+        brief=brief,
+        transcript=[],
+        budget=Budget(steps_left=9, searches_left=1, pages_left=1, tokens_left=9),
+    )
+    wanted = wanted_words(brief.questions[0], request)
+    assert "max_size" not in wanted.lead, "shared by both, it is no lead word"
+    assert _pinned(wanted) == ["max_siz default"], "as `find` looks for a word"
+    other = brief.questions[0].model_copy(
+        update={"text": "What happens to a message that the server will accept (the max_size)?"}
+    )
+    assert _pinned(wanted_words(other, request)) == [], "no default asked: its own words"

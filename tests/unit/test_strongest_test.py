@@ -462,3 +462,23 @@ def test_a_labelled_value_is_quoted_so_the_host_takes_it() -> None:
     assert best is not None and best.quote.endswith("Default: | IdleTimeout 5")
     assert evidence_problem(best.quote, best.context, best.claim, wanted.terms) is None
     assert quote_settles(wanted, passages, "S1", best.quote)
+
+
+def test_an_entry_the_question_names_may_say_one_word_otherwise_never_a_lead_word() -> None:
+    """`max_size | Use: main | Default: 50M` with 'This option limits the maximum size of
+    message that the server will process' answers the default maximum size the server will
+    accept (the main max_size): the entry is the one named, and "accept" is said otherwise."""
+    wanted = _wanted_of(
+        "How big a message will the queue server accept?",
+        "What is the default maximum size of a message that the queue server will accept "
+        "(the main max_size)?",
+        "What happens to a message larger than the max_size of its transport?",
+    )
+    entry = "max_size | Use: main | Type: string | Default: 50M"
+    says = "This option limits the maximum size of message that the queue server will process."
+    quote = f"{entry}\n{says}"
+    page = f"{entry}\n\n{says}"
+    where = {"section": "Main configuration", "title": "Queue server options"}
+    assert _settles_for(wanted, quote, page, **where)
+    other = entry.replace("max_size", "max_rate")
+    assert not _settles_for(wanted, quote.replace("max_size", "max_rate"), f"{other}\n\n{says}")
