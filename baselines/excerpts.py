@@ -667,12 +667,12 @@ def _field_excerpts(
             # row before it, or alone, is a quote it takes, the entry's rows above it read as
             # its lead-in (what it is of: "Description: | Amount of time the server will wait").
             table = rows[-FIELD_ROWS_BEFORE:]
-            shorter = [table[-1:], []] if len(table) + 1 + len(described) >= 3 else []
-            quoted = [table, *shorter]
-            for lines in unique(["\n".join(part) for part in quoted]):
-                part = lines.split("\n") if lines else []
-                quote = "\n".join([*part, line, *described])
-                lead_in = "\n".join(table[: len(table) - len(part)])
+            counts = [len(table)]
+            if len(table) + 1 + len(described) >= 3:
+                counts += [min(1, len(table)), 0]
+            for count in dict.fromkeys(counts):
+                quote = "\n".join([*table[len(table) - count :], line, *described])
+                lead_in = "\n".join(table[: len(table) - count])
                 excerpts.append(
                     _field_excerpt(
                         passage_id, passage, wanted, item, quote, above, previous, lead_in
@@ -743,8 +743,8 @@ def _field_answers(excerpt: Excerpt, field: Field, wanted: Wanted) -> bool:
     # Use: main | Default: 50M`): one word of it may be said otherwise ("the maximum size of
     # message that Exim will process" for "accept"), never its lead words.
     missing = set(wanted.content) - quantity - LIGHT - known - ground
-    pinned = any(name == field.name or holds_name(name, field.name) for name in wanted.things)
-    if len(missing) > (1 if pinned and field.name else 0) or missing & set(wanted.lead):
+    pinned = any(holds_name(name, field.name) for name in wanted.things)
+    if len(missing) > (1 if pinned else 0) or missing & set(wanted.lead):
         return False
     told = figures(field.value) - figures(question)
     told |= keywords(field.value) - keywords(question) - keywords(field.name)
