@@ -926,29 +926,18 @@ def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
     - It says something the question and its heading do not: at least INFORMS words of its
       own, a leading label ("Changed in version 3.5:") aside.
     - A version the question pins to a name ("Django 3.2") is written there or in the heading.
-    - A sentence that goes on from the one before it in the quote (it points back, "It will
-      receive ...", or names again a name that one writes as code) may leave to it what that
-      one said; what it tells is still its own.
     """
     if excerpt.field is not None:
         return _field_answers(excerpt, excerpt.field, wanted)
     sentences = [s for s in SENTENCE.split(excerpt.quote) if s.strip()]
     return any(
-        _sentence_answers(
-            sentence,
-            excerpt,
-            wanted,
-            first=number == 0 and excerpt.opens,
-            before=sentences[number - 1]
-            if number and linked(sentences[number - 1], sentence)
-            else "",
-        )
+        _sentence_answers(sentence, excerpt, wanted, first=number == 0 and excerpt.opens)
         for number, sentence in enumerate(sentences)
     )
 
 
-# A sentence that opens by pointing back ("It", "This option", "These chunks", "Such a
-# value") is about what the sentence before it names.
+# A sentence that points back ("It", "This option", "The size of these chunks", "Such a
+# value") is about what the sentence before it names: it is quoted with that one.
 _POINTS_BACK = re.compile(
     r"^(?:(?:if|when|once|unless|while|because|since|as)\s+)?"
     r"(?:it|its|they|their|this|these|such)\b"
@@ -975,16 +964,6 @@ def points_back(sentence: str) -> bool:
     return _POINTS_BACK.match(_LEADING_LABEL.sub("", sentence, count=1)) is not None
 
 
-def linked(before: str, sentence: str) -> bool:
-    """`sentence` goes on about what `before` said: it points back to it ("This option ...")
-    or names again a name `before` writes as code ("If Exim receives more than
-    smtp_max_unknown_commands ... The default value for smtp_max_unknown_commands is 3.")."""
-    if points_back(sentence):
-        return True
-    ours = {part for token in _code_tokens(before) for part in _parts(token) if len(part) > 1}
-    return bool(ours & {part for token in _code_tokens(sentence) for part in _parts(token)})
-
-
 _SETTING = re.compile(r"\b([A-Za-z_]\w*[_.][\w.]*|[a-z]+[A-Z]\w*)\s+=\s+(?=[\w'\"])")
 
 
@@ -999,25 +978,21 @@ def _symbols(question: str) -> list[str]:
 _LEADING_LABEL = re.compile(r"^[^\s:]+(?:\s+[^\s:]+){0,3}:\s+(?=\S)")  # up to four words
 
 
-def _sentence_answers(
-    sentence: str, excerpt: Excerpt, wanted: Wanted, *, first: bool, before: str = ""
-) -> bool:
+def _sentence_answers(sentence: str, excerpt: Excerpt, wanted: Wanted, *, first: bool) -> bool:
     if " | " in sentence or not keeps_reversal(wanted, sentence):
         return False
-    if _versions_of_another(wanted.question, f"{before} {sentence}"):
+    if _versions_of_another(wanted.question, sentence):
         return False
     # a version the question pins to a name ("Django 3.2") is the sentence's, or the heading's
     # above it (not the title's: a doc set's titles carry its own version, "Django 3.2.25";
     # nor a table's row before it)
     heading = excerpt.above.replace(excerpt.signature, " ") if excerpt.signature else excerpt.above
-    if not _versions_said(wanted.question, f"{before} {sentence} {heading}"):
+    if not _versions_said(wanted.question, f"{sentence} {heading}"):
         return False
     # What the sentence says: a leading label ("Changed in version 3.5.1:") and its asides
     # (what parentheses hold: "as e.g. returned by HMAC.hexdigest()") aside.
     statement = _aside(_LEADING_LABEL.sub("", sentence, count=1))
     own = keywords(statement)
-    # what the sentence it goes on from said (`linked`): said here too, though not told here
-    said = own | keywords(_aside(_LEADING_LABEL.sub("", before, count=1)))
     # what the heading or signature above defines: a usage line's optional parts (`show
     # [-u|--include-untracked]`) are options it lists, not what the text under it defines
     defined = _aside(excerpt.above)
@@ -1039,13 +1014,13 @@ def _sentence_answers(
     light |= keywords(" ".join(_COMPARES.findall(wanted.question)))
     # the lead words that are not names: the sentence's own words hold them, or the signature
     # it sits under (`hash.hexdigest()` for "the hexdigest method"), never a heading alone
-    signed = said | keywords(excerpt.signature)
+    signed = own | keywords(excerpt.signature)
     missing = _unsaid(set(wanted.lead) - named - light - signed, signed)
-    if named - qualifying - said - (above if under else set()):
+    if named - qualifying - own - (above if under else set()):
         return False
     # each name it asks about, under its definition or written as code in the sentence ("a
     # match" is a word, `re.match()` the name)
-    calls = {part for token in _code_tokens(f"{before} {sentence}") for part in _parts(token)}
+    calls = {part for token in _code_tokens(sentence) for part in _parts(token)}
     if any(name not in under and name not in calls for name in things):
         return False
     # a symbol it writes ("the ** pattern", "'<' or '>'") is in the sentence
@@ -1053,7 +1028,7 @@ def _sentence_answers(
         return False
     # the page's title and the site's host name what every sentence of the page is about
     # (`git-merge(1)` on git-scm.com: git and merge)
-    context = said | above | shown_words(f"{excerpt.title} {excerpt.site}")
+    context = own | above | shown_words(f"{excerpt.title} {excerpt.site}")
     # What the brief's sub-questions share ("bisect run script", "exit code") is the ground
     # they stand on: the paragraph around may say it (its heading, the paragraph before, its
     # sentences before this one); the passage further off may not (a `return` statement's
@@ -1061,8 +1036,11 @@ def _sentence_answers(
     # What qualifies a name is not ground: the sentence, the definition or the page says it.
     ground = set(wanted.shared) - qualifying
     ground &= shown_words(f"{excerpt.context} {excerpt.lead_in}")
-    missing |= (set(wanted.content) | qualifying) - light - context - ground
-    missing = _unsaid(missing, context)
+    rest = (set(wanted.content) | qualifying) - light - context - ground
+    # in another inflection ("set" for "setting"): a lead word by the sentence itself only,
+    # never by a heading or the title
+    lead = set(wanted.lead)
+    missing |= _unsaid(rest - lead, context) | _unsaid(rest & lead, signed)
     # Under the definition of what it names, one other word may be said otherwise ("exits with
     # a non-zero exit code" for "fails"); elsewhere none. Never its most specific lead word: of
     # "the indent parameter of json.dump", the definition's opening sentence does not say it;
@@ -1077,12 +1055,8 @@ def _sentence_answers(
     if things:
         # or it opens with the name: its first words hold it, neither in a list of names nor
         # after another ("BZ2File performance is improved by removing internal RLock")
-        # one that points back ("This option ...") opens where the sentence before it does
-        opener_of = before if before and points_back(sentence) else sentence
-        opening = " ".join(
-            _aside(_LEADING_LABEL.sub("", opener_of, count=1)).split()[:OPENING_WORDS]
-        )
-        written = _written_names(" ".join(opener_of.split()[:OPENING_WORDS]), set(wanted.codes))
+        opening = " ".join(statement.split()[:OPENING_WORDS])
+        written = _written_names(" ".join(sentence.split()[:OPENING_WORDS]), set(wanted.codes))
         listed = len(written) >= LISTED_NAMES or _led_by_another(written, set(wanted.codes))
         # An entry shared by several options (`--ff:: --no-ff:: --ff-only::`) says each one's
         # in a sentence of its own: one that opens with another option ("With --ff, ...") is

@@ -476,7 +476,7 @@ def _by_title(hits: list[SearchResultItem], wanted: Wanted) -> list[SearchResult
     return sorted(hits, key=unrelated)
 
 
-DEFAULT_WORDS = frozenset(keywords("default"))
+DEFAULT_WORD = "default"  # as `keywords` reads it
 
 
 def _pinned(wanted: Wanted) -> list[str]:
@@ -484,14 +484,15 @@ def _pinned(wanted: Wanted) -> list[str]:
     LimitRequestBody", when every sub-question names LimitRequestBody): the name its
     sub-questions share, written with inner capitals, looked for together with that word, so
     `find` reaches that name's default rather than the page's first "default". So too, for a
-    default asked of a name written as code that its sub-questions share ("the default maximum
-    size ... (the main message_size_limit)"), that name with "default": a reference entry
-    writes the two together, where the page's other "default"s are any setting's."""
+    default asked of a name written as code that is no lead word (its sub-questions or the
+    brief share it: "the default maximum size ... (the main message_size_limit)"), that name
+    with "default": a reference entry writes the two together, where the page's other
+    "default"s are any setting's."""
     if _named_lead(wanted):
         return []
     shared = [word for word in code_words(wanted) if word not in wanted.lead]
-    if shared and DEFAULT_WORDS & set(wanted.lead):
-        return [f"{shared[0]} {min(DEFAULT_WORDS)}"]
+    if shared and DEFAULT_WORD in wanted.lead:
+        return [f"{shared[0]} {DEFAULT_WORD}"]
     if len(wanted.lead) != 1:
         return []
     written = {

@@ -7,6 +7,7 @@ from __future__ import annotations
 from baselines.excerpts import (
     Passage,
     Wanted,
+    _excerpts,
     best_excerpt,
     quote_settles,
     says_answer,
@@ -393,53 +394,52 @@ def test_a_version_the_question_pins_to_a_name_is_said_not_only_the_title_s() ->
     assert not _settles_for(wanted, older, f"Notes\n\n{older}", **where)
 
 
-def test_a_sentence_that_points_back_is_about_what_the_sentence_before_it_names() -> None:
-    """'It will receive fixes for three years' answers how long Harbor 3.2 gets fixes when the
-    sentence before says 'Harbor 3.2 is a long-term support release'; on its own, it does not.
-    A sentence naming again the setting the one before defines goes on about it too."""
+def test_a_sentence_that_points_back_is_quoted_with_the_one_it_points_to() -> None:
+    """'The size of these chunks ...' is quoted from the sentence that says what the chunks are,
+    so a quote says what it is about; the test still reads each sentence on its own: what the
+    sentence before says is not said by one that points back to it ("It requires Python 3.8",
+    after a sentence holding every word asked, tells nothing asked)."""
     wanted = _wanted_of(
+        "How do I run calls in parallel with the queue pool?",
+        "What does the chunksize argument of pool.map do?",
+        "What happens when a call made by pool.map raises?",
+    )
+    says = "This method chops iterables into a number of chunks it submits as separate tasks."
+    points = "The size of these chunks can be set with chunksize, 1 by default."
+    passage = Passage("S1", f"pool.map(func, *iterables, chunksize=1)\n\n{says} {points}", "Pool")
+    quotes = [e.quote for e in _excerpts("S1.P1", passage, wanted)]
+    assert f"{says} {points}" in quotes and points not in quotes
+    lts = _wanted_of(
         "Can I run Harbor 3.2 on my Python?",
         "How long will the Harbor 3.2 long-term support release get security fixes?",
         "Which Python versions does Harbor 3.2 support?",
     )
     where = {"section": "Release notes", "title": "Harbor release notes"}
-    lts = "Harbor 3.2 is designated as a long-term support release."
-    fixes = "It will receive security fixes for at least three years after its release."
-    assert _settles_for(wanted, f"{lts} {fixes}", f"{lts} {fixes}", **where)
-    assert not _settles_for(wanted, fixes, fixes, **where)
-    tolerated = _wanted_of(
-        "When does the queue server drop a client?",
-        "How many unknown commands may the queue server receive on a connection before it drops "
-        "it, by default?",
-        "Why?",
-    )
-    rule = (
-        "If the server receives more than max_unknown_commands unknown commands on a single "
-        "connection, it drops the connection."
-    )
-    default = "The default value for max_unknown_commands is 3."
-    said = f"{rule} {default}"
-    assert _settles_for(tolerated, said, said, section="Commands", title="Queue server")
-    alone = "The default value is 3."
-    assert not _settles_for(
-        tolerated, f"{rule} {alone}", f"{rule} {alone}", section="Commands", title="Queue server"
-    ), "the default of nothing named: the rule's words are not said by it"
+    before = "Harbor 3.2 is a long-term support release and will receive security fixes."
+    for other in (
+        "It requires Python 3.8 or later.",
+        "This release was published 2 April 2021.",
+        "Its predecessor, Harbor 2.2, received them for three years.",
+    ):
+        quote = f"{before} {other}"
+        assert not _settles_for(lts, quote, quote, **where), other
 
 
-def test_a_clause_that_points_back_and_another_inflection_say_what_was_asked() -> None:
-    """'If it is set to 0, unlimited requests will be allowed', after the sentence naming
-    MaxRequests, says what setting MaxRequests to 0 does ("set" says "setting")."""
+def test_another_inflection_says_a_word_but_a_heading_never_says_a_lead_word() -> None:
+    """'If MaxRequests is set to 0, ...' says what setting MaxRequests to 0 does ("set" says
+    "setting"); a heading that says "set" does not say it for a sentence that does not."""
     wanted = _wanted_of(
         "How do I tune persistent connections in the queue server?",
         "What does setting MaxRequests to 0 do?",
         "How long does the queue server wait for a next request?",
     )
-    names = "The MaxRequests directive limits the number of requests allowed per connection."
-    says = "If it is set to 0, unlimited requests will be allowed."
     where = {"section": "Connection directives", "title": "Queue server core features"}
-    assert _settles_for(wanted, f"{names} {says}", f"{names} {says}", **where)
-    other = "The Timeout directive sets how long the server waits for a next request."
-    assert not _settles_for(wanted, f"{other} {says}", f"{other} {says}", **where)
+    says = "If MaxRequests is set to 0, unlimited requests will be allowed."
+    assert _settles_for(wanted, says, says, **where)
+    limits = "The MaxRequests directive limits the number of requests allowed, up to 500."
+    assert not _settles_for(wanted, limits, limits, **where)
+    for heading in ({"section": "Directives you can set"}, {"title": "set: server settings"}):
+        assert not _settles_for(wanted, limits, limits, **{**where, **heading}), heading
 
 
 def test_a_labelled_value_is_quoted_so_the_host_takes_it() -> None:
