@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from baselines.excerpts import keeps_reversal, names, wanted_words
+from baselines.excerpts import _code_tokens, keeps_reversal, names, wanted_words
 from workflows.contracts import DecideInput
 from workflows.models import Brief, Budget, ToolCall, ToolResult, TranscriptEntry
 from workflows.scope import RunScope
@@ -22,9 +22,6 @@ from workflows.tools import SearchArgs, SearchData, SearchResultItem
         ("What does logging.basicConfig do?", ["logging", "basicConfig"]),
         ("When is basicConfig a no-op?", ["basicConfig"]),
         ("What does the generator's send() return?", ["send"]),
-        # the prose's parentheses are not the name's; a call keeps its own
-        ("What is the default size (the main message_size_limit)?", ["message_size_limit"]),
-        ("What does lru_cache() return (with typed=True)?", ["lru_cache", "typed"]),
     ],
 )
 def test_code_characters_and_lower_camel_case_make_a_name(text: str, expected: list[str]) -> None:
@@ -132,3 +129,12 @@ def test_a_word_with_inner_capitals_is_a_name_where_the_corpus_writes_it_as_code
     assert wanted_words(brief.questions[0], as_code).codes == ["RLock"]
     as_prose = searched("An RLock is a lock that one thread may take twice.")
     assert wanted_words(brief.questions[0], as_prose).codes == []
+
+
+def test_a_name_is_written_without_the_prose_s_parentheses() -> None:
+    """ "(the main message_size_limit)" writes `message_size_limit` (searched and looked for as
+    written), "(-v, --verbose)" two options; a call keeps its own parentheses."""
+    text = (
+        "What is the default size (the main message_size_limit)? See lru_cache() (-v, --verbose)."
+    )
+    assert _code_tokens(text) == ["message_size_limit", "lru_cache()", "-v", "--verbose"]
