@@ -219,7 +219,7 @@ def _code_tokens(text: str, known: frozenset[str] = frozenset()) -> list[str]:
     or camel case that opens in lower case (`basicConfig`). A possessive (`table's`) is a word,
     and capitals inside a word (`LRU`, `PostgreSQL`, `RLock`) do not make it code: acronyms and
     product names are written that way, unless the corpus writes them as code (`known`)."""
-    tokens = (_POSSESSIVE.sub("", _unwrapped(token.strip("?!,;:."))) for token in text.split())
+    tokens = (_POSSESSIVE.sub("", _unwrapped(token)) for token in text.split())
     return [
         token
         for token in tokens
@@ -231,9 +231,10 @@ def _code_tokens(text: str, known: frozenset[str] = frozenset()) -> list[str]:
 
 
 def _unwrapped(token: str) -> str:
-    """`token` without the parentheses of the prose around it: "(the main message_size_limit)"
-    writes `message_size_limit`, "(KeepAliveTimeout)" `KeepAliveTimeout`; a call keeps its own
-    (`lru_cache()`)."""
+    """`token` without the sentence's punctuation and the parentheses of the prose around it:
+    "(the main message_size_limit)?" writes `message_size_limit`, "(KeepAliveTimeout)"
+    `KeepAliveTimeout`; a call keeps its own (`lru_cache()`)."""
+    token = token.strip("?!,;:.")
     if token.startswith("(") and token.endswith(")"):
         token = token[1:-1]
     if token.startswith("(") and token.count("(") > token.count(")"):
@@ -592,7 +593,7 @@ def _excerpts(
                 continue
             # one that points back ("The size of these chunks ...") is quoted with the
             # sentence it points to: a quote says what it is about itself
-            start = first - 1 if first and points_back(sentence) else first
+            start = first - 1 if first and _points_back(sentence) else first
             taken = sentences[start : first + 1]
             for following in sentences[first + 1 :]:
                 if len(" ".join(taken)) >= EXCERPT_CHARS:
@@ -669,7 +670,7 @@ def _field_excerpts(
             table = rows[-FIELD_ROWS_BEFORE:]
             counts = [len(table)]
             if len(table) + 1 + len(described) >= 3:
-                counts += [min(1, len(table)), 0]
+                counts += [1, 0]  # a table row at least: three lines need two before
             for count in dict.fromkeys(counts):
                 quote = "\n".join([*table[len(table) - count :], line, *described])
                 lead_in = "\n".join(table[: len(table) - count])
@@ -959,7 +960,7 @@ def _unsaid(missing: set[str], said: set[str]) -> set[str]:
     }
 
 
-def points_back(sentence: str) -> bool:
+def _points_back(sentence: str) -> bool:
     """`sentence` opens by pointing back to what the sentence before it named."""
     return _POINTS_BACK.match(_LEADING_LABEL.sub("", sentence, count=1)) is not None
 

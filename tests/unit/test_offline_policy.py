@@ -566,9 +566,10 @@ def test_a_settled_answer_is_searched_again_in_its_own_words_for_a_further_sourc
     assert next_call(SEARCHED, *before, again) == ("read_page", {"url": guide, "find": "lru_cach"})
 
 
-def test_a_name_every_sub_question_shares_is_looked_for_with_the_lead_word() -> None:
+def test_the_default_of_a_name_every_sub_question_shares_is_looked_for_with_it() -> None:
     """'the default maximum size ... (the main max_size)', with max_size in both sub-questions:
-    `find` looks for "max_size default", not for the page's first "default" or "main"."""
+    `find` looks for "max_size default", not for the page's first "default" or "main"; with no
+    default asked, no pin."""
     brief = Brief.model_validate(
         {
             "question": "How big a message will the queue server accept?",

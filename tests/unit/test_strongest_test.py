@@ -384,7 +384,8 @@ def test_a_version_the_question_pins_to_a_name_is_said_not_only_the_title_s() ->
     assert not _settles_for(wanted, policy, f"Notes\n\n{policy}", **where)
     under = {"section": "Harbor 3.2 release notes", "title": "Harbor 3.2.25 documentation"}
     assert _settles_for(wanted, policy, f"Notes\n\n{policy}", **under)
-    # a table's row before it is no heading; nor is Python's 3.2 in the sentence pointed back to
+    # a table's row before it is no heading; Python's 3.2 is not Harbor's, nor is a sentence
+    # after it that writes no version
     table = "Harbor version | Python versions\n\n3.2 | 3.6, 3.7, 3.8"
     assert not _settles_for(wanted, policy, f"{table}\n\n{policy}", **where)
     older = (
@@ -464,7 +465,7 @@ def test_a_labelled_value_is_quoted_so_the_host_takes_it() -> None:
     assert quote_settles(wanted, passages, "S1", best.quote)
 
 
-def test_an_entry_the_question_names_may_say_one_word_otherwise_never_a_lead_word() -> None:
+def test_the_entry_the_question_names_may_say_one_word_otherwise() -> None:
     """`max_size | Use: main | Default: 50M` with 'This option limits the maximum size of
     message that the server will process' answers the default maximum size the server will
     accept (the main max_size): the entry is the one named, and "accept" is said otherwise."""
