@@ -389,13 +389,29 @@ def _before(passages: dict[str, Passage], passage_id: str) -> tuple[str, str]:
     before = passages.get(previous_id(passage_id))
     current, back = before, 0
     while current is not None and back < BACK_PASSAGES and current.section == passage.section:
+        rows: list[str] = []  # the signature nearest above, with the table rows above it
         for paragraph in reversed(current.text.split("\n\n")):
             # an example inside the definition ("Example:", then code) goes on
             if _signature(paragraph) and not _LEAD_IN.search(paragraph):
-                return (before.text if before else ""), paragraph
+                rows.append(paragraph)
+            elif rows:
+                break
+        if rows:
+            entry = [row for row in rows if _entry_row(row, rows[0], passage.section)]
+            return (before.text if before else ""), (entry[-1] if entry else rows[0])
         back += 1
         current = passages.get(previous_id(_id_back(passage_id, back)))
     return (before.text if before else ""), ""
+
+
+def _entry_row(row: str, later: str, section: str) -> bool:
+    """Of a reference table's rows, `row` is the first to name the entry its heading names, and
+    the `later` one is a labelled row after it: `Syntax: | DirectoryIndex local-url ...`, not
+    `Default: | DirectoryIndex index.html` nor `Module: | mod_dir`, under the "DirectoryIndex
+    Directive" heading. It stays the signature the prose below sits under (what a default row
+    says is not what every sentence under it says)."""
+    words = section.split()
+    return bool(words and row and fields(later)) and holds_name(words[0], row)
 
 
 def _id_back(passage_id: str, back: int) -> str:
@@ -454,9 +470,17 @@ def answers(excerpt: Excerpt, wanted: Wanted) -> bool:
         about = bool(wanted.content) and wanted.content[0] in keywords(f"{defined} {opening}")
     whole = f"{defined} {said}"
     named = all(holds_name(name, f"{whole} {excerpt.lead_in}") for name in codes)
-    missing = set(wanted.content) - keywords(
-        f"{whole} {excerpt.lead_in if len(codes) > 1 else ''} "
-        f"{' '.join(wanted.qualifiers) if qualified else ''}"
+    # As for the strongest test: the page's title and the site's host name what every sentence
+    # of the page is about (`git-cherry-pick(1)` on git-scm.com), and "how long" asks for a
+    # quantity the answer states, not for the word.
+    missing = (
+        set(wanted.content)
+        - keywords(
+            f"{whole} {excerpt.lead_in if len(codes) > 1 else ''} "
+            f"{' '.join(wanted.qualifiers) if qualified else ''}"
+        )
+        - shown_words(f"{excerpt.title} {excerpt.site}")
+        - quantity_asked(wanted.question)
     )
     # What the question names pins down what it is about; one of its other words may then be
     # said otherwise ("remove whole directory trees" for what `shutil.rmtree` deletes), unless
@@ -468,6 +492,61 @@ def answers(excerpt: Excerpt, wanted: Wanted) -> bool:
     return (
         excerpt.own > 0 and about and named and (not missing or spare) and related and reversed_too
     )
+
+
+CORROBORATING = 2  # words of a settled answer a further source's sentence says again
+
+
+def corroborates(
+    excerpt: Excerpt,
+    wanted: Wanted,
+    answer: set[str],
+    cited: list[str],
+    values: set[str] | frozenset[str] = frozenset(),
+) -> bool:
+    """A further source that says again what the question's settled answer says: one of its
+    sentences names what the question names (as code; with no code, its most specific word),
+    neither among a list of names nor after another, and holds CORROBORATING of the answer's
+    own words (`answer`: those neither the question nor the brief uses), or a value it states
+    (`values`: "The default KeepAliveTimeout of 5 seconds ..."). "In addition, the
+    module has two new functions nlargest() and nsmallest() that use heaps to find the N largest
+    or smallest values in a dataset" says again "Return a list with the n largest elements from
+    the dataset". A copy of a quote already cited (`cited`: the same page in another rendering)
+    is not another source."""
+    if excerpt.field is not None or not wanted.lead:
+        return False
+    if not keeps_reversal(wanted, excerpt.quote):
+        return False
+    ours = set(wanted.codes)
+    for sentence in SENTENCE.split(excerpt.quote):
+        written = _written_names(sentence, ours)
+        if len(written) >= LISTED_NAMES or _led_by_another(written, ours):
+            continue
+        words = keywords(_aside(sentence))
+        if wanted.things:
+            if not all(holds_name(name, sentence) for name in wanted.things):
+                continue
+        elif wanted.lead[0] not in words:
+            continue
+        if len(words & answer) < CORROBORATING and not figures(sentence) & values:
+            continue
+        if not any(_copies(excerpt.quote, quote) for quote in cited):
+            return True
+    return False
+
+
+COPIED = 6  # words in a row two quotes share when one copies the other
+
+
+def _copies(quote: str, other: str) -> bool:
+    """`quote` repeats COPIED words in a row of `other`: the same text (another rendering of a
+    page, a shared include), not another source saying it."""
+
+    def runs(text: str) -> set[tuple[str, ...]]:
+        words = re.findall(r"[a-z0-9]+", text.lower())
+        return {tuple(words[n : n + COPIED]) for n in range(len(words) - COPIED + 1)}
+
+    return bool(runs(quote) & runs(other))
 
 
 # Words that reverse what a question asks ("without keeping them alive", "not a ZIP archive",
@@ -559,6 +638,8 @@ def _excerpts(
     previous = before.rsplit("\n\n", 1)[-1]
     signature = previous if _signature(previous) else ""
     opens = bool(signature)
+    if signature and _entry_row(further, signature, passage.section):
+        signature = further  # the table's row naming the entry, not its last row
     # or under one further back, its prose continuing: not its opening
     signature = signature or further
     for paragraph in _split_terms(passage.text.split("\n\n")):
@@ -570,7 +651,8 @@ def _excerpts(
         if not _prose(paragraph):
             # Code defines nothing: the prose after a session is not the session's definition,
             # but it is still the definition's above it (an example inside it).
-            signature = paragraph if _signature(paragraph) else signature
+            if _signature(paragraph) and not _entry_row(signature, paragraph, passage.section):
+                signature = paragraph
             opens = _signature(paragraph)
             continue
         # What the heading or the signature above names, its argument list aside: the text under
@@ -932,7 +1014,15 @@ def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
         return _field_answers(excerpt, excerpt.field, wanted)
     sentences = [s for s in SENTENCE.split(excerpt.quote) if s.strip()]
     return any(
-        _sentence_answers(sentence, excerpt, wanted, first=number == 0 and excerpt.opens)
+        _sentence_answers(
+            sentence,
+            excerpt,
+            wanted,
+            # the definition's opening, or the sentence after it that points back to it
+            # ("Usually the command creates commits. This flag applies the changes ...")
+            first=excerpt.opens and (number == 0 or (number == 1 and _points_back(sentence))),
+            before=sentences[number - 1] if number else "",
+        )
         for number, sentence in enumerate(sentences)
     )
 
@@ -979,7 +1069,23 @@ def _symbols(question: str) -> list[str]:
 _LEADING_LABEL = re.compile(r"^[^\s:]+(?:\s+[^\s:]+){0,3}:\s+(?=\S)")  # up to four words
 
 
-def _sentence_answers(sentence: str, excerpt: Excerpt, wanted: Wanted, *, first: bool) -> bool:
+# A number the question writes in digits in its prose (`to 0`, `= 465`), not a call's arguments
+# (`itemgetter(1, 2)`) nor a version pinned to a name (`Django 3.2`)
+_CALL = re.compile(r"[\w.]\([^()]*\)")
+_DIGITS = re.compile(r"(?<![\w.~])\d+(?:\.\d+)*(?![\w.])")
+
+
+def _numbers_asked(question: str) -> list[str]:
+    return _DIGITS.findall(_CALL.sub(" ", _VERSIONED.sub(" ", question)))
+
+
+def _says_number(number: str, sentence: str) -> bool:
+    return re.search(rf"(?<![\d.]){re.escape(number)}(?!\d)", sentence) is not None
+
+
+def _sentence_answers(
+    sentence: str, excerpt: Excerpt, wanted: Wanted, *, first: bool, before: str = ""
+) -> bool:
     if " | " in sentence or not keeps_reversal(wanted, sentence):
         return False
     if _versions_of_another(wanted.question, sentence):
@@ -999,13 +1105,28 @@ def _sentence_answers(sentence: str, excerpt: Excerpt, wanted: Wanted, *, first:
     defined = _aside(excerpt.above)
     above = keywords(defined)
     named = {word for name in wanted.codes for word in keywords(name)}
+    # A sentence that points back ("If it is set to 0, ...") after one naming what the heading
+    # or signature above defines ("The MaxRequests directive limits ...", under "MaxRequests
+    # Directive") is about that: the name the two share is its own. Only the name: what else
+    # the sentence before says is not said by this one.
+    # What it says of the name is its own: a number the question sets ("setting MaxRequests to
+    # 0") is in it ("This setting defaults to 100" is not what setting it to 0 does).
+    if before and _points_back(sentence):
+        if not all(_says_number(number, sentence) for number in _numbers_asked(wanted.question)):
+            return False
+        own |= keywords(before) & above & (set(wanted.lead) | named)
     qualifying = {word for name in wanted.qualifiers for word in keywords(name)}
     things = wanted.things
     # It sits under the definition of what the question names: the heading or signature above
     # holds the name, and what qualifies it is that definition's, the page's or the paragraph's
     # (a `glob` module's heading is not the definition of `Path.glob`).
+    # or, a class (`Fraction`), the sentence itself ("Finds the closest Fraction ..." under
+    # `limit_denominator()`): a plain word ("from the queue") is no qualifier
     where = f"{excerpt.above} {excerpt.title} {excerpt.lead_in}"
-    qualified = all(holds_name(name, where) for name in wanted.qualifiers)
+    qualified = all(
+        holds_name(name, where) or (name != name.lower() and holds_name(name, statement))
+        for name in wanted.qualifiers
+    )
     under = [name for name in things if holds_name(name, defined) and qualified]
     quantity = quantity_asked(wanted.question)
     if quantity and not _QUANTITY.search(statement):

@@ -45,6 +45,7 @@ from baselines.excerpts import (
     answers,
     best_excerpt,
     code_words,
+    corroborates,
     holds_name,
     inner_capital,
     previous_id,
@@ -58,7 +59,7 @@ from baselines.excerpts import (
 )
 from workflows.contracts import DecideInput
 from workflows.models import Decision, Question, ToolCall, Usage
-from workflows.substance import keywords
+from workflows.substance import figures, keywords
 from workflows.tools import (
     FINISH_RESEARCH,
     READ_PAGE,
@@ -253,10 +254,54 @@ def _corroborations(request: DecideInput, seen: Seen) -> list[str]:
             ]
         )
         words = sorted(words, key=len, reverse=True)[:ANSWER_WORDS]
+        # a value it states ("Default: KeepAliveTimeout 5"), when no word is left to search
+        words = words or sorted(figures(sentence) - figures(question.text))[:1]
         named = wanted.written or wanted.lead[:1]
         if words and named:
             queries.append(" ".join([*named, *words]))
     return queries
+
+
+def _answer_words(question: Question, wanted: Wanted, request: DecideInput, seen: Seen) -> set[str]:
+    """What the settled answers of `question` say that neither it nor the brief asks, nor the
+    title and heading of the page they are quoted from (`re — Regular expression operations`:
+    what the page is about, not what the answer says): the words a page saying the same
+    answer says again."""
+    asked = keywords(question.text) | keywords(request.brief.question) | GENERIC | LIGHT
+    claims = []
+    for eid in _settling(question, wanted, seen):
+        source, quote = seen.quotes[eid]
+        claims.append(seen.claims[eid])
+        opening = " ".join(quote.split())[:60]
+        for passage in seen.passages.values():
+            if passage.source_id == source:
+                asked |= keywords(passage.title)
+                if opening in " ".join(passage.text.split()):
+                    asked |= keywords(passage.section)
+    return keywords(" ".join(claims)) - asked - _common_words(seen)
+
+
+def _answer_values(question: Question, wanted: Wanted, seen: Seen) -> set[str]:
+    """The values the settled answers of `question` state that it does not ("Default:
+    KeepAliveTimeout 5": 5)."""
+    claims = " ".join(seen.claims[eid] for eid in _settling(question, wanted, seen))
+    return figures(claims) - figures(question.text)
+
+
+COMMON_SHARE = 0.5  # of the passages read: a word in more is the corpus's, not an answer's
+COMMON_LEAST = 3  # passages a word must be in to be common at all
+
+
+def _common_words(seen: Seen) -> set[str]:
+    """The words most passages read so far hold (`commit` on a Git manual): the corpus's own
+    vocabulary, which says nothing of one answer. Counted over what the run has read, the one
+    view of the corpus's statistics a reader has."""
+    counts: dict[str, int] = {}
+    for passage in seen.passages.values():
+        for word in keywords(passage.text):
+            counts[word] = counts.get(word, 0) + 1
+    least = max(COMMON_LEAST, COMMON_SHARE * len(seen.passages))
+    return {word for word, count in counts.items() if count >= least}
 
 
 def _search_by_name(request: DecideInput, seen: Seen) -> ToolCall | None:
@@ -544,13 +589,27 @@ def _another_source(
             if request.budget.pages_left > 0:
                 return tool_call(READ_PAGE, url=hit.url, find=(together + shown)[0])
             continue
+        # or, of a settled question, it says again what its answer says (`corroborates`)
+        answer = _answer_words(question, wanted, request, seen)
+        values = _answer_values(question, wanted, seen)
+        cited = [quote for _, quote in seen.quotes.values()]
+
+        def says(
+            excerpt: Excerpt,
+            wanted: Wanted,
+            answer: set[str] = answer,
+            values: set[str] = values,
+            cited: list[str] = cited,
+        ) -> bool:
+            return answers(excerpt, wanted) or corroborates(excerpt, wanted, answer, cited, values)
+
         strong = best_excerpt(
             wanted,
             seen.passages,
             seen.used_quotes,
             {source_id},
             1,  # `answers` asks for every word but one
-            about=answers,
+            about=says,
         )
         if strong is not None:
             return record_call(question, strong, seen)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from baselines.excerpts import (
     Passage,
     Wanted,
+    _before,
     _excerpts,
     best_excerpt,
     quote_settles,
@@ -483,3 +484,90 @@ def test_the_entry_the_question_names_may_say_one_word_otherwise() -> None:
     assert _settles_for(wanted, quote, page, **where)
     other = entry.replace("max_size", "max_rate")
     assert not _settles_for(wanted, quote.replace("max_size", "max_rate"), f"{other}\n\n{says}")
+
+
+def test_a_sentence_pointing_back_under_an_entry_says_the_entry_s_name() -> None:
+    """'If it is set to 0, ...' after 'The MaxRequests directive limits ...', under the
+    MaxRequests heading, is about MaxRequests: the name the sentence before and the heading
+    share is its own. Only the name: a number the question sets is the sentence's, and under a
+    heading that defines something else the sentence says nothing of MaxRequests."""
+    wanted = _wanted_of(
+        "How do I tune persistent connections in the queue server?",
+        "What does setting MaxRequests to 0 do?",
+        "How long does the queue server wait for a next request?",
+    )
+    limits = "The MaxRequests directive limits the number of requests allowed per connection."
+    entry = {"section": "MaxRequests Directive", "title": "Queue server core features"}
+    says = f"{limits} If it is set to 0, unlimited requests will be allowed."
+    assert _settles_for(wanted, says, says, **entry)
+    other = f"{limits} This setting defaults to 100, the number most sites keep."
+    assert not _settles_for(wanted, other, other, **entry), "not what setting it to 0 does"
+    notes = {"section": "Release notes", "title": "Queue server core features"}
+    assert not _settles_for(wanted, says, says, **notes), "the heading defines something else"
+
+
+def test_the_sentence_after_an_entry_s_opening_that_points_back_to_it_says_what_it_does() -> None:
+    """'What does tool pick --no-commit do?': the entry's opening ('Usually the command creates
+    commits.') says nothing of the flag; the sentence after it ('This flag applies ...') does,
+    and is quoted with the opening. Further on, a remark is no answer to what it does."""
+    wanted = _wanted_of(
+        "How do I copy commits between branches with tool pick?",
+        "What does tool pick --no-commit do?",
+        "What does tool pick -x add to the message?",
+    )
+    opening = "Usually the command automatically creates a sequence of commits."
+    flag = (
+        "This flag applies the changes necessary to pick each named commit to your working "
+        "tree and the index, without making any commit."
+    )
+    where = {"section": "OPTIONS", "title": "tool-pick(1)", "site": "tool-scm.example"}
+    quote = f"{opening} {flag}"
+    assert _settles_for(wanted, quote, f"-n::\n--no-commit::\n\n{quote}", **where)
+    remark = "It is handy in scripts."
+    later = f"{opening} {remark} {flag}"
+    page = f"-n::\n--no-commit::\n\n{later}"
+    assert not _settles_for(wanted, later, page, **where), "a remark further on"
+
+
+def test_a_class_the_sentence_names_qualifies_the_method_above_it() -> None:
+    """`limit_denominator()` on the fractions page, with 'Finds and returns the closest Fraction
+    ...' under it, is `Fraction.limit_denominator`: the sentence names the class. A plain word
+    ('from the queue') is no qualifier (see the queue.purge case above)."""
+    wanted = _wanted_of(
+        "How do I do exact rational arithmetic with fractions?",
+        "What does Fraction.limit_denominator do?",
+        "Why does Fraction(1.1) not equal eleven tenths?",
+    )
+    where = {"section": "fractions — Rational numbers", "title": "fractions — Rational numbers"}
+    says = "Finds and returns the closest Fraction to self that has denominator at most max."
+    page = f"limit_denominator(max_denominator=1000000)\n\n{says}"
+    assert _settles_for(wanted, says, page, **where)
+    plain = "Finds and returns the closest value to self that has denominator at most max."
+    page = f"limit_denominator(max_denominator=1000000)\n\n{plain}"
+    assert not _settles_for(wanted, plain, page, **where)
+
+
+def test_a_reference_table_s_row_naming_its_entry_is_the_signature_not_its_default() -> None:
+    """Under 'MaxRequests Directive', the prose sits under the `Syntax:` row that names the
+    entry, not the `Module:` row at the table's end nor the `Default:` row (whose words and
+    value are not what every sentence below says), in the passage or the one before."""
+    wanted = _wanted_of(
+        "How do the server's child processes handle connections?",
+        "What does MaxRequests set to 0, its default, mean?",
+        "How many children does the server start?",
+    )
+    table = (
+        "Description: | Limit on the requests a child handles\n\nSyntax: | MaxRequests number"
+        "\n\nDefault: | MaxRequests 0\n\nModule: | core"
+    )
+    prose = "The MaxRequests directive sets the limit on the number of requests a child handles."
+    section = "MaxRequests Directive"
+    one = {"S1.P1": Passage("S1", f"{table}\n\n{prose}", section, "core")}
+    two = {"S1.P1": Passage("S1", table, section, "core"), "S1.P2": Passage("S1", prose, section)}
+    for passages in (one, two):
+        last = list(passages)[-1]
+        excerpts = _excerpts(last, passages[last], wanted, *_before(passages, last))
+        assert {e.signature for e in excerpts if e.quote == prose} == {
+            "Syntax: | MaxRequests number"
+        }
+        assert not quote_settles(wanted, passages, "S1", prose), "it does not say what 0 means"

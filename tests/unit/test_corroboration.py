@@ -1,0 +1,77 @@
+"""A further source for a settled question (`baselines.excerpts.corroborates`): another page
+that says again what the settled answer says, in its own words, about what the question names;
+not a passing mention, a list of names, the same text in another rendering, nor the corpus's
+own vocabulary (`baselines.offline._common_words`)."""
+
+from __future__ import annotations
+
+from baselines.excerpts import Passage, _excerpts, corroborates
+from baselines.offline import Seen, _common_words
+from tests.unit.test_strongest_test import _wanted_of
+from workflows.substance import keywords
+
+WANTED = _wanted_of(
+    "How does the heap module implement priority queues?",
+    "What does heap.nlargest return?",
+    "Which element does heap.heappop return?",
+)
+# what the settled answer ("Return a list with the n largest elements from the dataset
+# defined by iterable.") says that neither the question nor the brief asks
+ANSWER = keywords("list largest elements dataset defined iterable")
+CITED = ["Return a list with the n largest elements from the dataset defined by iterable."]
+
+
+def _says(text: str, answer: set[str] = ANSWER, cited: list[str] = CITED) -> bool:
+    passage = Passage("S2", text, "New modules", "What's new in 2.4")
+    return any(
+        corroborates(excerpt, WANTED, answer, cited)
+        for excerpt in _excerpts("S2.P1", passage, WANTED)
+    )
+
+
+def test_a_page_saying_the_answer_again_in_its_own_words_corroborates_it() -> None:
+    again = (
+        "In addition, the module has two new functions nlargest() and nsmallest() that use "
+        "heaps to find the N largest or smallest values in a dataset without a full sort."
+    )
+    assert _says(again)
+    mention = "The nlargest() function now accepts a key argument, as the largest() builtin does."
+    assert not _says(mention), "one word of the answer, not the answer"
+    listed = (
+        "Tools such as sorted(), min(), max(), nlargest() and merge() find the largest dataset."
+    )
+    assert not _says(listed), "a list of names is about none of them"
+
+
+def test_the_same_text_in_another_rendering_is_not_another_source() -> None:
+    copy = "nlargest() returns a list with the n largest elements from the dataset defined by it."
+    assert not _says(copy)
+    assert _says(copy, cited=[]), "said in words of its own, it would corroborate"
+
+
+def test_a_value_the_settled_answer_states_corroborates_it_when_said_again() -> None:
+    wanted = _wanted_of(
+        "How do I tune persistent connections in the queue server?",
+        "How long does the queue server wait for a next request by default (IdleTimeout)?",
+        "What does setting MaxRequests to 0 do?",
+    )
+    said = "The default IdleTimeout of 5 seconds attempts to minimize this effect."
+    other = "The default IdleTimeout was raised in version 2.2, for slow networks."
+    for text, expected in ((said, True), (other, False)):
+        passage = Passage("S2", text, "Tuning", "Performance tuning")
+        found = any(
+            corroborates(excerpt, wanted, set(), ["Default: | IdleTimeout 5"], {"5"})
+            for excerpt in _excerpts("S2.P1", passage, wanted)
+        )
+        assert found is expected, text
+
+
+def test_words_most_passages_read_hold_are_the_corpus_s_not_an_answer_s() -> None:
+    seen = Seen()
+    texts = [f"Commit {n} records the tree; see the branch notes." for n in range(5)]
+    texts += ["A shallow clone fetches one branch.", "The reflog keeps entries for 90 days."]
+    for number, text in enumerate(texts, start=1):
+        seen.passages[f"S{number}.P1"] = Passage(f"S{number}", text, "")
+    common = _common_words(seen)
+    assert keywords("commit tree branch") <= common
+    assert not keywords("shallow reflog clone") & common
