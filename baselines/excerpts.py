@@ -398,10 +398,25 @@ def _before(passages: dict[str, Passage], passage_id: str) -> tuple[str, str]:
                 break
         if rows:
             entry = [row for row in rows if _entry_row(row, rows[0], passage.section)]
-            return (before.text if before else ""), (entry[-1] if entry else rows[0])
+            terms = [rows[0]]
+            for row in rows[1:]:
+                if not (_terms(row) and _terms(terms[-1])):
+                    break
+                terms.append(row)
+            found = entry[-1] if entry else "\n".join(reversed(terms))
+            return (before.text if before else ""), found
         back += 1
         current = passages.get(previous_id(_id_back(passage_id, back)))
     return (before.text if before else ""), ""
+
+
+def _terms(paragraph: str) -> bool:
+    """One line naming a term as code or an option (`--no-autosquash`, `-n`), not a heading
+    ("Module contents") nor a table's labelled row."""
+    line = paragraph.strip()
+    if not line or "\n" in line or fields(line):
+        return False
+    return _OPTION_TOKEN.match(line) is not None or _CODE_CHARACTERS.search(line) is not None
 
 
 def _entry_row(row: str, later: str, section: str) -> bool:
@@ -530,23 +545,30 @@ def corroborates(
             continue
         if len(words & answer) < CORROBORATING and not figures(sentence) & values:
             continue
-        if not any(_copies(excerpt.quote, quote) for quote in cited):
+        if not any(copies(excerpt.quote, quote) for quote in cited):
             return True
     return False
 
 
-COPIED = 6  # words in a row two quotes share when one copies the other
+COPIED = 6  # words a sentence has at least, for one found whole in another quote to be a copy
 
 
-def _copies(quote: str, other: str) -> bool:
-    """`quote` repeats COPIED words in a row of `other`: the same text (another rendering of a
-    page, a shared include), not another source saying it."""
+def copies(quote: str, other: str) -> bool:
+    """A sentence of `quote` (of COPIED words or more) is found whole in `other`, word for word,
+    case and punctuation aside: the same text (another rendering of a page, `git-rebase.txt`
+    beside `git-rebase.html`), not another source saying it. A release note restating the
+    reference in words of its own ("A new hashlib.pbkdf2_hmac() function provides ...") is
+    another source."""
+    return _found_whole(quote, other) or _found_whole(other, quote)  # either may be cut short
 
-    def runs(text: str) -> set[tuple[str, ...]]:
-        words = re.findall(r"[a-z0-9]+", text.lower())
-        return {tuple(words[n : n + COPIED]) for n in range(len(words) - COPIED + 1)}
 
-    return bool(runs(quote) & runs(other))
+def _found_whole(quote: str, other: str) -> bool:
+    text = " " + " ".join(re.findall(r"[a-z0-9]+", other.lower())) + " "
+    for sentence in SENTENCE.split(quote):
+        words = re.findall(r"[a-z0-9]+", sentence.lower())
+        if len(words) >= COPIED and f" {' '.join(words)} " in text:
+            return True
+    return False
 
 
 # Words that reverse what a question asks ("without keeping them alive", "not a ZIP archive",
@@ -638,8 +660,11 @@ def _excerpts(
     previous = before.rsplit("\n\n", 1)[-1]
     signature = previous if _signature(previous) else ""
     opens = bool(signature)
-    if signature and _entry_row(further, signature, passage.section):
-        signature = further  # the table's row naming the entry, not its last row
+    # the table's row naming the entry, not its last row; a definition list's terms, not its last
+    if signature and (
+        _entry_row(further, signature, passage.section) or further.endswith(f"\n{signature}")
+    ):
+        signature = further
     # or under one further back, its prose continuing: not its opening
     signature = signature or further
     for paragraph in _split_terms(passage.text.split("\n\n")):
@@ -652,7 +677,10 @@ def _excerpts(
             # Code defines nothing: the prose after a session is not the session's definition,
             # but it is still the definition's above it (an example inside it).
             if _signature(paragraph) and not _entry_row(signature, paragraph, passage.section):
-                signature = paragraph
+                # a definition list's terms one after another (`--autosquash`, then
+                # `--no-autosquash`) all name what the prose below defines
+                joined = opens and _terms(signature) and _terms(paragraph)
+                signature = f"{signature}\n{paragraph}" if joined else paragraph
             opens = _signature(paragraph)
             continue
         # What the heading or the signature above names, its argument list aside: the text under
@@ -1129,7 +1157,8 @@ def _sentence_answers(
     )
     under = [name for name in things if holds_name(name, defined) and qualified]
     quantity = quantity_asked(wanted.question)
-    if quantity and not _QUANTITY.search(statement):
+    # (an aside may state it: "... beyond renames (works only for a single file)")
+    if quantity and not _QUANTITY.search(sentence):
         return False
     light = quantity | LIGHT
     # "How does X differ from Y": the contrast says it, not the word "differ"

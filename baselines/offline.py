@@ -45,6 +45,7 @@ from baselines.excerpts import (
     answers,
     best_excerpt,
     code_words,
+    copies,
     corroborates,
     holds_name,
     inner_capital,
@@ -601,6 +602,10 @@ def _another_source(
             values: set[str] = values,
             cited: list[str] = cited,
         ) -> bool:
+            # the same text in another rendering of the page (`git-rebase.txt` beside
+            # `git-rebase.html`) is not another source, whichever test it passes
+            if any(copies(excerpt.quote, quote) for quote in cited):
+                return False
             return answers(excerpt, wanted) or corroborates(excerpt, wanted, answer, cited, values)
 
         strong = best_excerpt(

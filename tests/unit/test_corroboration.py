@@ -5,7 +5,7 @@ own vocabulary (`baselines.offline._common_words`)."""
 
 from __future__ import annotations
 
-from baselines.excerpts import Passage, _excerpts, corroborates
+from baselines.excerpts import Passage, _excerpts, copies, corroborates
 from baselines.offline import Seen, _common_words
 from tests.unit.test_strongest_test import _wanted_of
 from workflows.substance import keywords
@@ -44,9 +44,21 @@ def test_a_page_saying_the_answer_again_in_its_own_words_corroborates_it() -> No
 
 
 def test_the_same_text_in_another_rendering_is_not_another_source() -> None:
-    copy = "nlargest() returns a list with the n largest elements from the dataset defined by it."
-    assert not _says(copy)
-    assert _says(copy, cited=[]), "said in words of its own, it would corroborate"
+    html = (
+        "By default, a rebase will simply drop merge commits from the todo list, and put the "
+        "rebased commits into a single, linear branch. With --rebase-merges, it keeps them."
+    )
+    txt = "By default, a rebase will simply drop merge commits from the `todo` list, and put the"
+    assert copies(txt, html) and copies(html, txt), "a rendering's sentence, cut short or not"
+    note = (
+        "A new hashlib.pbkdf2_hmac() function provides the PKCS#5 password-based key "
+        "derivation function 2."
+    )
+    reference = "The function provides PKCS#5 password-based key derivation function 2."
+    assert not copies(note, reference), "a release note restating it in its own sentence"
+    again = "nlargest() returns a list with the n largest elements from the dataset it reads."
+    assert _says(again, cited=[])
+    assert not _says(again, cited=[again]), "a quote already cited is no further source"
 
 
 def test_a_value_the_settled_answer_states_corroborates_it_when_said_again() -> None:

@@ -571,3 +571,42 @@ def test_a_reference_table_s_row_naming_its_entry_is_the_signature_not_its_defau
             "Syntax: | MaxRequests number"
         }
         assert not quote_settles(wanted, passages, "S1", prose), "it does not say what 0 means"
+
+
+def test_a_definition_list_s_terms_all_name_what_the_prose_below_defines() -> None:
+    """`--autosquash` then `--no-autosquash`, each a term of its own above one definition: the
+    prose is `--autosquash`'s too, in the passage or after the passage the terms end."""
+    wanted = _wanted_of(
+        "How do I clean up a branch's history with tool rebase?",
+        "What does tool rebase --autosquash do with commits whose message begins with fixup!?",
+        "What does tool rebase do with merge commits?",
+    )
+    says = (
+        'When the commit message begins with "fixup! ...", automatically modify the todo list '
+        "so that the commit marked for squashing comes right after the commit to be modified."
+    )
+    where = {"section": "OPTIONS", "title": "tool-rebase(1)", "site": "tool-scm.example"}
+    terms = "--autosquash\n\n--no-autosquash"
+    assert _settles_for(wanted, says, f"{terms}\n\n{says}", **where)
+    passages = {
+        "S1.P1": Passage(
+            "S1", f"See also the options below.\n\n{terms}", "OPTIONS", **_page(where)
+        ),
+        "S1.P2": Passage("S1", says, "OPTIONS", **_page(where)),
+    }
+    assert quote_settles(wanted, passages, "S1", says)
+    assert not _settles_for(wanted, says, f"--no-autosquash\n\n{says}", **where)
+
+
+def test_a_quantity_asked_may_be_stated_in_the_sentence_s_aside() -> None:
+    """'for how many files does it work?': '(works only for a single file)' states it."""
+    wanted = _wanted_of(
+        "How do I follow a file's history with tool log?",
+        "What does tool log --follow do, and for how many files does it work?",
+        "What does tool log --first-parent do?",
+    )
+    where = {"section": "OPTIONS", "title": "tool-log(1)", "site": "tool-scm.example"}
+    says = "Continue listing the history of a file beyond renames (works only for a single file)."
+    assert _settles_for(wanted, says, f"--follow::\n\n{says}", **where)
+    vague = "Continue listing the history of a file beyond renames."
+    assert not _settles_for(wanted, vague, f"--follow::\n\n{vague}", **where)
