@@ -485,17 +485,17 @@ def answers(excerpt: Excerpt, wanted: Wanted) -> bool:
         about = bool(wanted.content) and wanted.content[0] in keywords(f"{defined} {opening}")
     whole = f"{defined} {said}"
     named = all(holds_name(name, f"{whole} {excerpt.lead_in}") for name in codes)
-    # As for the strongest test: the page's title and the site's host name what every sentence
-    # of the page is about (`git-cherry-pick(1)` on git-scm.com), and "how long" asks for a
-    # quantity the answer states, not for the word.
+    # "How long" asks for a quantity the excerpt states, not for the word.
+    quantity = quantity_asked(wanted.question)
+    if quantity and not _QUANTITY.search(said):
+        return False
     missing = (
         set(wanted.content)
         - keywords(
             f"{whole} {excerpt.lead_in if len(codes) > 1 else ''} "
             f"{' '.join(wanted.qualifiers) if qualified else ''}"
         )
-        - shown_words(f"{excerpt.title} {excerpt.site}")
-        - quantity_asked(wanted.question)
+        - quantity
     )
     # What the question names pins down what it is about; one of its other words may then be
     # said otherwise ("remove whole directory trees" for what `shutil.rmtree` deletes), unless
@@ -518,6 +518,7 @@ def corroborates(
     answer: set[str],
     cited: list[str],
     values: set[str] | frozenset[str] = frozenset(),
+    settled: str = "",
 ) -> bool:
     """A further source that says again what the question's settled answer says: one of its
     sentences names what the question names (as code; with no code, its most specific word),
@@ -527,7 +528,10 @@ def corroborates(
     module has two new functions nlargest() and nsmallest() that use heaps to find the N largest
     or smallest values in a dataset" says again "Return a list with the n largest elements from
     the dataset". A copy of a quote already cited (`cited`: the same page in another rendering)
-    is not another source."""
+    is not another source. A sentence that reverses where the settled answer (`settled`) does
+    not ("no longer builds a list") says otherwise; a value is said again only with a word the
+    question asks besides its names ("The default IdleTimeout of 5 seconds", not "Setting
+    IdleTimeout below 5 seconds is discouraged")."""
     if excerpt.field is not None or not wanted.lead:
         return False
     if not keeps_reversal(wanted, excerpt.quote):
@@ -543,7 +547,11 @@ def corroborates(
                 continue
         elif wanted.lead[0] not in words:
             continue
-        if len(words & answer) < CORROBORATING and not figures(sentence) & values:
+        if _negates(sentence, words & answer) and not _REVERSAL.search(settled):
+            continue
+        named = {word for name in wanted.codes for word in keywords(name)} | {wanted.lead[0]}
+        valued = bool(figures(sentence) & values and words & set(wanted.content) - named)
+        if len(words & answer) < CORROBORATING and not valued:
             continue
         if not any(copies(excerpt.quote, quote) for quote in cited):
             return True
@@ -551,6 +559,19 @@ def corroborates(
 
 
 COPIED = 6  # words a sentence has at least, for one found whole in another quote to be a copy
+
+
+def _negates(sentence: str, shared: set[str]) -> bool:
+    """A reversal comes before the first word `sentence` shares with the answer: it says the
+    answer is not so ("no longer builds a list: it yields the largest elements"), where one
+    after it qualifies ("... in a dataset without the expense of a full sort")."""
+    reversal = _REVERSAL.search(sentence)
+    if reversal is None:
+        return False
+    for match in re.finditer(r"\S+", sentence):
+        if keywords(match.group()) & shared:
+            return reversal.start() < match.start()
+    return True
 
 
 def copies(quote: str, other: str) -> bool:
@@ -1048,7 +1069,7 @@ def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
             wanted,
             # the definition's opening, or the sentence after it that points back to it
             # ("Usually the command creates commits. This flag applies the changes ...")
-            first=excerpt.opens and (number == 0 or (number == 1 and _points_back(sentence))),
+            first=excerpt.opens and (number == 0 or (number == 1 and _goes_on(sentence, wanted))),
             before=sentences[number - 1] if number else "",
         )
         for number, sentence in enumerate(sentences)
@@ -1107,8 +1128,41 @@ def _numbers_asked(question: str) -> list[str]:
     return _DIGITS.findall(_CALL.sub(" ", _VERSIONED.sub(" ", question)))
 
 
+_POINTS_AT_OPENING = re.compile(
+    r"^(?:(?:if|when|once|unless|while|because|since|as)\s+)?(?:it|its|they|their|this|these|such)\b",
+    re.IGNORECASE,
+)
+
+
+def _names_another(text: str, names: set[str]) -> bool:
+    """`text` writes a name (as code, or with an inner capital) none of whose words is one of
+    `names`: something else a sentence after it may point to."""
+    for token in text.split():
+        token = token.strip("?!,;:.()[]'\"`")
+        if (inner_capital(token) or _code_tokens(token)) and not keywords(token) & names:
+            return True
+    return False
+
+
+def _goes_on(sentence: str, wanted: Wanted) -> bool:
+    """`sentence` points back to the entry's opening and says a word the question asks besides
+    its names ("This flag applies the changes necessary to cherry-pick ...", not "This is not
+    what most scripts expect")."""
+    named = {word for name in wanted.codes for word in keywords(name)}
+    return _points_back(sentence) and bool(keywords(sentence) & set(wanted.content) - named)
+
+
+def _quantity_aside(sentence: str, wanted: Wanted) -> bool:
+    asides = re.findall(r"\(([^()]*)\)", _LEADING_LABEL.sub("", sentence, count=1))
+    named = {word for name in wanted.codes for word in keywords(name)}
+    return any(
+        _QUANTITY.search(aside) and keywords(aside) & set(wanted.content) - named
+        for aside in asides
+    )
+
+
 def _says_number(number: str, sentence: str) -> bool:
-    return re.search(rf"(?<![\d.]){re.escape(number)}(?!\d)", sentence) is not None
+    return re.search(rf"(?<![\d.]){re.escape(number)}(?!\.?\d)", sentence) is not None
 
 
 def _sentence_answers(
@@ -1139,10 +1193,15 @@ def _sentence_answers(
     # the sentence before says is not said by this one.
     # What it says of the name is its own: a number the question sets ("setting MaxRequests to
     # 0") is in it ("This setting defaults to 100" is not what setting it to 0 does).
-    if before and _points_back(sentence):
+    # It opens pointing back ("If it ...", "This setting ..."; not "Unlike these limits,
+    # setting Timeout ..."), and the sentence before names nothing else it could point to ("see
+    # also the IdleTimeout directive").
+    if before and _POINTS_AT_OPENING.match(_LEADING_LABEL.sub("", sentence, count=1)):
         if not all(_says_number(number, sentence) for number in _numbers_asked(wanted.question)):
             return False
-        own |= keywords(before) & above & (set(wanted.lead) | named)
+        borrowed = keywords(before) & above & (set(wanted.lead) | named)
+        if borrowed and not _names_another(before, borrowed):
+            own |= borrowed
     qualifying = {word for name in wanted.qualifiers for word in keywords(name)}
     things = wanted.things
     # It sits under the definition of what the question names: the heading or signature above
@@ -1152,13 +1211,19 @@ def _sentence_answers(
     # `limit_denominator()`): a plain word ("from the queue") is no qualifier
     where = f"{excerpt.above} {excerpt.title} {excerpt.lead_in}"
     qualified = all(
-        holds_name(name, where) or (name != name.lower() and holds_name(name, statement))
+        holds_name(name, where)
+        or (
+            name != name.lower()
+            and holds_name(name, statement)
+            and keywords(name) <= keywords(f"{excerpt.title} {excerpt.above}")
+        )
         for name in wanted.qualifiers
     )
     under = [name for name in things if holds_name(name, defined) and qualified]
     quantity = quantity_asked(wanted.question)
-    # (an aside may state it: "... beyond renames (works only for a single file)")
-    if quantity and not _QUANTITY.search(sentence):
+    # (an aside may state it with a word the question asks: "... beyond renames (works only for
+    # a single file)", not "(since 2.1)")
+    if quantity and not _QUANTITY.search(statement) and not _quantity_aside(sentence, wanted):
         return False
     light = quantity | LIGHT
     # "How does X differ from Y": the contrast says it, not the word "differ"

@@ -594,6 +594,7 @@ def _another_source(
         answer = _answer_words(question, wanted, request, seen)
         values = _answer_values(question, wanted, seen)
         cited = [quote for _, quote in seen.quotes.values()]
+        settled = " ".join(seen.claims[eid] for eid in _settling(question, wanted, seen))
 
         def says(
             excerpt: Excerpt,
@@ -601,12 +602,15 @@ def _another_source(
             answer: set[str] = answer,
             values: set[str] = values,
             cited: list[str] = cited,
+            settled: str = settled,
         ) -> bool:
             # the same text in another rendering of the page (`git-rebase.txt` beside
             # `git-rebase.html`) is not another source, whichever test it passes
             if any(copies(excerpt.quote, quote) for quote in cited):
                 return False
-            return answers(excerpt, wanted) or corroborates(excerpt, wanted, answer, cited, values)
+            return answers(excerpt, wanted) or corroborates(
+                excerpt, wanted, answer, cited, values, settled
+            )
 
         strong = best_excerpt(
             wanted,

@@ -5,7 +5,7 @@ own vocabulary (`baselines.offline._common_words`)."""
 
 from __future__ import annotations
 
-from baselines.excerpts import Passage, _excerpts, copies, corroborates
+from baselines.excerpts import Passage, _excerpts, answers, copies, corroborates
 from baselines.offline import Seen, _common_words
 from tests.unit.test_strongest_test import _wanted_of
 from workflows.substance import keywords
@@ -87,3 +87,31 @@ def test_words_most_passages_read_hold_are_the_corpus_s_not_an_answer_s() -> Non
     common = _common_words(seen)
     assert keywords("commit tree branch") <= common
     assert not keywords("shallow reflog clone") & common
+
+
+def test_a_sentence_saying_the_answer_is_not_so_or_using_its_value_otherwise_is_no_source() -> None:
+    """A review's wrong passes, each refused: a reversal before the answer's words ("no longer
+    builds a list") says otherwise, one after them qualifies ("without a full sort", above);
+    the value said again needs a word the question asks besides its names; and "how long" is
+    answered by a quantity, in `answers` as in the strongest test."""
+    contrary = (
+        "Since 3.0, nlargest() no longer builds a list: it yields the largest dataset lazily."
+    )
+    assert not _says(contrary)
+    wanted = _wanted_of(
+        "How do I tune persistent connections in the queue server?",
+        "How long does the queue server wait for a next request by default (IdleTimeout)?",
+        "What does setting MaxRequests to 0 do?",
+    )
+    other = "Setting IdleTimeout below 5 seconds is discouraged on slow networks."
+    passage = Passage("S2", other, "Tuning", "Performance tuning")
+    assert not any(
+        corroborates(excerpt, wanted, set(), ["Default: | IdleTimeout 5"], {"5"})
+        for excerpt in _excerpts("S2.P1", passage, wanted)
+    )
+    vague = (
+        "The IdleTimeout directive sets how the queue server waits for a next request on a "
+        "persistent connection before it closes it."
+    )
+    passage = Passage("S3", vague, "IdleTimeout Directive", "core")
+    assert not any(answers(e, wanted) for e in _excerpts("S3.P1", passage, wanted))

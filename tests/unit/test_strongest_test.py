@@ -610,3 +610,48 @@ def test_a_quantity_asked_may_be_stated_in_the_sentence_s_aside() -> None:
     assert _settles_for(wanted, says, f"--follow::\n\n{says}", **where)
     vague = "Continue listing the history of a file beyond renames."
     assert not _settles_for(wanted, vague, f"--follow::\n\n{vague}", **where)
+
+
+def test_what_a_borrowed_name_needs_of_the_sentence_that_points_back() -> None:
+    """A review's wrong passes, each refused: the number set is the sentence's as a number
+    ("0.25" is not 0); the sentence before names nothing else "it" could be (IdleTimeout); the
+    sentence opens pointing back ("Unlike these limits, setting Timeout ..." does not); the second
+    sentence of an entry says a word asked, not a remark; a class named in the sentence
+    qualifies only on its page (Decimal on the fractions page does not); a quantity in an aside
+    comes with a word asked ("(since 2.1)" states none)."""
+    wanted = _wanted_of(
+        "How do I tune persistent connections in the queue server?",
+        "What does setting MaxRequests to 0 do?",
+        "How long does the queue server wait for a next request?",
+    )
+    entry = {"section": "MaxRequests Directive", "title": "Queue server core features"}
+    limits = "The MaxRequests directive limits the number of requests allowed per connection."
+    for quote in (
+        f"{limits} This setting defaults to 0.25 of the pool, the share most sites keep.",
+        "The MaxRequests directive limits the number of requests allowed per connection; see "
+        "also the IdleTimeout directive. If it is set to 0, the server waits forever.",
+        f"{limits} Unlike these limits, setting Timeout to 0 disables waiting altogether.",
+    ):
+        assert not _settles_for(wanted, quote, quote, **entry), quote
+    pick = _wanted_of(
+        "How do I copy commits between branches with tool pick?",
+        "What does tool pick --no-commit do?",
+        "What does tool pick -x add to the message?",
+    )
+    remark = (
+        "Usually the command automatically creates a sequence of commits. This is not what most "
+        "scripts expect, so take care when scripting it."
+    )
+    where = {"section": "OPTIONS", "title": "tool-pick(1)", "site": "tool-scm.example"}
+    assert not _settles_for(pick, remark, f"-n::\n--no-commit::\n\n{remark}", **where)
+    decimal = _wanted_of(
+        "How do I convert floats exactly?", "What does Decimal.from_float do?", "Why is 0.1 off?"
+    )
+    says = (
+        "Alternative constructor which only accepts float or int; a Decimal goes to from_decimal()."
+    )
+    fractions = {"section": "fractions — Rational numbers", "title": "fractions — Rational numbers"}
+    assert not _settles_for(decimal, says, f"from_float(flt)\n\n{says}", **fractions)
+    since = "The queue.purge function waits for the lock before deleting messages (since 2.1)."
+    page = f"{SIGNATURE}\n\n{OPENING}\n\n{since}"
+    assert not _settles("How long does queue.purge wait for a lock?", since, page)
