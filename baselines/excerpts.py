@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from workflows.contracts import DecideInput
@@ -85,6 +86,11 @@ class Wanted:
     content: list[str] = field(default_factory=list)  # every word but its framing ("do", "return")
     shared: list[str] = field(default_factory=list)  # of those, what another sub-question asks too
     question: str = ""  # as written: the host checks a quote's own words against it
+
+    @property
+    def name_words(self) -> set[str]:
+        """The words of every name it writes as code (`lru_cache`, `functools` ...)."""
+        return {word for name in self.codes for word in keywords(name)}
 
     @property
     def things(self) -> list[str]:
@@ -517,7 +523,7 @@ def corroborates(
     wanted: Wanted,
     answer: set[str],
     cited: list[str],
-    values: set[str] | frozenset[str] = frozenset(),
+    values: AbstractSet[str] = frozenset(),
     settled: str = "",
 ) -> bool:
     """A further source that says again what the question's settled answer says: one of its
@@ -536,6 +542,8 @@ def corroborates(
         return False
     if not keeps_reversal(wanted, excerpt.quote):
         return False
+    if any(copies(excerpt.quote, quote) for quote in cited):
+        return False
     ours = set(wanted.codes)
     for sentence in SENTENCE.split(excerpt.quote):
         written = _written_names(sentence, ours)
@@ -549,11 +557,9 @@ def corroborates(
             continue
         if _negates(sentence, words & answer) and not _REVERSAL.search(settled):
             continue
-        named = {word for name in wanted.codes for word in keywords(name)} | {wanted.lead[0]}
+        named = wanted.name_words | {wanted.lead[0]}
         valued = bool(figures(sentence) & values and words & set(wanted.content) - named)
-        if len(words & answer) < CORROBORATING and not valued:
-            continue
-        if not any(copies(excerpt.quote, quote) for quote in cited):
+        if len(words & answer) >= CORROBORATING or valued:
             return True
     return False
 
@@ -1078,12 +1084,15 @@ def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
 
 # A sentence that points back ("It", "This option", "The size of these chunks", "Such a
 # value") is about what the sentence before it names: it is quoted with that one.
-_POINTS_BACK = re.compile(
+_POINTS_AT = (
     r"^(?:(?:if|when|once|unless|while|because|since|as)\s+)?"
     r"(?:it|its|they|their|this|these|such)\b"
-    r"|^(?:\S+\s+){0,4}(?:this|these|such)\s+[a-z]+",
-    re.IGNORECASE,
 )
+_POINTS_BACK = re.compile(
+    _POINTS_AT + r"|^(?:\S+\s+){0,4}(?:this|these|such)\s+[a-z]+", re.IGNORECASE
+)
+# only at its opening ("If it ...", "This setting ..."; not "Unlike these limits, ...")
+_POINTS_AT_OPENING = re.compile(_POINTS_AT, re.IGNORECASE)
 
 
 _DOUBLED = re.compile(r"([bdgmnprt])\1$")
@@ -1128,12 +1137,6 @@ def _numbers_asked(question: str) -> list[str]:
     return _DIGITS.findall(_CALL.sub(" ", _VERSIONED.sub(" ", question)))
 
 
-_POINTS_AT_OPENING = re.compile(
-    r"^(?:(?:if|when|once|unless|while|because|since|as)\s+)?(?:it|its|they|their|this|these|such)\b",
-    re.IGNORECASE,
-)
-
-
 def _names_another(text: str, names: set[str]) -> bool:
     """`text` writes a name (as code, or with an inner capital) none of whose words is one of
     `names`: something else a sentence after it may point to."""
@@ -1148,13 +1151,13 @@ def _goes_on(sentence: str, wanted: Wanted) -> bool:
     """`sentence` points back to the entry's opening and says a word the question asks besides
     its names ("This flag applies the changes necessary to cherry-pick ...", not "This is not
     what most scripts expect")."""
-    named = {word for name in wanted.codes for word in keywords(name)}
+    named = wanted.name_words
     return _points_back(sentence) and bool(keywords(sentence) & set(wanted.content) - named)
 
 
 def _quantity_aside(sentence: str, wanted: Wanted) -> bool:
     asides = re.findall(r"\(([^()]*)\)", _LEADING_LABEL.sub("", sentence, count=1))
-    named = {word for name in wanted.codes for word in keywords(name)}
+    named = wanted.name_words
     return any(
         _QUANTITY.search(aside) and keywords(aside) & set(wanted.content) - named
         for aside in asides
@@ -1186,16 +1189,12 @@ def _sentence_answers(
     # [-u|--include-untracked]`) are options it lists, not what the text under it defines
     defined = _aside(excerpt.above)
     above = keywords(defined)
-    named = {word for name in wanted.codes for word in keywords(name)}
-    # A sentence that points back ("If it is set to 0, ...") after one naming what the heading
-    # or signature above defines ("The MaxRequests directive limits ...", under "MaxRequests
-    # Directive") is about that: the name the two share is its own. Only the name: what else
-    # the sentence before says is not said by this one.
-    # What it says of the name is its own: a number the question sets ("setting MaxRequests to
-    # 0") is in it ("This setting defaults to 100" is not what setting it to 0 does).
-    # It opens pointing back ("If it ...", "This setting ..."; not "Unlike these limits,
-    # setting Timeout ..."), and the sentence before names nothing else it could point to ("see
-    # also the IdleTimeout directive").
+    named = wanted.name_words
+    # A sentence opening pointing back ("If it is set to 0, ...") after one naming what the
+    # heading or signature above defines ("The MaxRequests directive limits ...", under
+    # "MaxRequests Directive"), and nothing else it could point to ("see also the IdleTimeout
+    # directive"), is about that: the name the two share is its own. Only the name: a number
+    # the question sets is in it ("This setting defaults to 100" is not what 0 does).
     if before and _POINTS_AT_OPENING.match(_LEADING_LABEL.sub("", sentence, count=1)):
         if not all(_says_number(number, sentence) for number in _numbers_asked(wanted.question)):
             return False

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -204,7 +205,7 @@ def _read_back(question: Question, request: DecideInput, seen: Seen) -> ToolCall
     wanted = wanted_words(question, request)
     if not wanted.things:
         return None
-    lead = set(wanted.lead) - {word for name in wanted.codes for word in keywords(name)}
+    lead = set(wanted.lead) - wanted.name_words
     for passage_id, passage in seen.passages.items():
         source = passage.source_id
         done = sum(1 for read, _ in seen.backs if read == source)
@@ -263,11 +264,23 @@ def _corroborations(request: DecideInput, seen: Seen) -> list[str]:
     return queries
 
 
-def _answer_words(question: Question, wanted: Wanted, request: DecideInput, seen: Seen) -> set[str]:
-    """What the settled answers of `question` say that neither it nor the brief asks, nor the
-    title and heading of the page they are quoted from (`re — Regular expression operations`:
-    what the page is about, not what the answer says): the words a page saying the same
-    answer says again."""
+@dataclass(frozen=True)
+class Settled:
+    """What the settled answers of a question say: the claims, the words a page saying the same
+    answer says again (`words`) and the values they state (`values`)."""
+
+    claims: str
+    words: set[str]
+    values: set[str]
+
+
+def _settled(
+    question: Question, wanted: Wanted, request: DecideInput, seen: Seen, common: set[str]
+) -> Settled:
+    """The settled answers of `question`: their words that neither it nor the brief asks, nor
+    the title and heading of the page they are quoted from (`re — Regular expression
+    operations`: what the page is about, not what the answer says), nor the corpus's own
+    (`common`); and the values they state that it does not ("Default: KeepAliveTimeout 5": 5)."""
     asked = keywords(question.text) | keywords(request.brief.question) | GENERIC | LIGHT
     claims = []
     for eid in _settling(question, wanted, seen):
@@ -279,14 +292,8 @@ def _answer_words(question: Question, wanted: Wanted, request: DecideInput, seen
                 asked |= keywords(passage.title)
                 if opening in " ".join(passage.text.split()):
                     asked |= keywords(passage.section)
-    return keywords(" ".join(claims)) - asked - _common_words(seen)
-
-
-def _answer_values(question: Question, wanted: Wanted, seen: Seen) -> set[str]:
-    """The values the settled answers of `question` state that it does not ("Default:
-    KeepAliveTimeout 5": 5)."""
-    claims = " ".join(seen.claims[eid] for eid in _settling(question, wanted, seen))
-    return figures(claims) - figures(question.text)
+    said = " ".join(claims)
+    return Settled(said, keywords(said) - asked - common, figures(said) - figures(question.text))
 
 
 COMMON_SHARE = 0.5  # of the passages read: a word in more is the corpus's, not an answer's
@@ -581,6 +588,9 @@ def _another_source(
     if among is not None and not among:
         return None
     leads = _leads(request, seen, among)
+    cited = [quote for _, quote in seen.quotes.values()]
+    common: set[str] | None = None  # the corpus's own words, counted once a turn
+    answers_of: dict[str, Settled] = {}  # each question's settled answer, worked out once
     for _, question, wanted, hit, shown in sorted(leads, key=lambda o: o[0]):
         # Two names compared ("re.match and re.search") are looked for together: the passages
         # holding both, not the first that mentions one.
@@ -591,34 +601,16 @@ def _another_source(
                 return tool_call(READ_PAGE, url=hit.url, find=(together + shown)[0])
             continue
         # or, of a settled question, it says again what its answer says (`corroborates`)
-        answer = _answer_words(question, wanted, request, seen)
-        values = _answer_values(question, wanted, seen)
-        cited = [quote for _, quote in seen.quotes.values()]
-        settled = " ".join(seen.claims[eid] for eid in _settling(question, wanted, seen))
-
-        def says(
-            excerpt: Excerpt,
-            wanted: Wanted,
-            answer: set[str] = answer,
-            values: set[str] = values,
-            cited: list[str] = cited,
-            settled: str = settled,
-        ) -> bool:
-            # the same text in another rendering of the page (`git-rebase.txt` beside
-            # `git-rebase.html`) is not another source, whichever test it passes
-            if any(copies(excerpt.quote, quote) for quote in cited):
-                return False
-            return answers(excerpt, wanted) or corroborates(
-                excerpt, wanted, answer, cited, values, settled
-            )
-
+        if question.id not in answers_of:
+            common = _common_words(seen) if common is None else common
+            answers_of[question.id] = _settled(question, wanted, request, seen, common)
         strong = best_excerpt(
             wanted,
             seen.passages,
             seen.used_quotes,
             {source_id},
             1,  # `answers` asks for every word but one
-            about=says,
+            about=partial(_says_again, settled=answers_of[question.id], cited=cited),
         )
         if strong is not None:
             return record_call(question, strong, seen)
@@ -631,6 +623,16 @@ def _another_source(
         if more is not None:
             return tool_call(READ_PAGE, source_id=source_id, **more)
     return None
+
+
+def _says_again(excerpt: Excerpt, wanted: Wanted, *, settled: Settled, cited: list[str]) -> bool:
+    """A further source's excerpt says what is asked (`answers`) or again what the settled
+    answer says (`corroborates`), and is not the same text as a quote already cited (another
+    rendering of the page, `git-rebase.txt` beside `git-rebase.html`), whichever test it
+    passes."""
+    if answers(excerpt, wanted):
+        return not any(copies(excerpt.quote, quote) for quote in cited)
+    return corroborates(excerpt, wanted, settled.words, cited, settled.values, settled.claims)
 
 
 Lead = tuple[tuple[int, int, int, int, int], Question, Wanted, SearchResultItem, list[str]]

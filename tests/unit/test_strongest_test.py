@@ -486,47 +486,48 @@ def test_the_entry_the_question_names_may_say_one_word_otherwise() -> None:
     assert not _settles_for(wanted, quote.replace("max_size", "max_rate"), f"{other}\n\n{says}")
 
 
+MAX_REQUESTS = _wanted_of(
+    "How do I tune persistent connections in the queue server?",
+    "What does setting MaxRequests to 0 do?",
+    "How long does the queue server wait for a next request?",
+)
+MAX_REQUESTS_ENTRY = {"section": "MaxRequests Directive", "title": "Queue server core features"}
+LIMITS = "The MaxRequests directive limits the number of requests allowed per connection."
+PICK = _wanted_of(
+    "How do I copy commits between branches with tool pick?",
+    "What does tool pick --no-commit do?",
+    "What does tool pick -x add to the message?",
+)
+PICK_PAGE = {"section": "OPTIONS", "title": "tool-pick(1)", "site": "tool-scm.example"}
+PICK_OPENING = "Usually the command automatically creates a sequence of commits."
+
+
 def test_a_sentence_pointing_back_under_an_entry_says_the_entry_s_name() -> None:
     """'If it is set to 0, ...' after 'The MaxRequests directive limits ...', under the
     MaxRequests heading, is about MaxRequests: the name the sentence before and the heading
     share is its own. Only the name: a number the question sets is the sentence's, and under a
     heading that defines something else the sentence says nothing of MaxRequests."""
-    wanted = _wanted_of(
-        "How do I tune persistent connections in the queue server?",
-        "What does setting MaxRequests to 0 do?",
-        "How long does the queue server wait for a next request?",
-    )
-    limits = "The MaxRequests directive limits the number of requests allowed per connection."
-    entry = {"section": "MaxRequests Directive", "title": "Queue server core features"}
-    says = f"{limits} If it is set to 0, unlimited requests will be allowed."
-    assert _settles_for(wanted, says, says, **entry)
-    other = f"{limits} This setting defaults to 100, the number most sites keep."
-    assert not _settles_for(wanted, other, other, **entry), "not what setting it to 0 does"
+    says = f"{LIMITS} If it is set to 0, unlimited requests will be allowed."
+    assert _settles_for(MAX_REQUESTS, says, says, **MAX_REQUESTS_ENTRY)
+    other = f"{LIMITS} This setting defaults to 100, the number most sites keep."
+    assert not _settles_for(MAX_REQUESTS, other, other, **MAX_REQUESTS_ENTRY), "not what 0 does"
     notes = {"section": "Release notes", "title": "Queue server core features"}
-    assert not _settles_for(wanted, says, says, **notes), "the heading defines something else"
+    assert not _settles_for(MAX_REQUESTS, says, says, **notes), "the heading defines another"
 
 
 def test_the_sentence_after_an_entry_s_opening_that_points_back_to_it_says_what_it_does() -> None:
     """'What does tool pick --no-commit do?': the entry's opening ('Usually the command creates
     commits.') says nothing of the flag; the sentence after it ('This flag applies ...') does,
     and is quoted with the opening. Further on, a remark is no answer to what it does."""
-    wanted = _wanted_of(
-        "How do I copy commits between branches with tool pick?",
-        "What does tool pick --no-commit do?",
-        "What does tool pick -x add to the message?",
-    )
-    opening = "Usually the command automatically creates a sequence of commits."
     flag = (
         "This flag applies the changes necessary to pick each named commit to your working "
         "tree and the index, without making any commit."
     )
-    where = {"section": "OPTIONS", "title": "tool-pick(1)", "site": "tool-scm.example"}
-    quote = f"{opening} {flag}"
-    assert _settles_for(wanted, quote, f"-n::\n--no-commit::\n\n{quote}", **where)
-    remark = "It is handy in scripts."
-    later = f"{opening} {remark} {flag}"
+    quote = f"{PICK_OPENING} {flag}"
+    assert _settles_for(PICK, quote, f"-n::\n--no-commit::\n\n{quote}", **PICK_PAGE)
+    later = f"{PICK_OPENING} It is handy in scripts. {flag}"
     page = f"-n::\n--no-commit::\n\n{later}"
-    assert not _settles_for(wanted, later, page, **where), "a remark further on"
+    assert not _settles_for(PICK, later, page, **PICK_PAGE), "a remark further on"
 
 
 def test_a_class_the_sentence_names_qualifies_the_method_above_it() -> None:
@@ -619,31 +620,16 @@ def test_what_a_borrowed_name_needs_of_the_sentence_that_points_back() -> None:
     sentence of an entry says a word asked, not a remark; a class named in the sentence
     qualifies only on its page (Decimal on the fractions page does not); a quantity in an aside
     comes with a word asked ("(since 2.1)" states none)."""
-    wanted = _wanted_of(
-        "How do I tune persistent connections in the queue server?",
-        "What does setting MaxRequests to 0 do?",
-        "How long does the queue server wait for a next request?",
-    )
-    entry = {"section": "MaxRequests Directive", "title": "Queue server core features"}
-    limits = "The MaxRequests directive limits the number of requests allowed per connection."
     for quote in (
-        f"{limits} This setting defaults to 0.25 of the pool, the share most sites keep.",
+        f"{LIMITS} This setting defaults to 0.25 of the pool, the share most sites keep.",
         "The MaxRequests directive limits the number of requests allowed per connection; see "
         "also the IdleTimeout directive. If it is set to 0, the server waits forever.",
-        f"{limits} Unlike these limits, setting Timeout to 0 disables waiting altogether.",
+        f"{LIMITS} Unlike these limits, setting Timeout to 0 disables waiting altogether.",
     ):
-        assert not _settles_for(wanted, quote, quote, **entry), quote
-    pick = _wanted_of(
-        "How do I copy commits between branches with tool pick?",
-        "What does tool pick --no-commit do?",
-        "What does tool pick -x add to the message?",
-    )
-    remark = (
-        "Usually the command automatically creates a sequence of commits. This is not what most "
-        "scripts expect, so take care when scripting it."
-    )
-    where = {"section": "OPTIONS", "title": "tool-pick(1)", "site": "tool-scm.example"}
-    assert not _settles_for(pick, remark, f"-n::\n--no-commit::\n\n{remark}", **where)
+        assert not _settles_for(MAX_REQUESTS, quote, quote, **MAX_REQUESTS_ENTRY), quote
+    remark = f"{PICK_OPENING} This is not what most scripts expect, so take care when scripting it."
+    page = f"-n::\n--no-commit::\n\n{remark}"
+    assert not _settles_for(PICK, remark, page, **PICK_PAGE)
     decimal = _wanted_of(
         "How do I convert floats exactly?", "What does Decimal.from_float do?", "Why is 0.1 off?"
     )
