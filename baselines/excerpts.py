@@ -867,6 +867,8 @@ def _field_answers(excerpt: Excerpt, field: Field, wanted: Wanted) -> bool:
     subject = f"{excerpt.above} {field.value}"
     if any(not holds_name(name, subject) for name in wanted.codes):
         return False
+    if not _entry_name(excerpt, field) & keywords(question):
+        return False  # another entry's value: `ErrorLog`'s default is not what `Options` has
     capitalised = [token for token in question.split() if inner_capital(token)]
     if not keywords(" ".join(capitalised)) <= keywords(subject):
         return False
@@ -887,6 +889,20 @@ def _field_answers(excerpt: Excerpt, field: Field, wanted: Wanted) -> bool:
     told = figures(field.value) - figures(question)
     told |= keywords(field.value) - keywords(question) - keywords(field.name)
     return bool(told)
+
+
+def _entry_name(excerpt: Excerpt, field: Field) -> set[str]:
+    """The words of the name of the entry a labelled value belongs to: its row's name
+    (`message_size_limit | Use: main | Default: 50M`), else the first word of the heading it sits
+    under that is a word (`ErrorLog Directive`, `SESSION_COOKIE_AGE`): what it is the value of.
+    A question asking for it says one of them; a word every entry's heading holds ("Directive")
+    does not pick one."""
+    if field.name:
+        return keywords(field.name)
+    for token in excerpt.above.split():
+        if said := keywords(token):
+            return said
+    return set()
 
 
 _INNER_CAPITAL = re.compile(r"^[A-Za-z]+[a-z][A-Z]\w*")

@@ -641,3 +641,29 @@ def test_what_a_borrowed_name_needs_of_the_sentence_that_points_back() -> None:
     since = "The queue.purge function waits for the lock before deleting messages (since 2.1)."
     page = f"{SIGNATURE}\n\n{OPENING}\n\n{since}"
     assert not _settles("How long does queue.purge wait for a lock?", since, page)
+
+
+def test_a_labelled_value_answers_only_for_the_entry_the_question_names() -> None:
+    """On a reference page of many entries, `Default: | ErrorLog logs/error_log` under 'ErrorLog
+    Directive' is ErrorLog's default, not that of the Options directive the question asks about,
+    though every entry's heading says 'Directive' and the page says 'options' elsewhere; the
+    Options entry's own row does answer (bench.strongest_test found 25 such quotes on httpd's
+    core.html)."""
+    wanted = _wanted_of(
+        "Which options can I enable for a directory in the server?",
+        "What is the default of the Options directive in the server?",
+        "What happens if one Options line mixes options prefixed with + or - with plain options?",
+    )
+    table = (
+        "Description: | Where the server will log errors\n\n"
+        "Syntax: | ErrorLog file-path\n\nDefault: | ErrorLog logs/error_log\n\n"
+        "Context: | server config, virtual host"
+    )
+    quote = "Syntax: | ErrorLog file-path\nDefault: | ErrorLog logs/error_log"
+    where = {"section": "ErrorLog Directive", "title": "core - the server's options"}
+    assert not _settles_for(wanted, quote, table, **where)
+    own = table.replace("ErrorLog file-path", "Options [+|-]option").replace(
+        "ErrorLog logs/error_log", "Options FollowSymlinks"
+    )
+    quote = "Syntax: | Options [+|-]option\nDefault: | Options FollowSymlinks"
+    assert _settles_for(wanted, quote, own, **{**where, "section": "Options Directive"})
