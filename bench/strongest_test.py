@@ -1,0 +1,195 @@
+"""The offline policy's strongest test on every excerpt of the pages that answer, not only on
+what a run happened to read.
+
+    .venv/bin/python -m bench.strongest_test [GOLDEN.json ...] [--list PATH]
+
+A run's outcome depends on which passages it reads: a change to search or `find` that shows the
+policy other sentences moves completions and wrong completions between runs even when the test
+(`baselines.excerpts.says_answer`) has not changed (issue 24). This bench takes the policy's path
+out: for every required sub-question of the golden sets whose corpus is installed (default: every
+set of examples/golden/), it extracts each labelled page as `read_page` would, builds every
+excerpt the policy could quote there (`_excerpts`, as `best_excerpt` does, the host's evidence
+rules included) and asks the strongest test of each. An excerpt holding the labelled answer
+phrase (`research eval`'s reading: case, spaces, backticks and curly quotes aside) that passes is
+a **true pass**; one that passes without it is a **false pass**: a sentence on the very page
+that answers which the policy would settle the question with, although it does not hold the
+answer (some are paraphrases the phrase misses: `--list` writes each one for a reader to judge).
+Per set: questions, questions with a true pass (the test's recall: the policy can settle them
+correctly once it reads there), questions with a false pass (exposure: a read of the wrong
+passage of the right page settles them wrongly), and the excerpts behind both. Figures only,
+written dated to bench/results/strongest_test.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from activities.pages.corpus_transport import CONTENT_TYPES
+from activities.pages.extract import extract
+from baselines.excerpts import (
+    Excerpt,
+    Passage,
+    Wanted,
+    _before,
+    _excerpts,
+    says_answer,
+    wanted_words,
+)
+from baselines.golden import GoldenBrief, GoldenQuestion, GoldenSet, corpus_folder, load_golden
+from runtime.settings import PROJECT_ROOT, Settings
+from starter.figures import Measurement
+from workflows.contracts import DecideInput
+from workflows.models import Budget
+from workflows.scope import RunScope
+from workflows.substance import evidence_problem
+
+GOLDEN_DIR = PROJECT_ROOT / "examples" / "golden"
+_READ_AS = str.maketrans({"`": "", "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def plain(text: str) -> str:
+    """As `baselines.golden` compares a quote and a phrase."""
+    return " ".join(text.translate(_READ_AS).lower().split())
+
+
+@dataclass
+class Tally:
+    questions: int = 0
+    pages_missing: int = 0  # labelled pages the installed package does not hold
+    recalled: int = 0  # questions with a true pass
+    exposed: int = 0  # questions with a false pass
+    true_passes: int = 0  # distinct excerpts
+    false_passes: int = 0
+    listing: list[str] = field(default_factory=list)
+
+    def row(self) -> dict[str, int]:
+        return {key: value for key, value in self.__dict__.items() if key != "listing"}
+
+
+def wanted_for(golden: GoldenSet, entry: GoldenBrief, question: GoldenQuestion) -> Wanted:
+    """What the policy looks for, from the brief as a run would start it."""
+    brief = golden.brief(entry)
+    request = DecideInput(
+        scope=RunScope.turn_of("bench", "", 1, 0, ""),
+        brief=brief,
+        transcript=[],
+        budget=Budget(steps_left=20, searches_left=4, pages_left=6, tokens_left=100_000),
+    )
+    return wanted_words(next(q for q in brief.questions if q.id == question.id), request)
+
+
+def page_passages(
+    folder: Path, url: str, source_id: str, max_chars: int, *, one_host: bool
+) -> dict[str, Passage]:
+    """The page's passages as `read_page` stores them ({} when the folder does not hold it):
+    `folder` is the one host's (`one_host`) or holds a folder per host."""
+    host = urlsplit(url).hostname or ""
+    path = (folder if one_host else folder / host) / urlsplit(url).path.lstrip("/")
+    content_type = CONTENT_TYPES.get(path.suffix.lower())
+    if content_type is None or not path.is_file():
+        return {}
+    page = extract(path.read_bytes(), content_type, max_chars=max_chars)
+    return {
+        f"{source_id}.P{n}": Passage(
+            source_id, page.text[span.start : span.end], span.section, page.title, span.start, host
+        )
+        for n, span in enumerate(page.passages, start=1)
+    }
+
+
+def passing(wanted: Wanted, passages: dict[str, Passage]) -> Iterator[Excerpt]:
+    """Every excerpt the policy could quote from `passages` that the host would accept as
+    evidence and the strongest test passes (each quote once)."""
+    seen: set[str] = set()
+    for passage_id, passage in passages.items():
+        for excerpt in _excerpts(passage_id, passage, wanted, *_before(passages, passage_id)):
+            quote = " ".join(excerpt.quote.split())
+            if quote in seen:
+                continue
+            seen.add(quote)
+            problem = evidence_problem(
+                excerpt.quote, excerpt.context, excerpt.claim, wanted.terms, wanted.question
+            )
+            if problem is None and says_answer(excerpt, wanted):
+                yield excerpt
+
+
+def measure(path: Path, max_chars: int) -> Tally | None:
+    golden = load_golden(path)
+    folder = corpus_folder(golden, path, None)
+    if folder is None or not folder.is_dir():
+        return None
+    tally = Tally()
+    for entry in golden.briefs:
+        for question in entry.questions:
+            if not question.required or not question.phrase:
+                continue
+            tally.questions += 1
+            wanted = wanted_for(golden, entry, question)
+            phrase = plain(question.phrase)
+            true = false = 0
+            for number, page in enumerate(question.pages, start=1):
+                url = golden.url(page)
+                passages = page_passages(
+                    folder, url, f"S{number}", max_chars, one_host=golden.host is not None
+                )
+                tally.pages_missing += not passages
+                for excerpt in passing(wanted, passages):
+                    if phrase in plain(excerpt.quote):
+                        true += 1
+                    else:
+                        false += 1
+                        tally.listing.append(
+                            f"{path.name} | {question.text} | phrase: {question.phrase} | "
+                            f"{page} | {' '.join(excerpt.quote.split())}"
+                        )
+            tally.true_passes += true
+            tally.false_passes += false
+            tally.recalled += true > 0
+            tally.exposed += false > 0
+    return tally
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("golden", nargs="*", type=Path, help="default: examples/golden/*.json")
+    parser.add_argument("--list", type=Path, help="write every false pass to this file")
+    args = parser.parse_args()
+    paths = args.golden or sorted(GOLDEN_DIR.glob("*.json"))
+    measurement = Measurement.begin("strongest_test", "python -m bench.strongest_test")
+    max_chars = Settings.from_env({}).max_snapshot_chars
+    figures: dict[str, dict[str, int]] = {}
+    listing: list[str] = []
+    total = Tally()
+    for path in paths:
+        tally = measure(path, max_chars)
+        if tally is None:
+            print(f"{path.name}: its corpus is not installed here, skipped")
+            continue
+        figures[path.name] = tally.row()
+        listing += tally.listing
+        for key, value in tally.row().items():
+            setattr(total, key, getattr(total, key) + value)
+        print(_line(path.name, tally))
+    print(_line("all", total))
+    figures["all"] = total.row()
+    if args.list:
+        args.list.write_text("\n".join(listing) + "\n", encoding="utf-8")
+        print(f"wrote {len(listing)} false passes to {args.list}")
+    print(f"wrote {measurement.write(figures)}")
+
+
+def _line(name: str, tally: Tally) -> str:
+    return (
+        f"{name}: {tally.questions} questions; a true pass for {tally.recalled}, a false pass "
+        f"for {tally.exposed}; excerpts passing {tally.true_passes} with the phrase, "
+        f"{tally.false_passes} without"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+"""bench.strongest_test: the strongest test asked of every excerpt of the labelled answer pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.strongest_test import measure, plain
+from runtime.settings import PROJECT_ROOT
+
+DEMO = PROJECT_ROOT / "examples" / "golden" / "demo.json"
+
+
+def test_every_labelled_page_of_the_demo_set_is_read_and_each_question_has_a_true_pass() -> None:
+    tally = measure(DEMO, max_chars=200_000)
+    assert tally is not None
+    assert tally.questions == 2 and tally.pages_missing == 0
+    assert tally.recalled == 2, "the answering sentence of each question passes"
+    assert tally.false_passes == len(tally.listing)
+    assert all(line.startswith("demo.json | ") for line in tally.listing)
+
+
+def test_a_set_whose_corpus_is_not_installed_is_skipped(tmp_path: Path) -> None:
+    golden = tmp_path / "set.json"
+    golden.write_text(DEMO.read_text().replace('"../corpus"', '"/nonexistent/corpus"'))
+    assert measure(golden, max_chars=200_000) is None
+
+
+def test_a_phrase_is_compared_as_research_eval_reads_it() -> None:
+    assert plain("With `git  clean`\u2019s\nhelp") == "with git clean's help"
