@@ -148,7 +148,7 @@ class ResearchActivities:
                 stored = await self._fetch(request, ledger)
             if not stored.ref.ok:
                 return contracts.ReadPageResult(source=stored.ref)
-            passages, next_offset = await ledger.window(
+            window = await ledger.window(
                 stored.ref.id,
                 request.offset,
                 request.find,
@@ -157,10 +157,11 @@ class ResearchActivities:
             )
         return contracts.ReadPageResult(
             source=stored.ref,
-            passages=passages,
-            next_offset=next_offset,
+            passages=window.passages,
+            next_offset=window.next_offset,
             total_chars=stored.total_chars,
             truncated=stored.truncated,
+            more_matches=window.more_matches,
         )
 
     @activity.defn(name=contracts.RECORD_EVIDENCE)

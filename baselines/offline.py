@@ -93,6 +93,7 @@ class Find:
     offset: int
     next_offset: int | None
     found: int = 0  # passages the window showed
+    more: bool = False  # more passages hold the term past the window (at next_offset)
 
 
 @dataclass
@@ -135,7 +136,7 @@ def _observe_read(seen: Seen, args: ReadPageArgs, data: object) -> None:
         return
     seen.read_urls[data.url] = data.source_id
     if args.find:
-        find = Find(args.find, args.offset, data.next_offset, len(data.passages))
+        find = Find(args.find, args.offset, data.next_offset, len(data.passages), data.more_matches)
         seen.finds.setdefault(data.source_id, []).append(find)
     elif args.source_id:
         seen.backs.add((data.source_id, args.offset))
@@ -497,12 +498,13 @@ def _lacks(done: list[Find], words: list[str]) -> bool:
 
 def _look_further(done: list[Find], words: list[str], budget: int) -> dict[str, Any] | None:
     """The next `find` on a page for a question's words, within `budget` reads of them: the
-    rest of the latest word's matches when its window had more, else the next word."""
+    rest of the latest word's matches when its window said there are more, else the next
+    word."""
     mine = [find for find in done if find.term in words]
     if len(mine) >= budget:
         return None
     read = {(find.term, find.offset) for find in done}
-    if mine and mine[-1].next_offset is not None:
+    if mine and mine[-1].more and mine[-1].next_offset is not None:
         latest = mine[-1]
         if (latest.term, latest.next_offset) not in read:
             return {"find": latest.term, "offset": latest.next_offset}

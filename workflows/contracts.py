@@ -134,6 +134,8 @@ class ReadPageResult(BaseModel):
     next_offset: int | None = None
     total_chars: int = 0
     truncated: bool = False  # the snapshot was cut at its size cap
+    # with `find`: more passages hold it past the window (`next_offset` is the next of them)
+    more_matches: bool = False
 
 
 class RecordEvidenceInput(BaseModel):

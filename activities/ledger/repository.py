@@ -46,7 +46,6 @@ from workflows.models import (
     Brief,
     Decision,
     Evidence,
-    Passage,
     SearchHit,
     SourceRef,
     TranscriptEntry,
@@ -386,7 +385,7 @@ class Ledger:
         chars: int = 3_000,
         *,
         execution: str | None = None,
-    ) -> tuple[list[Passage], int | None]:
+    ) -> ledger_sources.Window:
         """Up to `size` passages and about `chars` of text from the one containing `offset` (with
         `find`, only those that contain it, case-insensitively, or when no passage holds it whole,
         each of its words), and the offset the next window starts at (None: end)."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from activities.ledger.sources import Snapshot, StoredSource
+from activities.ledger.sources import Snapshot, StoredSource, Window
 from workflows.contracts import SaveReportInput, StepRecord
-from workflows.models import Decision, Evidence, Passage, SearchHit, SourceRef, TranscriptEntry
+from workflows.models import Decision, Evidence, SearchHit, SourceRef, TranscriptEntry
 from workflows.scope import RunScope
 from workflows.verification import Verdict
 
@@ -96,7 +96,7 @@ class RunLedger:
 
     async def window(
         self, source_id: str, offset: int, find: str | None, size: int, chars: int
-    ) -> tuple[list[Passage], int | None]:
+    ) -> Window:
         return await self._ledger.window(
             self.run_id, source_id, offset, find, size, chars, execution=self.execution
         )

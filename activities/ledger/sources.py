@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from activities.ledger.base import Connection, Row, StoredAt, execute, fetch_all, fetch_one
 from workflows.hosts import url_host
@@ -219,6 +219,16 @@ def source_ref_from(row: Mapping[str, Any], passage_count: int) -> SourceRef:
     )
 
 
+class Window(NamedTuple):
+    """A window of a source's passages: where the next one starts (None: the end), and with
+    `find`, whether more passages holding it lie past the window (`more_matches`: `next_offset`
+    is the next of them; otherwise it is where reading goes on, and `find` there shows none)."""
+
+    passages: list[Passage]
+    next_offset: int | None
+    more_matches: bool = False
+
+
 async def load_window(
     conn: Connection,
     run_id: str,
@@ -228,7 +238,7 @@ async def load_window(
     find: str | None,
     size: int,
     chars: int,
-) -> tuple[list[Passage], int | None]:
+) -> Window:
     """Up to `size` passages from the one containing `offset`, while their text stays within
     `chars` (the first passage always shows), and where the next window starts."""
     params = {
@@ -241,6 +251,7 @@ async def load_window(
         "limit": max(size, 1) + 1,
     }
     rows = await fetch_all(conn, _SELECT_WINDOW, params)
+    matches = {row["passage_no"] for row in rows}
     find_term = params["find"]
     if isinstance(find_term, str):  # a match on a heading shows the text under it too
         rows = await _with_text_under_headings(conn, params, rows, find_term)
@@ -252,12 +263,16 @@ async def load_window(
             break
         passages.append(_passage(row))
     if len(rows) > len(passages):
-        return passages, rows[len(passages)]["start_offset"]
+        # with `find`, a further match (not only the text under a heading the window ends on)
+        more = isinstance(find_term, str) and any(
+            row["passage_no"] in matches for row in rows[len(passages) :]
+        )
+        return Window(passages, rows[len(passages)]["start_offset"], more)
     if isinstance(find_term, str) and passages:  # no more matches: where reading goes on
         last = rows[len(passages) - 1]["passage_no"]
         following = await fetch_all(conn, _SELECT_FOLLOWING, params | {"after": [last]})
-        return passages, following[0]["start_offset"] if following else None
-    return passages, None
+        return Window(passages, following[0]["start_offset"] if following else None)
+    return Window(passages, None)
 
 
 async def _with_text_under_headings(

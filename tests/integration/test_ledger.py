@@ -292,14 +292,14 @@ async def test_evidence_joins_to_its_source_url(ledger: Ledger, pool: Pool, run_
 
 async def test_window_pages_through_passages(ledger: Ledger, run_id: str) -> None:
     await ledger.store_source(run_id, "S1", snapshot(page(), extracted()))
-    first, next_offset = await ledger.window(run_id, "S1", offset=0, size=2)
+    first, next_offset, _ = await ledger.window(run_id, "S1", offset=0, size=2)
     assert [passage.id for passage in first] == ["S1.P1", "S1.P2"]
     assert next_offset == first[-1].end + 2
-    rest, end = await ledger.window(run_id, "S1", offset=next_offset or 0, size=2)
+    rest, end, _ = await ledger.window(run_id, "S1", offset=next_offset or 0, size=2)
     assert [passage.id for passage in rest] == ["S1.P3", "S1.P4"] and end is None
-    inside, _ = await ledger.window(run_id, "S1", offset=first[1].start + 5, size=1)
+    inside, _, _ = await ledger.window(run_id, "S1", offset=first[1].start + 5, size=1)
     assert [passage.id for passage in inside] == ["S1.P2"]
-    assert await ledger.window(run_id, "S1", offset=100_000) == ([], None)
+    assert await ledger.window(run_id, "S1", offset=100_000) == ([], None, False)
 
 
 async def test_window_stops_at_its_character_budget_but_shows_one_passage(
@@ -308,34 +308,36 @@ async def test_window_stops_at_its_character_budget_but_shows_one_passage(
     await ledger.store_source(run_id, "S1", snapshot(page(), extracted()))
     sizes = [len(paragraph) for paragraph in PARAGRAPHS]
 
-    two, next_offset = await ledger.window(run_id, "S1", size=6, chars=sizes[0] + sizes[1])
+    two, next_offset, _ = await ledger.window(run_id, "S1", size=6, chars=sizes[0] + sizes[1])
     assert [passage.id for passage in two] == ["S1.P1", "S1.P2"]
     assert next_offset == two[-1].end + 2
-    one, _ = await ledger.window(run_id, "S1", size=6, chars=1)
+    one, _, _ = await ledger.window(run_id, "S1", size=6, chars=1)
     assert [passage.id for passage in one] == ["S1.P1"], "a window is never empty"
-    every, end = await ledger.window(run_id, "S1", size=6, chars=sum(sizes))
+    every, end, _ = await ledger.window(run_id, "S1", size=6, chars=sum(sizes))
     assert len(every) == len(PARAGRAPHS) and end is None
 
 
 async def test_window_find_keeps_matching_passages(ledger: Ledger, run_id: str) -> None:
     await ledger.store_source(run_id, "S1", snapshot(page(), extracted()))
-    found, next_offset = await ledger.window(run_id, "S1", find="CACHE", size=1)
-    assert [passage.id for passage in found] == ["S1.P1"]
-    later, end = await ledger.window(run_id, "S1", offset=next_offset or 0, find="cache", size=5)
-    assert [passage.id for passage in later] == ["S1.P4"] and end is None
-    assert await ledger.window(run_id, "S1", find="no such words") == ([], None)
+    found, next_offset, more = await ledger.window(run_id, "S1", find="CACHE", size=1)
+    assert [passage.id for passage in found] == ["S1.P1"] and more, "P4 holds it too"
+    later, end, more = await ledger.window(
+        run_id, "S1", offset=next_offset or 0, find="cache", size=5
+    )
+    assert [passage.id for passage in later] == ["S1.P4"] and end is None and not more
+    assert await ledger.window(run_id, "S1", find="no such words") == ([], None, False)
 
 
 async def test_window_find_falls_back_to_each_word_only_when_no_passage_holds_the_phrase(
     ledger: Ledger, run_id: str
 ) -> None:
     await ledger.store_source(run_id, "S1", snapshot(page(), extracted()))
-    every, end = await ledger.window(run_id, "S1", find="Database CACHE")
+    every, end, _ = await ledger.window(run_id, "S1", find="Database CACHE")
     assert [passage.id for passage in every] == ["S1.P4"] and end is None
-    whole, _ = await ledger.window(run_id, "S1", find="a message")
+    whole, _, _ = await ledger.window(run_id, "S1", find="a message")
     assert [passage.id for passage in whole] == ["S1.P3"], "the phrase, not each word"
     # the same find pages on with the same meaning: the phrase is held on the page, not later
-    after, _ = await ledger.window(run_id, "S1", offset=whole[0].end + 1, find="a message")
+    after, _, _ = await ledger.window(run_id, "S1", offset=whole[0].end + 1, find="a message")
     assert after == []
 
 
@@ -360,19 +362,24 @@ async def test_window_find_on_a_heading_shows_the_text_under_it(
     ledger: Ledger, run_id: str
 ) -> None:
     await ledger.store_source(run_id, "S1", snapshot(page(text="\n\n".join(HEADED)), headed()))
-    found, next_offset = await ledger.window(run_id, "S1", find="retry budget", size=5)
+    found, next_offset, more = await ledger.window(run_id, "S1", find="retry budget", size=5)
     assert [passage.id for passage in found] == ["S1.P1", "S1.P2"], "the heading and its text"
-    third, _ = await ledger.window(run_id, "S1", offset=next_offset or 0, size=1)
+    assert not more, "the text under the heading is no further match"
+    third, _, _ = await ledger.window(run_id, "S1", offset=next_offset or 0, size=1)
     assert next_offset is not None and [passage.id for passage in third] == ["S1.P3"]
+    # a window of one shows the heading; what follows is the text under it, not a match
+    heading, _, more = await ledger.window(run_id, "S1", find="retry budget", size=1)
+    assert [passage.id for passage in heading] == ["S1.P1"] and not more
 
 
 async def test_window_find_always_says_where_reading_goes_on(ledger: Ledger, run_id: str) -> None:
     await ledger.store_source(run_id, "S1", snapshot(page(text="\n\n".join(HEADED)), headed()))
-    found, next_offset = await ledger.window(run_id, "S1", find="queues retry", size=5)
+    found, next_offset, more = await ledger.window(run_id, "S1", find="queues retry", size=5)
     assert [passage.id for passage in found] == ["S1.P1"], "a match in the text, not a heading"
-    after, _ = await ledger.window(run_id, "S1", offset=next_offset or 0, size=1)
+    assert not more, "where reading goes on is no further match"
+    after, _, _ = await ledger.window(run_id, "S1", offset=next_offset or 0, size=1)
     assert next_offset is not None and [passage.id for passage in after] == ["S1.P2"]
-    last, end = await ledger.window(run_id, "S1", find="dead letters", size=5)
+    last, end, _ = await ledger.window(run_id, "S1", find="dead letters", size=5)
     assert [passage.id for passage in last] == ["S1.P3"] and end is None, "the page's end"
 
 

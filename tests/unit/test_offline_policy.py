@@ -60,11 +60,20 @@ def entry(step: int, args: ToolArgs, data: ToolData | None, ok: bool = True) -> 
     return TranscriptEntry(step=step, call=call, result=ToolResult(ok=ok, data=data), args=args)
 
 
-def window(source_id: str, url: str, *texts: str, next_offset: int | None = None) -> PageWindow:
+def window(
+    source_id: str, url: str, *texts: str, next_offset: int | None = None, more: bool = True
+) -> PageWindow:
+    """A `find` window; a `next_offset` is the term's next match unless `more` is false."""
     passages = [
         WindowPassage(id=f"{source_id}.P{n}", text=text) for n, text in enumerate(texts, start=1)
     ]
-    return PageWindow(source_id=source_id, url=url, passages=passages, next_offset=next_offset)
+    return PageWindow(
+        source_id=source_id,
+        url=url,
+        passages=passages,
+        next_offset=next_offset,
+        more_matches=more and next_offset is not None,
+    )
 
 
 def next_call(
@@ -156,6 +165,21 @@ def test_a_find_with_more_matches_is_followed_before_the_next_word() -> None:
         3, ReadPageArgs(source_id="S1", find="lru_cach", offset=5_000), window("S1", PAGE, INTRO)
     )
     assert next_call(alone, first, rest) == ("read_page", {"source_id": "S1", "find": "typ"})
+
+
+def test_a_find_whose_window_holds_every_match_goes_on_to_the_next_word() -> None:
+    """A window with no more matches past it still says where reading goes on (`next_offset`):
+    `find` there shows nothing, so the policy looks for the next word instead of spending a
+    step on it."""
+    alone = entry(1, SearchArgs(query=BRIEF.questions[0].text), SearchData(results=[
+        SearchResultItem(url=PAGE, title="functools", snippet="@functools.lru_cache(...)"),
+    ]))  # fmt: skip
+    read = entry(
+        2,
+        ReadPageArgs(url=PAGE, find="lru_cach"),
+        window("S1", PAGE, INTRO, next_offset=5_000, more=False),
+    )
+    assert next_call(alone, read) == ("read_page", {"source_id": "S1", "find": "typ"})
 
 
 def test_the_next_result_showing_the_names_is_read_before_settling_for_a_mention() -> None:

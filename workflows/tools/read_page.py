@@ -63,6 +63,7 @@ class PageWindow(ToolData):
     next_offset: int | None = None
     total_chars: int = 0
     truncated: bool = False
+    more_matches: bool = False  # with `find`: find at next_offset shows more (shown when true)
 
 
 async def run(args: ReadPageArgs, tool: ToolContext) -> Executed:
@@ -107,6 +108,7 @@ def window(page: contracts.ReadPageResult) -> PageWindow:
         next_offset=page.next_offset,
         total_chars=page.total_chars,
         truncated=page.truncated,
+        more_matches=page.more_matches,
     )
 
 
@@ -142,7 +144,8 @@ SPEC = ToolSpec(
     description=(
         "Read passages of a page by url (a seed or search result) or source_id. offset (from "
         "next_offset) pages on; find lists passages containing a term (else each of its "
-        "words). A stored page costs a step, no fetch."
+        "words), more_matches if find at next_offset shows more. A stored page costs a step, "
+        "no fetch."
     ),
     arguments=ReadPageArgs,
     parameters={
