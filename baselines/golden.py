@@ -121,8 +121,8 @@ class Score:
 def score(golden: GoldenSet, entry: GoldenBrief, cited: list[Cited]) -> Score:
     labels = golden.labels(entry)
     on_label = [c for c in cited if c.url in labels.get(c.question_id, set())]
-    phrased = {q.id: _plain(q.phrase) for q in entry.questions if q.phrase}
-    hits = {c.question_id for c in cited if phrased.get(c.question_id, "\0") in _plain(c.quote)}
+    phrased = {q.id: plain(q.phrase) for q in entry.questions if q.phrase}
+    hits = {c.question_id for c in cited if phrased.get(c.question_id, "\0") in plain(c.quote)}
     required = {q.id for q in entry.questions if q.required and q.id in phrased}
     return Score(
         questions=len(entry.questions),
@@ -139,7 +139,7 @@ def score(golden: GoldenSet, entry: GoldenBrief, cited: list[Cited]) -> Score:
 _READ_AS = str.maketrans({"`": "", "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
-def _plain(text: str) -> str:
+def plain(text: str) -> str:
     """Lower case, runs of white space as one space, inline-code backticks dropped and curly
     quotes straight: a quote and a phrase compare as read (AsciiDoc's "with `git clean`" reads
     "with git clean")."""

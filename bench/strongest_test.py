@@ -39,7 +39,14 @@ from baselines.excerpts import (
     says_answer,
     wanted_words,
 )
-from baselines.golden import GoldenBrief, GoldenQuestion, GoldenSet, corpus_folder, load_golden
+from baselines.golden import (
+    GoldenBrief,
+    GoldenQuestion,
+    GoldenSet,
+    corpus_folder,
+    load_golden,
+    plain,
+)
 from runtime.settings import PROJECT_ROOT, Settings
 from starter.figures import Measurement
 from workflows.contracts import DecideInput
@@ -48,12 +55,6 @@ from workflows.scope import RunScope
 from workflows.substance import evidence_problem
 
 GOLDEN_DIR = PROJECT_ROOT / "examples" / "golden"
-_READ_AS = str.maketrans({"`": "", "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
-
-
-def plain(text: str) -> str:
-    """As `baselines.golden` compares a quote and a phrase."""
-    return " ".join(text.translate(_READ_AS).lower().split())
 
 
 @dataclass

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.strongest_test import measure, plain
+from baselines.golden import plain
+from bench.strongest_test import measure
 from runtime.settings import PROJECT_ROOT
 
 DEMO = PROJECT_ROOT / "examples" / "golden" / "demo.json"
