@@ -32,8 +32,9 @@ FOLD_EVERY = 20
 
 
 # A result's `kind` tells its model apart when read back from JSON; the model is never sent it
-# (the prompt leaves out fields at their defaults), so the context bound does not count it.
-_UNSENT: dict[str, Any] = {"result": {"data": {"kind"}}}
+# (the prompt leaves out fields at their defaults), so the context bound does not count it; nor a
+# `find` window's `more_matches`, sent only when true (a few characters, in a window of passages).
+_UNSENT: dict[str, Any] = {"result": {"data": {"kind", "more_matches"}}}
 
 
 def size(transcript: list[TranscriptEntry], sizes: _Sizes | None = None) -> int:
