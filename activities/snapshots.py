@@ -8,10 +8,11 @@ from __future__ import annotations
 from activities.ledger import PassageRow, Snapshot
 from activities.pages.extract import Extracted, content_hash
 from activities.pages.page import FetchedPage
+from workflows.families import sketch, words
 
 
 def snapshot(page: FetchedPage, extracted: Extracted) -> Snapshot:
-    """The row of a fetched page: its addresses and status, its text, hash and passages."""
+    """The row of a fetched page: its addresses and status, its text, hash, sketch and passages."""
     return Snapshot(
         url=page.url,
         final_url=page.final_url,
@@ -22,4 +23,5 @@ def snapshot(page: FetchedPage, extracted: Extracted) -> Snapshot:
         content_hash=content_hash(extracted.text),
         truncated=extracted.truncated,
         passages=[PassageRow(span.start, span.end, span.section) for span in extracted.passages],
+        sketch=sketch(words(extracted.text)),
     )

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from workflows.canonical import mixed_script
 from workflows.cleaning import echo
+from workflows.families import families
 from workflows.models import Brief, Evidence, SourceRef
 from workflows.quantities import read
 from workflows.rules import refusal
@@ -72,13 +73,10 @@ class Conflict(BaseModel):
 
 
 def source_families(source_ids: list[str], sources: dict[str, SourceRef]) -> set[str]:
-    """Distinct content families: a mirror with the same normalised text is the same source."""
-    return {_family(sid, sources) for sid in source_ids if sid in sources}
-
-
-def _family(source_id: str, sources: dict[str, SourceRef]) -> str:
-    source = sources.get(source_id)
-    return (source.content_hash or source.url) if source else source_id
+    """Distinct content families: a mirror with the same normalised text, or another rendering
+    of the same text, is the same source (`workflows.families`)."""
+    known = [sid for sid in source_ids if sid in sources]
+    return set(families(known, sources).values())
 
 
 def check(
@@ -270,6 +268,7 @@ def conflicts(
     """Evidence for one question from different source families whose stated figures disagree
     (only the pairs `involving` one evidence id, when given). Each quote is read once."""
     ordered = sorted(evidence.values(), key=lambda item: item.id)
+    family = families([item.source_id for item in ordered], sources)
     figures_of: dict[str, Labelled] = {}
 
     def read(item: Evidence) -> Labelled:
@@ -284,7 +283,7 @@ def conflicts(
                 continue
             if first.question_id != second.question_id:
                 continue
-            if _family(first.source_id, sources) == _family(second.source_id, sources):
+            if family[first.source_id] == family[second.source_id]:
                 continue
             disagree = disagreement(read(first), read(second))
             if disagree is not None:

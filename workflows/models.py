@@ -385,6 +385,8 @@ class SourceRef(BaseModel):
     # Dates and versions the text read from this page states ("2023", "1.4"): the limitations
     # may name them when they describe the source (`workflows.gate`).
     names: list[str] = Field(default_factory=list)
+    # Its text's sketch (`workflows.families`): another rendering of the same text is one source.
+    sketch: list[int] = Field(default_factory=list)
 
 
 class SearchHit(BaseModel):

@@ -58,13 +58,14 @@ RULES: tuple[Rule, ...] = (
     _rule(
         3,
         "independent",
-        "The cited evidence comes from at least min_sources independent sources (a mirror "
-        "with the same text counts once).",
-        "Cite at least {min_sources} independent sources (a mirror with the same text counts "
-        "once).",
-        "count a mirror, or one source twice, as independent confirmation",
+        "The cited evidence comes from at least min_sources independent sources (a mirror or "
+        "another rendering of the same text counts once).",
+        "Cite at least {min_sources} independent sources (a mirror or another rendering of the "
+        "same text counts once).",
+        "count a mirror, another rendering of a page, or one source twice, as independent "
+        "confirmation",
         too_few="the cited evidence comes from {count} independent source(s); at least "
-        "{needed} are required (a mirror with the same text counts once)",
+        "{needed} are required (a mirror or another rendering of the same text counts once)",
     ),
     _rule(
         4,

@@ -100,9 +100,9 @@ WHERE run_id = %(run_id)s AND execution_id = %(parent)s AND step <= %(work)s
     """
 INSERT INTO research.sources (
     run_id, execution_id, source_id, url, final_url, host, title, content_type, http_status,
-    content_hash, snapshot, truncated, status, error, fetched_at, step)
+    content_hash, snapshot, truncated, status, error, fetched_at, step, sketch)
 SELECT run_id, %(execution)s, source_id, url, final_url, host, title, content_type, http_status,
-       content_hash, snapshot, truncated, status, error, fetched_at, step
+       content_hash, snapshot, truncated, status, error, fetched_at, step, sketch
 FROM research.sources
 WHERE run_id = %(run_id)s AND execution_id = %(parent)s AND step <= %(work)s
 """,

@@ -120,6 +120,7 @@ class SourceRow(BaseModel):
     status: str
     error: str | None = None
     fetched_at: datetime
+    sketch: list[int] = Field(default_factory=list)  # `workflows.families`; none before 019
 
 
 class PassageRow(BaseModel):
@@ -242,7 +243,7 @@ FROM research.search_results WHERE run_id = %s AND execution_id = %s ORDER BY st
 
 _SELECT_SOURCES = """
 SELECT source_id, url, final_url, host, title, content_type, http_status, content_hash, snapshot,
-       truncated, status, error, fetched_at
+       truncated, status, error, fetched_at, sketch
 FROM research.sources WHERE run_id = %s AND execution_id = %s
 ORDER BY length(source_id), source_id
 """

@@ -42,6 +42,7 @@ class Snapshot:
     content_hash: str
     truncated: bool
     passages: Sequence[PassageRow]
+    sketch: Sequence[int] = ()  # `workflows.families.sketch` of its text
 
 
 def passage_id(source_id: str, number: int) -> str:
@@ -51,11 +52,11 @@ def passage_id(source_id: str, number: int) -> str:
 _INSERT_SOURCE = """
 INSERT INTO research.sources (
     run_id, execution_id, step, source_id, url, final_url, host, title, content_type,
-    http_status, content_hash, snapshot, truncated, status
+    http_status, content_hash, snapshot, truncated, status, sketch
 ) VALUES (
     %(run_id)s, %(execution_id)s, %(step)s, %(source_id)s, %(url)s, %(final_url)s, %(host)s,
     %(title)s, %(content_type)s, %(http_status)s, %(content_hash)s, %(snapshot)s,
-    %(truncated)s, 'ok'
+    %(truncated)s, 'ok', %(sketch)s
 ) ON CONFLICT DO NOTHING
 """
 
@@ -75,7 +76,7 @@ ON CONFLICT DO NOTHING
 
 _SOURCE_ROWS = """
 SELECT s.source_id, s.url, s.final_url, s.host, s.title, s.content_hash, s.status, s.error,
-       s.truncated, coalesce(length(s.snapshot), 0) AS total_chars,
+       s.truncated, coalesce(length(s.snapshot), 0) AS total_chars, s.sketch,
        (SELECT count(*) FROM research.passages p
         WHERE p.run_id = s.run_id AND p.execution_id = s.execution_id
           AND p.source_id = s.source_id) AS passage_count
@@ -175,6 +176,7 @@ def _source_params(run_id: str, source_id: str, page: Snapshot) -> dict[str, obj
         "content_hash": page.content_hash,
         "snapshot": page.text,
         "truncated": page.truncated,
+        "sketch": list(page.sketch),
     }
 
 
@@ -216,6 +218,7 @@ def source_ref_from(row: Mapping[str, Any], passage_count: int) -> SourceRef:
         passage_count=passage_count,
         ok=row["status"] == "ok",
         error=row["error"],
+        sketch=list(row.get("sketch") or []),
     )
 
 

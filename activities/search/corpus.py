@@ -15,10 +15,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
-import heapq
 import logging
 import re
-import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -30,6 +28,7 @@ from activities.ledger import Ledger
 from activities.pages.corpus_transport import CONTENT_TYPES
 from activities.pages.extract import extract
 from activities.pages.guard import DEFAULT_PORTS
+from workflows.families import overlap, sketch, words
 from workflows.hosts import host_allowed, normalise_host, url_host
 from workflows.models import SearchHit
 from workflows.substance import stop_words
@@ -163,14 +162,12 @@ def drop_chrome(documents: list[CorpusDocument]) -> list[CorpusDocument]:
     return kept
 
 
-SHINGLE_WORDS = 5  # a shingle: this many words in a row
-SKETCH_SIZE = 128  # shingle hashes kept per document (the smallest): its bottom-k sketch
+SKETCH_SIZE = 128  # shingle hashes compared per document (`workflows.families.sketch`)
 SAME_TEXT_MIN_WORDS = 20  # shorter bodies are stubs: the same stub is not the same page
 # Two documents whose titles read the same once numbers are set aside ("Changes in 3.11.1",
 # "Changes in 3.11.2") are near-duplicates when at least this share of their shingles is shared
 # (Jaccard, estimated on the sketches).
 NEAR_OVERLAP = 0.3
-_WORD = re.compile(r"\w+")
 _DIGITS = re.compile(r"\d+")
 
 
@@ -180,7 +177,7 @@ def mark_duplicates(documents: list[CorpusDocument]) -> list[CorpusDocument]:
     their text in common. Decided by the text alone, never by URL: search shows a cluster once
     (its best-ranked member, the others listed under it), so one page per release cannot fill
     the results."""
-    words = [_WORD.findall(document.body.lower()) for document in documents]
+    texts = [words(document.body) for document in documents]
     parent = list(range(len(documents)))
 
     def root(i: int) -> int:
@@ -196,7 +193,7 @@ def mark_duplicates(documents: list[CorpusDocument]) -> list[CorpusDocument]:
 
     same_text: dict[str, int] = {}
     alike: dict[str, list[int]] = {}
-    for i, (document, text) in enumerate(zip(documents, words, strict=True)):
+    for i, (document, text) in enumerate(zip(documents, texts, strict=True)):
         if len(text) >= SAME_TEXT_MIN_WORDS:
             join(i, same_text.setdefault(hashlib.sha256(" ".join(text).encode()).hexdigest(), i))
         title = " ".join(_DIGITS.sub("#", document.title.lower()).split())
@@ -205,10 +202,11 @@ def mark_duplicates(documents: list[CorpusDocument]) -> list[CorpusDocument]:
     for members in alike.values():
         if len(members) < 2:
             continue
-        sketches = {i: _sketch(words[i]) for i in members}
+        sketches = {i: sketch(texts[i], SKETCH_SIZE) for i in members}
         for n, i in enumerate(members):
             for j in members[n + 1 :]:
-                if root(i) != root(j) and _overlap(sketches[i], sketches[j]) >= NEAR_OVERLAP:
+                near = overlap(sketches[i], sketches[j], SKETCH_SIZE) >= NEAR_OVERLAP
+                if root(i) != root(j) and near:
                     join(i, j)
     clusters: dict[int, list[int]] = {}
     for i in range(len(documents)):
@@ -220,21 +218,6 @@ def mark_duplicates(documents: list[CorpusDocument]) -> list[CorpusDocument]:
             for i in members:
                 marked[i] = dataclasses.replace(documents[i], cluster=name)
     return marked
-
-
-def _sketch(words: list[str]) -> frozenset[int]:
-    """The SKETCH_SIZE smallest hashes of the text's shingles (a stable hash: same run, same
-    clusters)."""
-    span = min(SHINGLE_WORDS, len(words))
-    shingles = {" ".join(words[k : k + span]) for k in range(len(words) - span + 1)}
-    return frozenset(heapq.nsmallest(SKETCH_SIZE, {zlib.crc32(s.encode()) for s in shingles}))
-
-
-def _overlap(a: frozenset[int], b: frozenset[int]) -> float:
-    """Jaccard similarity of two texts estimated from their bottom-k sketches: the share of the
-    union's smallest hashes found in both."""
-    union = heapq.nsmallest(SKETCH_SIZE, a | b)
-    return sum(1 for h in union if h in a and h in b) / len(union) if union else 0.0
 
 
 async def _read_with_progress(

@@ -10,6 +10,7 @@ from activities.ledger import chain
 from activities.ledger.review import EvidenceRow, StepRow
 from activities.pages.extract import content_hash
 from starter.audit.base import AuditData, check, numbered
+from workflows.families import sketch, words
 from workflows.tools import FinishArgs
 
 SOURCE_STATUSES = ("ok", "failed", "refused")
@@ -20,6 +21,13 @@ def snapshot_hashes(data: AuditData) -> Iterator[str]:
     for source in data.rows.sources:
         if source.snapshot is not None and content_hash(source.snapshot) != source.content_hash:
             yield f"{source.source_id}: its snapshot does not hash to {source.content_hash}"
+
+
+@check("snapshot-sketches", "every stored sketch is its snapshot's (none before migration 019)")
+def snapshot_sketches(data: AuditData) -> Iterator[str]:
+    for source in data.rows.sources:
+        if source.sketch and source.sketch != sketch(words(source.snapshot or "")):
+            yield f"{source.source_id}: its sketch is not its snapshot's"
 
 
 @check("source-status", "a read source has a snapshot and hash; a failed one says why")

@@ -287,6 +287,17 @@ async def test_evidence_joins_to_its_source_url(ledger: Ledger, pool: Pool, run_
     assert cited == [("Broadcast.", "E001", url)]
 
 
+async def test_a_stored_source_keeps_its_text_s_sketch(ledger: Ledger, run_id: str) -> None:
+    """The gate tells another rendering of a page by its sketch (`workflows.families`): it is
+    made once when the page is stored, and every read of the source carries it."""
+    stored = snapshot(page(), extracted())
+    assert stored.sketch and list(stored.sketch) == sorted(stored.sketch)
+    await ledger.store_source(run_id, "S1", stored)
+    loaded = await ledger.source(run_id, "S1")
+    assert loaded is not None and loaded.ref.sketch == list(stored.sketch)
+    assert [source.sketch for source in await ledger.sources(run_id)] == [list(stored.sketch)]
+
+
 # ---------------------------------------------------------------- windows
 
 

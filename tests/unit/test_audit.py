@@ -171,6 +171,7 @@ TAMPERS: dict[str, tuple[str, Tamper]] = {
         "demo",
         lambda r, h: setattr(r.sources[0], "snapshot", r.sources[0].snapshot + " Edited."),
     ),
+    "snapshot-sketches": ("demo", lambda r, h: setattr(r.sources[0], "sketch", [1, 2, 3])),
     "source-status": ("demo", lambda r, h: setattr(r.sources[0], "status", "failed")),
     "passages-in-snapshots": ("demo", lambda r, h: setattr(r.passages[1], "text", "Forged text.")),
     "passage-numbering": ("demo", lambda r, h: setattr(r.passages[1], "passage_no", 7)),

@@ -100,7 +100,7 @@ def test_fewer_independent_sources_than_min_sources_is_a_gap() -> None:
     assert verdict.independent_sources == 1
     assert verdict.gaps == [
         "the cited evidence comes from 1 independent source(s); at least 2 are required "
-        "(a mirror with the same text counts once)"
+        "(a mirror or another rendering of the same text counts once)"
     ]
 
 
@@ -187,7 +187,7 @@ def test_a_failing_report_returns_every_gap_at_once() -> None:
         "finding 2 cites no evidence",
         "required question Q2 has no cited evidence: attempts",
         "the cited evidence comes from 1 independent source(s); at least 2 are required "
-        "(a mirror with the same text counts once)",
+        "(a mirror or another rendering of the same text counts once)",
         "contradicting evidence E003 for Q1 is neither cited in a finding nor named in the "
         "limitations",
     ]

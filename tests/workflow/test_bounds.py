@@ -236,7 +236,7 @@ async def test_finish_attempts_exhausted_after_three_failed_submissions(client: 
     gaps = [
         "required question Q2 has no cited evidence: attempts",
         "the cited evidence comes from 1 independent source(s); at least 2 are required "
-        "(a mirror with the same text counts once)",
+        "(a mirror or another rendering of the same text counts once)",
     ]
 
     result = await run(client, web, script, make_brief())
