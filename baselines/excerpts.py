@@ -14,7 +14,7 @@ mention of its words (`answers`). A reference entry's labelled value (`Default: 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
@@ -336,23 +336,20 @@ def best_excerpt(
     once `find` has nothing better."""
     needed = max(1, min(needed, len(wanted.lead)))
     scored = []
-    for order, (passage_id, passage) in enumerate(passages.items()):
-        if passage.source_id not in among:
+    for order, excerpt in every_excerpt(wanted, passages, among):
+        enough = excerpt.score >= needed or excerpt.defines
+        if about is not None:
+            enough = enough and about(excerpt, wanted)
+        if not enough or " ".join(excerpt.quote.split()) in used:
             continue
-        for excerpt in _excerpts(passage_id, passage, wanted, *_before(passages, passage_id)):
-            enough = excerpt.score >= needed or excerpt.defines
-            if about is not None:
-                enough = enough and about(excerpt, wanted)
-            if not enough or " ".join(excerpt.quote.split()) in used:
-                continue
-            problem = evidence_problem(
-                excerpt.quote, excerpt.context, excerpt.claim, wanted.terms, wanted.question
-            )
-            if problem is None:
-                value = excerpt.score + excerpt.own + excerpt.asked + 2 * excerpt.named
-                value = 2 * (value + excerpt.opens) + excerpt.topic
-                rank = (value, -order)
-                scored.append((rank, excerpt))
+        problem = evidence_problem(
+            excerpt.quote, excerpt.context, excerpt.claim, wanted.terms, wanted.question
+        )
+        if problem is None:
+            value = excerpt.score + excerpt.own + excerpt.asked + 2 * excerpt.named
+            value = 2 * (value + excerpt.opens) + excerpt.topic
+            rank = (value, -order)
+            scored.append((rank, excerpt))
     return max(scored, key=lambda entry: entry[0])[1] if scored else None
 
 
@@ -372,15 +369,22 @@ def quote_passes(
 ) -> bool:
     """A recorded `quote` of `source_id`, read again as the excerpt it was, passes `test`."""
     quote = " ".join(quote.split())
-    for passage_id, passage in passages.items():
-        if passage.source_id != source_id:
+    for _, excerpt in every_excerpt(wanted, passages, {source_id}):
+        if " ".join(excerpt.quote.split()) == quote and test(excerpt, wanted):
+            return True
+    return False
+
+
+def every_excerpt(
+    wanted: Wanted, passages: dict[str, Passage], among: set[str] | None = None
+) -> Iterator[tuple[int, Excerpt]]:
+    """Every excerpt the policy could quote from `passages` (of the sources `among`, when
+    given), each with its passage's place among them."""
+    for order, (passage_id, passage) in enumerate(passages.items()):
+        if among is not None and passage.source_id not in among:
             continue
         for excerpt in _excerpts(passage_id, passage, wanted, *_before(passages, passage_id)):
-            if " ".join(excerpt.quote.split()) != quote:
-                continue
-            if test(excerpt, wanted):
-                return True
-    return False
+            yield order, excerpt
 
 
 BACK_PASSAGES = 4  # passages read back for the signature a long definition sits under
@@ -867,7 +871,8 @@ def _field_answers(excerpt: Excerpt, field: Field, wanted: Wanted) -> bool:
     subject = f"{excerpt.above} {field.value}"
     if any(not holds_name(name, subject) for name in wanted.codes):
         return False
-    if not _entry_name(excerpt, field) & keywords(question):
+    entry_name = _entry_name(excerpt, field)
+    if entry_name is not None and not entry_name & keywords(question):
         return False  # another entry's value: `ErrorLog`'s default is not what `Options` has
     capitalised = [token for token in question.split() if inner_capital(token)]
     if not keywords(" ".join(capitalised)) <= keywords(subject):
@@ -891,18 +896,31 @@ def _field_answers(excerpt: Excerpt, field: Field, wanted: Wanted) -> bool:
     return bool(told)
 
 
-def _entry_name(excerpt: Excerpt, field: Field) -> set[str]:
-    """The words of the name of the entry a labelled value belongs to: its row's name
-    (`message_size_limit | Use: main | Default: 50M`), else the first word of the heading it sits
-    under that is a word (`ErrorLog Directive`, `SESSION_COOKIE_AGE`): what it is the value of.
-    A question asking for it says one of them; a word every entry's heading holds ("Directive")
-    does not pick one."""
-    if field.name:
-        return keywords(field.name)
-    for token in excerpt.above.split():
-        if said := keywords(token):
-            return said
-    return set()
+def _entry_name(excerpt: Excerpt, field: Field) -> set[str] | None:
+    """The words of the name of the entry a labelled value belongs to, where the entry names
+    itself: its row's name (`message_size_limit | Use: main | Default: 50M`), or the name its
+    heading opens with when the value, or another row of its table, opens with it too
+    (`Default: | ErrorLog logs/error_log` under 'ErrorLog Directive', `Syntax: | RLimitCPU
+    seconds` above 'Default: | Unset' under 'RLimitCPU Directive'). A question asking for that
+    value says one of them ("the default of the Options directive" does not ask for ErrorLog's).
+    None where the value names no entry (`Default: 1209600` under its setting's heading, a
+    `Default:` row under a section of several options, "A Host: header ..." under "Phase 2"):
+    nothing to hold it to. Of a name with parts (`smtp_accept_queue`) any part is said: a
+    limit, not a test of which option."""
+    if said := keywords(field.name):
+        return said
+    heading = _opening(next((token for token in excerpt.above.split() if keywords(token)), ""))
+    rows = f"{excerpt.lead_in}\n{excerpt.quote}".splitlines()
+    values = [field.value] + [item.value for row in rows for item in fields(row.strip())]
+    if heading and any(_opening(value) == heading for value in values):
+        return keywords(heading)
+    return None
+
+
+def _opening(text: str) -> str:
+    """The first word of `text`, lower case, without the punctuation around it."""
+    first = text.split()[:1]
+    return first[0].strip(",;:.()[]").lower() if first else ""
 
 
 _INNER_CAPITAL = re.compile(r"^[A-Za-z]+[a-z][A-Z]\w*")

@@ -8,6 +8,7 @@ from baselines.excerpts import (
     Passage,
     Wanted,
     _before,
+    _entry_name,
     _excerpts,
     best_excerpt,
     quote_settles,
@@ -667,3 +668,33 @@ def test_a_labelled_value_answers_only_for_the_entry_the_question_names() -> Non
     )
     quote = "Syntax: | Options [+|-]option\nDefault: | Options FollowSymlinks"
     assert _settles_for(wanted, quote, own, **{**where, "section": "Options Directive"})
+    # an entry whose value does not repeat its name is named by another row of its table
+    unset = table.replace("ErrorLog file-path", "RLimitCPU seconds").replace(
+        "ErrorLog logs/error_log", "Unset; uses operating system defaults"
+    )
+    quote = "Syntax: | RLimitCPU seconds\nDefault: | Unset; uses operating system defaults"
+    assert not _settles_for(wanted, quote, unset, **{**where, "section": "RLimitCPU Directive"})
+
+
+def test_a_labelled_value_is_held_to_the_entry_it_names_and_to_none_where_it_names_none() -> None:
+    """The entry a `Default:` row belongs to is named by its row, or by the heading's first
+    word when a row of its table opens with it too; a row under a heading of several options
+    ("3.1.1. General Options", `Default: | off`) names none, and is not held to one."""
+    wanted = _wanted_of(
+        "How do I configure the build?",
+        "What is the default of the debug build option?",
+        "What does the shared library option build?",
+    )
+
+    def names(text: str, section: str) -> list[set[str] | None]:
+        passage = Passage("S1", text, section, "Configure the build")
+        fielded = [e for e in _excerpts("S1.P1", passage, wanted) if e.field is not None]
+        return [_entry_name(excerpt, excerpt.field) for excerpt in fielded if excerpt.field]
+
+    table = "Description: | Limit on CPU\n\nSyntax: | RLimitCPU seconds\n\nDefault: | Unset"
+    assert {"rlimitcpu"} in names(table, "RLimitCPU Directive")
+    assert set(map(str, names("Default: | off, a release build", "3.1.1. General Options"))) == {
+        "None"
+    }
+    row = "debug_build | Use: main | Type: boolean | Default: false"
+    assert {"debug_build", "debug", "build"} in names(row, "Options")
