@@ -134,7 +134,7 @@ class ReadPageResult(BaseModel):
     next_offset: int | None = None
     total_chars: int = 0
     truncated: bool = False  # the snapshot was cut at its size cap
-    # with `find`: more passages hold it past the window (`next_offset` is the next of them)
+    # with `find`: more passages hold it past the window (`find` at `next_offset` shows them)
     more_matches: bool = False
 
 

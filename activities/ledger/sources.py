@@ -224,8 +224,10 @@ def source_ref_from(row: Mapping[str, Any], passage_count: int) -> SourceRef:
 
 class Window(NamedTuple):
     """A window of a source's passages: where the next one starts (None: the end), and with
-    `find`, whether more passages holding it lie past the window (`more_matches`: `next_offset`
-    is the next of them; otherwise it is where reading goes on, and `find` there shows none)."""
+    `find`, whether more passages holding it lie past the window (`more_matches`: `find` at
+    `next_offset` shows them; otherwise `next_offset` is where reading goes on, and `find` there
+    shows none). A window cut between a heading and the text under it starts the next at that
+    text."""
 
     passages: list[Passage]
     next_offset: int | None

@@ -114,6 +114,11 @@ async def test_a_page_is_fetched_once(harness: Harness) -> None:
     assert [passage.text for passage in found.passages] == [
         "Invalidation\n\nInvalidation messages travel over pub/sub to every node."
     ]
+    assert not found.more_matches, "the one passage holding it"
+    # a find window cut short says more passages hold the term past it
+    cut = harness.read("cache.html", fetch=False, find="node", window_passages=1)
+    first_node = await harness.env.run(read, cut)
+    assert len(first_node.passages) == 1 and first_node.more_matches
     assert harness.web.urls == [harness.url("cache.html")]
 
 

@@ -10,10 +10,19 @@ from activities.model.prompt import (
     RECENT_STEPS,
     WHOLE_WINDOWS,
     messages,
+    render_result,
 )
 from baselines.offline import estimate_usage
-from workflows.contracts import DecideInput
-from workflows.models import Brief, Budget, ToolCall, ToolResult, TranscriptEntry
+from workflows.contracts import DecideInput, ReadPageResult
+from workflows.models import (
+    Brief,
+    Budget,
+    Passage,
+    SourceRef,
+    ToolCall,
+    ToolResult,
+    TranscriptEntry,
+)
 from workflows.scope import RunScope
 from workflows.tools import (
     EvidenceData,
@@ -28,6 +37,7 @@ from workflows.tools import (
     WindowPassage,
     tool_schemas,
 )
+from workflows.tools.read_page import window as page_window
 
 BRIEF = Brief(question="How do caches invalidate?", allowed_hosts=["docs.example"])
 LONG = "First line of the passage.\nThen a great deal more text that only the newest windows show."
@@ -134,3 +144,19 @@ def test_every_result_of_the_latest_turn_is_shown_whole() -> None:
     assert "snippet 1" not in sent[0], "an earlier turn's search is shortened"
     assert "snippet 2" in sent[1]
     assert sum("a great deal more" in text for text in sent) == 3
+
+
+def test_a_find_window_says_more_matches_only_when_there_are_more() -> None:
+    """`more_matches` reaches the model from the read's activity result when a find window
+    was cut short with more matches past it, and is left out (a default) otherwise."""
+    source = SourceRef(id="S1", url="https://docs.example/1", title="T")
+    passage = Passage(id="S1.P1", start=0, end=4, text="text")
+    shown = []
+    for more in (True, False):
+        page = ReadPageResult(source=source, passages=[passage], next_offset=9, more_matches=more)
+        data = page_window(page)
+        assert data.more_matches is more
+        envelope = render_result(ToolResult(ok=True, data=data), budget=False).split("\n")[0]
+        rendered = json.loads(envelope)
+        shown.append(rendered["data"].get("more_matches"))
+    assert shown == [True, None]
