@@ -23,22 +23,16 @@ written dated to bench/results/strongest_test.json.
 from __future__ import annotations
 
 import argparse
+import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from activities.pages.corpus_transport import CONTENT_TYPES
+import httpx
+
+from activities.pages.corpus_transport import CorpusTransport
 from activities.pages.extract import extract
-from baselines.excerpts import (
-    Excerpt,
-    Passage,
-    Wanted,
-    _before,
-    _excerpts,
-    says_answer,
-    wanted_words,
-)
+from baselines.excerpts import Excerpt, Passage, Wanted, every_excerpt, says_answer, wanted_words
 from baselines.golden import (
     GoldenBrief,
     GoldenQuestion,
@@ -83,17 +77,16 @@ def wanted_for(golden: GoldenSet, entry: GoldenBrief, question: GoldenQuestion) 
     return wanted_words(next(q for q in brief.questions if q.id == question.id), request)
 
 
-def page_passages(
-    folder: Path, url: str, source_id: str, max_chars: int, *, one_host: bool
+async def page_passages(
+    client: httpx.AsyncClient, url: str, source_id: str, max_chars: int
 ) -> dict[str, Passage]:
-    """The page's passages as `read_page` stores them ({} when the folder does not hold it):
-    `folder` is the one host's (`one_host`) or holds a folder per host."""
-    host = urlsplit(url).hostname or ""
-    path = (folder if one_host else folder / host) / urlsplit(url).path.lstrip("/")
-    content_type = CONTENT_TYPES.get(path.suffix.lower())
-    if content_type is None or not path.is_file():
+    """The page's passages as `read_page` stores them, served as a run reads it (the corpus
+    transport: index.html, _redirects.json); {} when it is not there."""
+    response = await client.get(url, follow_redirects=True)
+    if response.status_code != httpx.codes.OK:
         return {}
-    page = extract(path.read_bytes(), content_type, max_chars=max_chars)
+    page = extract(response.content, response.headers["content-type"], max_chars=max_chars)
+    host = response.url.host
     return {
         f"{source_id}.P{n}": Passage(
             source_id, page.text[span.start : span.end], span.section, page.title, span.start, host
@@ -106,53 +99,71 @@ def passing(wanted: Wanted, passages: dict[str, Passage]) -> Iterator[Excerpt]:
     """Every excerpt the policy could quote from `passages` that the host would accept as
     evidence and the strongest test passes (each quote once)."""
     seen: set[str] = set()
-    for passage_id, passage in passages.items():
-        for excerpt in _excerpts(passage_id, passage, wanted, *_before(passages, passage_id)):
-            quote = " ".join(excerpt.quote.split())
-            if quote in seen:
-                continue
-            seen.add(quote)
-            problem = evidence_problem(
-                excerpt.quote, excerpt.context, excerpt.claim, wanted.terms, wanted.question
-            )
-            if problem is None and says_answer(excerpt, wanted):
-                yield excerpt
+    for _, excerpt in every_excerpt(wanted, passages):
+        quote = " ".join(excerpt.quote.split())
+        if quote in seen:
+            continue
+        seen.add(quote)
+        problem = evidence_problem(
+            excerpt.quote, excerpt.context, excerpt.claim, wanted.terms, wanted.question
+        )
+        if problem is None and says_answer(excerpt, wanted):
+            yield excerpt
 
 
 def measure(path: Path, max_chars: int) -> Tally | None:
+    """The set's tally, or None when its corpus is not installed here."""
     golden = load_golden(path)
     folder = corpus_folder(golden, path, None)
     if folder is None or not folder.is_dir():
         return None
+    one_host = {golden.host: folder} if golden.host else None
+    transport = CorpusTransport(folder if one_host is None else Path("/nonexistent"), one_host)
+    return asyncio.run(_measure(path.name, golden, transport, max_chars))
+
+
+async def _measure(
+    name: str, golden: GoldenSet, transport: CorpusTransport, max_chars: int
+) -> Tally:
     tally = Tally()
-    for entry in golden.briefs:
-        for question in entry.questions:
-            if not question.required or not question.phrase:
-                continue
-            tally.questions += 1
-            wanted = wanted_for(golden, entry, question)
-            phrase = plain(question.phrase)
-            true = false = 0
-            for number, page in enumerate(question.pages, start=1):
-                url = golden.url(page)
-                passages = page_passages(
-                    folder, url, f"S{number}", max_chars, one_host=golden.host is not None
-                )
-                tally.pages_missing += not passages
-                for excerpt in passing(wanted, passages):
-                    if phrase in plain(excerpt.quote):
-                        true += 1
-                    else:
-                        false += 1
-                        tally.listing.append(
-                            f"{path.name} | {question.text} | phrase: {question.phrase} | "
-                            f"{page} | {' '.join(excerpt.quote.split())}"
-                        )
-            tally.true_passes += true
-            tally.false_passes += false
-            tally.recalled += true > 0
-            tally.exposed += false > 0
+    async with httpx.AsyncClient(transport=transport) as client:
+        for entry in golden.briefs:
+            for question in entry.questions:
+                if question.required and question.phrase:
+                    await _count(name, golden, entry, question, client, max_chars, tally)
     return tally
+
+
+async def _count(
+    name: str,
+    golden: GoldenSet,
+    entry: GoldenBrief,
+    question: GoldenQuestion,
+    client: httpx.AsyncClient,
+    max_chars: int,
+    tally: Tally,
+) -> None:
+    """One question's true and false passes on its labelled pages, added to `tally`."""
+    tally.questions += 1
+    wanted = wanted_for(golden, entry, question)
+    phrase = plain(question.phrase or "")
+    true = false = 0
+    for number, page in enumerate(question.pages, start=1):
+        passages = await page_passages(client, golden.url(page), f"S{number}", max_chars)
+        tally.pages_missing += not passages
+        for excerpt in passing(wanted, passages):
+            if phrase in plain(excerpt.quote):
+                true += 1
+                continue
+            false += 1
+            tally.listing.append(
+                f"{name} | {question.text} | phrase: {question.phrase} | {page} | "
+                f"{' '.join(excerpt.quote.split())}"
+            )
+    tally.true_passes += true
+    tally.false_passes += false
+    tally.recalled += true > 0
+    tally.exposed += false > 0
 
 
 def main() -> None:
