@@ -26,6 +26,7 @@ from activities.pages.extract import content_hash, find_quote
 from runtime.converter import DATA_CONVERTER
 from tests.conftest import installed_binary
 from workflows import context, contracts
+from workflows.families import sketch, words
 from workflows.models import (
     Brief,
     Decision,
@@ -223,6 +224,7 @@ class StandIns:
                 final_url=request.url,
                 content_hash=content_hash(text),
                 passage_count=len(passages),
+                sketch=sketch(words(text)),  # as activities.snapshots makes it
             ),
             passages=window[: request.window_passages],
             total_chars=len(text),

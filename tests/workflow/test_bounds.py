@@ -323,3 +323,31 @@ async def test_the_decide_timeout_never_reaches_past_the_deadline(client: Client
     brief = make_brief(max_steps=1, deadline_seconds=40)
     [timeout] = await _decide_timeouts(client, brief, 600.0)
     assert 40 < timeout <= 45, "the time left and the 5 s grace"
+
+
+async def test_another_rendering_of_a_cited_page_is_not_a_second_source(client: Client) -> None:
+    """The same page as its source file (a title line and a see-also line around the same text)
+    on another host counts once, like a mirror: the submission citing both is refused."""
+    rendering = "https://b.example/one.txt"
+    text = [
+        "Intro text here about how each queue handles its messages over time.",
+        "The default timeout of a queue message is 30 seconds, after which it is visible again.",
+        "Messages move to the dead-letter queue after 5 attempts, and stay there for 14 days.",
+    ]
+    pages = {PAGE_A: text, rendering: ["queue(7) manual", *text, "See also queue-admin(1)."]}
+    web = FakeWeb(pages=pages)
+    script = [
+        SEARCH,
+        READ_A,
+        call("read_page", url=rendering),
+        record("Q1", "S1", passage_id="S1.P2"),
+        record("Q2", "S2", passage_id="S2.P4"),
+        finish(["E001"], ["E002"]),
+    ]
+
+    await run(client, web, script, make_brief(max_steps=6))
+
+    assert web.steps[-1].error == (
+        "the coverage gate failed: the cited evidence comes from 1 independent source(s); at "
+        "least 2 are required (a mirror or another rendering of the same text counts once)"
+    )
