@@ -871,8 +871,9 @@ def _field_answers(excerpt: Excerpt, field: Field, wanted: Wanted) -> bool:
     subject = f"{excerpt.above} {field.value}"
     if any(not holds_name(name, subject) for name in wanted.codes):
         return False
+    asked = keywords(question)
     entry_name = _entry_name(excerpt, field)
-    if entry_name is not None and not entry_name & keywords(question):
+    if entry_name is not None and not entry_name & asked:
         return False  # another entry's value: `ErrorLog`'s default is not what `Options` has
     capitalised = [token for token in question.split() if inner_capital(token)]
     if not keywords(" ".join(capitalised)) <= keywords(subject):
@@ -892,7 +893,7 @@ def _field_answers(excerpt: Excerpt, field: Field, wanted: Wanted) -> bool:
     if len(missing) > (1 if pinned else 0) or missing & set(wanted.lead):
         return False
     told = figures(field.value) - figures(question)
-    told |= keywords(field.value) - keywords(question) - keywords(field.name)
+    told |= keywords(field.value) - asked - keywords(field.name)
     return bool(told)
 
 
@@ -910,8 +911,8 @@ def _entry_name(excerpt: Excerpt, field: Field) -> set[str] | None:
     if said := keywords(field.name):
         return said
     heading = _opening(next((token for token in excerpt.above.split() if keywords(token)), ""))
-    rows = f"{excerpt.lead_in}\n{excerpt.quote}".splitlines()
-    values = [field.value] + [item.value for row in rows for item in fields(row.strip())]
+    rows = f"{excerpt.lead_in}\n{excerpt.quote}".splitlines()  # the quote holds the value's row
+    values = [item.value for row in rows for item in fields(row.strip())]
     if heading and any(_opening(value) == heading for value in values):
         return keywords(heading)
     return None

@@ -117,8 +117,7 @@ def measure(path: Path, max_chars: int) -> Tally | None:
     folder = corpus_folder(golden, path, None)
     if folder is None or not folder.is_dir():
         return None
-    one_host = {golden.host: folder} if golden.host else None
-    transport = CorpusTransport(folder if one_host is None else Path("/nonexistent"), one_host)
+    transport = CorpusTransport(folder, {golden.host: folder} if golden.host else None)
     return asyncio.run(_measure(path.name, golden, transport, max_chars))
 
 

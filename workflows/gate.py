@@ -268,13 +268,18 @@ def conflicts(
     """Evidence for one question from different source families whose stated figures disagree
     (only the pairs `involving` one evidence id, when given). Each quote is read once."""
     ordered = sorted(evidence.values(), key=lambda item: item.id)
-    family = families([item.source_id for item in ordered], sources)
     figures_of: dict[str, Labelled] = {}
+    family: dict[str, str] = {}
 
     def read(item: Evidence) -> Labelled:
         if item.id not in figures_of:
             figures_of[item.id] = labelled(item.quote)
         return figures_of[item.id]
+
+    def one_source(first: Evidence, second: Evidence) -> bool:
+        if not family:  # worked out once, at the first pair that needs it
+            family.update(families([item.source_id for item in ordered], sources))
+        return family[first.source_id] == family[second.source_id]
 
     found = []
     for index, first in enumerate(ordered):
@@ -283,7 +288,7 @@ def conflicts(
                 continue
             if first.question_id != second.question_id:
                 continue
-            if family[first.source_id] == family[second.source_id]:
+            if one_source(first, second):
                 continue
             disagree = disagreement(read(first), read(second))
             if disagree is not None:

@@ -3,10 +3,10 @@ source for the gate's rule 3; two pages of one manual are two."""
 
 from __future__ import annotations
 
+from tests.unit.test_gate import brief, evidence, report
 from workflows.families import SAME_TEXT, families, overlap, sketch, words
 from workflows.gate import check
-from workflows.models import Brief, Evidence, Finding, SourceRef
-from workflows.tools import FinishArgs
+from workflows.models import SourceRef
 
 STASH = (
     "Use git stash when you want to record the current state of the working directory and the "
@@ -70,31 +70,11 @@ def test_a_chain_of_renderings_is_one_family_named_by_the_first() -> None:
 
 
 def test_the_gate_counts_two_renderings_of_one_page_as_one_source() -> None:
-    brief = Brief.model_validate(
-        {
-            "question": "How does git stash work?",
-            "questions": [
-                {"id": "Q1", "text": "What does git stash save?"},
-                {"id": "Q2", "text": "How is a stash restored?"},
-            ],
-            "allowed_hosts": ["docs.example"],
-        }
-    )
-    quote = "The command saves your local modifications away"
-    recorded = {
-        eid: Evidence(
-            id=eid, question_id=qid, source_id=sid, claim=quote, stance="supports", quote=quote
-        )
-        for eid, qid, sid in (("E001", "Q1", "S1"), ("E002", "Q2", "S2"))
-    }
-    findings = [
-        Finding(text=quote, evidence_ids=["E001"]),
-        Finding(text=quote, evidence_ids=["E002"]),
-    ]
-    report = FinishArgs(answer=quote, findings=findings, limitations="None.")
+    recorded = evidence(("E001", "Q1", "S1", "supports"), ("E002", "Q2", "S2", "supports"))
+    submitted = report(["E001"], ["E002"])
     renderings = {"S1": ref("S1", STASH), "S2": ref("S2", STASH_SOURCE)}
-    verdict = check(report, recorded, renderings, brief)
+    verdict = check(submitted, recorded, renderings, brief())
     assert verdict.independent_sources == 1
     assert any("1 independent source(s)" in gap for gap in verdict.gaps)
     pages = {"S1": ref("S1", STASH), "S2": ref("S2", COMMIT)}
-    assert check(report, recorded, pages, brief).independent_sources == 2
+    assert check(submitted, recorded, pages, brief()).independent_sources == 2
