@@ -7,11 +7,20 @@ context (about 30 a step). `exec` of a string compiles it each time (about 20 us
 workflow class for its instance), so `compile_once` hands the runner's module an `exec` that
 compiles each string once and runs the same code object: what runs in the sandbox, with which
 globals, and its determinism are unchanged.
+
+The sandbox also imports each workflow module afresh for every run it creates, through the
+standard source loader. Where no bytecode is cached beside the source (`PYTHONDONTWRITEBYTECODE`,
+a read-only checkout) that import compiles the module from source each time: measured, 4.5 ms for
+`workflows/research.py` against 0.08 ms to load its bytecode. `compile_once` also keeps the code
+of each source a loader compiles, keyed by its path and its exact bytes, so a module compiles once
+per process as it would from a `.pyc`: a changed file has other bytes and compiles again, and the
+module each run gets is still executed afresh in its own namespace.
 """
 
 from __future__ import annotations
 
 import builtins
+import importlib.machinery
 from functools import lru_cache
 from types import CodeType
 from typing import Any
@@ -20,6 +29,11 @@ from temporalio.worker.workflow_sandbox import _runner
 
 # The runner's snippets: a few constants, and an import of each workflow class and runner.
 SNIPPETS = 256
+# Module sources kept compiled: the workflow modules a sandbox imports per run, with room for edits.
+SOURCES = 64
+
+_LOADER = importlib.machinery.SourceFileLoader
+_source_to_code = _LOADER.source_to_code
 
 
 @lru_cache(maxsize=SNIPPETS)
@@ -36,7 +50,22 @@ def _exec(
     builtins.exec(compiled(source) if isinstance(source, str) else source, globals, locals)
 
 
+@lru_cache(maxsize=SOURCES)
+def module_code(data: bytes, path: str, optimize: int) -> CodeType:
+    # What importlib's SourceLoader.source_to_code does with a module's bytes.
+    return compile(data, path, "exec", dont_inherit=True, optimize=optimize)
+
+
+def _cached_source_to_code(
+    self: importlib.machinery.SourceFileLoader, data: Any, path: Any, *, _optimize: int = -1
+) -> CodeType:
+    if isinstance(data, bytes) and isinstance(path, str):
+        return module_code(data, path, _optimize)
+    return _source_to_code(self, data, path, _optimize=_optimize)
+
+
 def compile_once() -> None:
-    """Make the sandboxed runner compile each snippet once (idempotent; the worker and the
-    replayer call it before they run workflows)."""
+    """Make the sandboxed runner compile each snippet, and the loader each module source, once
+    (idempotent; the worker and the replayer call it before they run workflows)."""
     _runner.exec = _exec  # type: ignore[attr-defined]  # the module's global shadows the builtin
+    _LOADER.source_to_code = _cached_source_to_code  # type: ignore[method-assign,assignment]

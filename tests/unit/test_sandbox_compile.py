@@ -1,7 +1,14 @@
-"""runtime.sandbox: the sandboxed runner's snippets are compiled once and run as before."""
+"""runtime.sandbox: the sandboxed runner's snippets and the modules it imports afresh are compiled
+once, and run as before."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
 from temporalio.worker.workflow_sandbox import _runner
 
 from runtime import sandbox
@@ -32,3 +39,29 @@ def test_code_objects_and_errors_pass_through() -> None:
         assert str(error) == "inside"
     else:
         raise AssertionError("the snippet's exception is raised")
+
+
+def _load_afresh(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_module_imported_afresh_compiles_once_per_source_and_runs_each_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # no .pyc: the loader compiles source
+    sandbox.compile_once()
+    path = tmp_path / "afresh.py"
+    path.write_text("runs = []\nruns.append(len(runs))\n", encoding="utf-8")
+    before = sandbox.module_code.cache_info()
+    first, second = _load_afresh(path, "afresh"), _load_afresh(path, "afresh")
+    after = sandbox.module_code.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
+    assert first is not second and first.runs is not second.runs, "each import runs the code anew"
+    assert first.runs == second.runs == [0]
+    path.write_text("runs = ['edited']\n", encoding="utf-8")
+    assert _load_afresh(path, "afresh").runs == ["edited"], "other bytes compile again"
+    assert not list(tmp_path.glob("__pycache__/*")), "nothing written beside the source"
