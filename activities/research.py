@@ -187,6 +187,8 @@ class ResearchActivities:
             if run is None:
                 raise UnknownRun(run_id)
             ledger = await self._ledger.bind(request.scope)
+            for record in request.records:  # the steps since the last decide, the finish's too
+                await ledger.record_step(record)
             evidence = await ledger.evidence_rows()
             sources = await ledger.sources()
             markdown = render_markdown(

@@ -1,7 +1,9 @@
 """What a run's steps cost Temporal, read from its history: events and workflow tasks per step.
 
-A step ends with its `record_step` (a local activity: a marker in the history). The workflow tasks
-of a step are those completed after the previous step's record and up to its own; a step that
+A step ends with its record: its `record_step` (a local activity: a marker in the history), or,
+since the step record went with the next decide, that decide (its scheduled event, or its marker
+when the decide is local) or the report's save. The workflow tasks of a step are those completed
+after the previous step's record and up to its own; a step that
 waited on a regular activity (a model, a page read, the verifier) needed a task to schedule it and
 another to take its result. The run's first task (start_run, the first decide) and its last (the
 report saved) count toward the run, not a step. Figures only.
@@ -19,11 +21,12 @@ from temporalio.api.history.v1 import HistoryEvent
 LOCAL_ACTIVITY_MARKER = "core_local_activity"
 RECORD_STEP = "record_step"
 DECIDE = "decide"  # a regular activity when a real model decides: the one wait a step needs
+SAVE_REPORT = "save_report"
 
 
 @dataclass(frozen=True)
 class Shape:
-    steps: int  # record_step markers
+    steps: int  # steps recorded
     events: int
     workflow_tasks: int  # WorkflowTaskCompleted, the whole run
     # Workflow tasks completed inside each step (from the one after the previous record_step).
@@ -54,22 +57,42 @@ def shape(events: list[HistoryEvent]) -> Shape:
     extra: Counter[str] = Counter()
     tasks, scheduled = 0, []  # since the previous step's record
     for event in events:
+        recorded = _recorded(event)
+        if recorded:
+            if tasks_by_step or tasks:  # the first step's tasks include the run's first one
+                tasks_by_step += [tasks] + [0] * (recorded - 1)  # a turn's steps share its tasks
+                if tasks > 1:  # the step's own regular activities, beside the model's turn
+                    extra.update(name for name in scheduled if name != DECIDE)
+            tasks, scheduled = 0, []
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
             tasks += 1
         elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             scheduled.append(event.activity_task_scheduled_event_attributes.activity_type.name)
-        elif _local_activity(event) == RECORD_STEP:
-            if tasks_by_step or tasks:  # the first step's tasks include the run's first one
-                tasks_by_step.append(tasks)
-                if tasks > 1:  # the step's own regular activities, beside the model's turn
-                    extra.update(name for name in scheduled if name != DECIDE)
-            tasks, scheduled = 0, []
     if tasks_by_step:
         tasks_by_step[0] -= 1  # the run's first task (start_run) is not the first step's
     completed = sum(
         1 for e in events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
     )
     return Shape(len(tasks_by_step), len(events), completed, tasks_by_step, dict(extra))
+
+
+def _recorded(event: HistoryEvent) -> int:
+    """How many steps' records the event carries: a `record_step` marker one; a decide (its
+    scheduled input, or its marker's summary, a line per step) or the report's save those of
+    the steps since the decide before."""
+    if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+        attributes = event.activity_task_scheduled_event_attributes
+        if attributes.activity_type.name != DECIDE or not attributes.input.payloads:
+            return 0
+        request: object = json.loads(attributes.input.payloads[0].data)
+        return len(request.get("records") or []) if isinstance(request, dict) else 0
+    kind = _local_activity(event)
+    if kind == RECORD_STEP:
+        return 1
+    if kind in (DECIDE, SAVE_REPORT) and event.user_metadata.HasField("summary"):
+        summary: object = json.loads(event.user_metadata.summary.data or b'""')
+        return len(summary.splitlines()[1:]) if isinstance(summary, str) else 0
+    return 0
 
 
 def _local_activity(event: HistoryEvent) -> str:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from runtime.settings import Settings
 from runtime.temporal import connect
 from starter.errors import EXIT_USAGE, CliError, no_such_run
+from workflows import contracts
 from workflows.models import RunResult
 
 MAX_HISTORY_BYTES = 100_000_000  # Temporal refuses histories past 50 MB; JSON is larger
@@ -129,6 +131,44 @@ class HistoryFacts(BaseModel):
 
     def of_type(self, name: str) -> list[ActivityFact]:
         return [fact for fact in self.activities if fact.type == name]
+
+    def recorded_steps(self) -> list[tuple[int, str] | None]:
+        """(step, tool) of each step the workflow recorded, in order (None: unreadable): a
+        `record_step` one, a completed decide or report save the steps since the decide before
+        (builds before that recorded every step with its own `record_step`)."""
+        return [
+            step
+            for fact in self.activities
+            if fact.completed and fact.type in _RECORDING
+            for step in _steps_of(fact)
+        ]
+
+
+# The activities that record steps.
+_RECORDING = frozenset({contracts.RECORD_STEP, contracts.DECIDE, contracts.SAVE_REPORT})
+_STEP_SUMMARY = re.compile(r"^step (\d+): (.*)$", re.DOTALL)
+
+
+def _steps_of(fact: ActivityFact) -> list[tuple[int, str] | None]:
+    """The steps one activity recorded: from a regular activity's input, else from the local
+    activity's summary (`record_step`'s is "step N: tool"; a decide's or a save's has such a
+    line per step after its first)."""
+    if fact.type == contracts.RECORD_STEP:
+        return [_step_of(fact.input, fact.summary)]
+    if isinstance(fact.input, dict):
+        return [_step_of(record, "") for record in fact.input.get("records") or []]
+    return [_step_of(None, line) for line in fact.summary.splitlines()[1:]]
+
+
+def _step_of(request: Any, summary: str) -> tuple[int, str] | None:
+    """(step, tool) from a regular activity's input, else from the local activity's summary."""
+    if isinstance(request, dict):  # its scope holds the step (recorded before: the input)
+        scope = request.get("scope")
+        step = scope.get("step") if isinstance(scope, dict) else request.get("step")
+        if step is not None:
+            return int(step), str(request.get("tool", ""))
+    found = _STEP_SUMMARY.match(summary)
+    return (int(found.group(1)), found.group(2)) if found else None
 
 
 _CLOSED = {

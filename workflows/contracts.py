@@ -84,6 +84,18 @@ class StartRunResult(BaseModel):
     continue_after_steps: int = 0
 
 
+class StepRecord(BaseModel):
+    scope: RunScope  # its step and the model turn that asked for it
+    tool: str
+    arguments: str
+    ok: bool
+    error: str | None = None
+    insufficient: bool = False
+    summary: str = ""
+    # The step as the model will be shown it (lean loop: the decide activity reads it back).
+    entry: TranscriptEntry | None = None
+
+
 class DecideInput(BaseModel):
     scope: RunScope  # its turn: the 1-based model-call number, the ledger key of the call
     brief: Brief
@@ -100,6 +112,9 @@ class DecideInput(BaseModel):
     # Set by decide (never by the workflow) when compaction alone did not fit the context budget:
     # the oldest steps folded (`workflows.context.fold`); `transcript` holds the steps after them.
     digest: Digest | None = Field(default=None, exclude_if=lambda value: value is None)
+    # The steps taken since the last decide, recorded by this one before it reads the transcript
+    # (one activity fewer a step: `record_step` runs alone only before a continue-as-new).
+    records: list[StepRecord] = Field(default_factory=list, exclude_if=lambda value: not value)
 
 
 class SearchInput(BaseModel):
@@ -157,18 +172,6 @@ class RecordEvidenceResult(BaseModel):
     error: str | None = None  # why the quote or passage was refused
 
 
-class StepRecord(BaseModel):
-    scope: RunScope  # its step and the model turn that asked for it
-    tool: str
-    arguments: str
-    ok: bool
-    error: str | None = None
-    insufficient: bool = False
-    summary: str = ""
-    # The step as the model will be shown it (lean loop: the decide activity reads it back).
-    entry: TranscriptEntry | None = None
-
-
 class RecordStepResult(BaseModel):
     inserted: bool = True
     execution_id: str = ""  # the execution the ledger wrote the step under
@@ -196,6 +199,8 @@ class SaveReportInput(BaseModel):
     counters: Counters
     finished_at: str
     verification: Verification = Field(default_factory=Verification)
+    # The steps taken since the last decide (the finish step among them), recorded first.
+    records: list[StepRecord] = Field(default_factory=list, exclude_if=lambda value: not value)
 
 
 class SaveReportResult(BaseModel):

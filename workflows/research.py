@@ -172,6 +172,9 @@ class ResearchWorkflow:
         self._timer_limit = 0
         self._started_with = contracts.StartRunResult()  # what start_run recorded
         self._steps_before = 0  # steps taken by the executions before this one
+        # Steps taken since the last decide, their rows not written yet: the next decide (or the
+        # report's save) records them first, so a step is two activations, not three.
+        self._unrecorded: list[contracts.StepRecord] = []
         if self._carried is not None:
             self._steps_before = self._carried.steps_before
             self._turn_start = self._carried.turn_start
@@ -261,6 +264,7 @@ class ResearchWorkflow:
             stop = self._state.tripped(workflow.now())
             if stop is not None:
                 return await self._stopped(stop)
+            await self._flush_records()  # the next execution starts from recorded steps
             self._continue_as_new()
         decision = await self._decide()  # decide builds the transcript from the ledger
         if isinstance(decision, Outcome):
@@ -334,10 +338,15 @@ class ResearchWorkflow:
 
     async def _decide(self) -> Decision | Outcome:
         state = self._state
-        steps = state.counters.steps
+        steps, records = state.counters.steps, list(self._unrecorded)
         request = contracts.DecideInput(
             scope=RunScope.turn_of(
-                self._run_id, self._execution, state.next_model_call(), steps, state.writer
+                self._run_id,
+                self._execution,
+                state.next_model_call(),
+                steps,
+                state.writer,
+                unrecorded=len(records),
             ),
             brief=self._state.brief,
             guidance=list(self._state.guidance),
@@ -346,6 +355,7 @@ class ResearchWorkflow:
             watermark=steps,
             context_budget=self._context_budget(),
             turn_start=self._turn_start,
+            records=records,
         )
         call = asyncio.ensure_future(
             self._call(
@@ -353,7 +363,7 @@ class ResearchWorkflow:
                 request,
                 timeout=self._decide_timeout,
                 grace=DEADLINE_GRACE,
-                summary=f"decide: turn {request.scope.turn}",
+                summary=_with_records(f"decide: turn {request.scope.turn}", records),
             )
         )
         # Waiting on the model races the deadline; the activity's own timeout ends a little later.
@@ -367,6 +377,7 @@ class ResearchWorkflow:
             _abandon(call)
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
         decision = call.result()
+        del self._unrecorded[: len(records)]  # the decide recorded them
         if not decision.over_context:  # a model answered: count it
             self._state.count_model_call(request.scope.turn)
             # The ledger holds this turn under that execution (the first activity of a continued
@@ -394,7 +405,7 @@ class ResearchWorkflow:
             self._state.take_step()
             with tracing.tool_step("", "", self._state.counters.steps) as span:
                 result = self._tools.result(ok=False, error=problem)
-                await self._record(call, result, None, span)
+                self._record(call, result, None, span)
             return None
         self._turn_start = self._state.counters.steps + 1
         for index, requested in enumerate(decision.tool_calls):
@@ -407,20 +418,20 @@ class ResearchWorkflow:
                 handled = await self._tools.dispatch(call)
                 if handled.args is None:  # refused unread: junk may not fill the model's context
                     call = call.model_copy(update={"arguments": call.arguments[:MAX_TEXT_CHARS]})
-                await self._record(call, handled.result, handled.args, span)
+                self._record(call, handled.result, handled.args, span)
             if handled.outcome is not None:
                 return handled.outcome
         return None
 
-    async def _record(
+    def _record(
         self, call: ToolCall, result: ToolResult, args: ToolArgs | None, span: tracing.Span
     ) -> None:
+        """The step into the transcript; its row goes with the next decide (`_unrecorded`)."""
         state = self._state
         entry = TranscriptEntry(step=state.counters.steps, call=call, result=result, args=args)
         state.transcript.append(entry)
         summary = describe_step(call, result, args)
-        recorded = await self._call(
-            contracts.RECORD_STEP_ACTIVITY,
+        self._unrecorded.append(
             contracts.StepRecord(
                 scope=RunScope.record_of(
                     self._run_id,
@@ -436,13 +447,23 @@ class ResearchWorkflow:
                 insufficient=result.insufficient,
                 summary=summary,
                 entry=entry,
-            ),
-            summary=f"step {state.counters.steps}: {call.name}",
+            )
         )
-        state.writer = recorded.execution_id or state.writer
         outcome = "refused" if not result.ok else "insufficient" if result.insufficient else "ok"
         tracing.step_done(span, call.name, state.counters.steps, outcome, result.error)
         self._publish()
+
+    async def _flush_records(self) -> None:
+        """Record the steps no decide has recorded yet, each in its own `record_step`."""
+        while self._unrecorded:
+            record = self._unrecorded[0]
+            recorded = await self._call(
+                contracts.RECORD_STEP_ACTIVITY,
+                record,
+                summary=f"step {record.scope.step}: {record.tool}",
+            )
+            self._state.writer = recorded.execution_id or self._state.writer
+            del self._unrecorded[0]
 
     # ------------------------------------------------------------ ending
 
@@ -451,21 +472,30 @@ class ResearchWorkflow:
         report = outcome.report or compose(
             state.brief, state.evidence, state.sources, outcome.stop_reason, outcome.detail
         )
+        records = list(self._unrecorded)
         saved = await self._call(
             contracts.SAVE_REPORT_ACTIVITY,
             contracts.SaveReportInput(
-                scope=RunScope.end_of(self._run_id, self._execution, state.counters, state.writer),
+                scope=RunScope.end_of(
+                    self._run_id,
+                    self._execution,
+                    state.counters,
+                    state.writer,
+                    unrecorded=len(records),
+                ),
                 status=outcome.status,
                 stop_reason=outcome.stop_reason,
                 report=report,
                 counters=state.counters,
                 finished_at=workflow.now().isoformat(),
                 verification=outcome.verification,
+                records=records,
             ),
             timeout=WRAP_UP_TIMEOUT,
             capped=False,
-            summary=f"save report: {outcome.status}",
+            summary=_with_records(f"save report: {outcome.status}", records),
         )
+        self._unrecorded.clear()
         tracing.outcome(
             self._root, outcome.status, outcome.stop_reason, state.counters, len(state.evidence)
         )
@@ -691,6 +721,12 @@ def for_web_ui(markdown: str) -> str:
             lines.append(line)
         in_item = bool(numbered)
     return "\n".join(lines)
+
+
+def _with_records(summary: str, records: list[contracts.StepRecord]) -> str:
+    """An activity's summary, with a line per step it records ("step N: tool", as `record_step`
+    is summarised: the audit reads them from a local activity's marker)."""
+    return "\n".join([summary, *(f"step {r.scope.step}: {r.tool}" for r in records)])
 
 
 def _abandon(call: asyncio.Future[Any]) -> None:

@@ -53,10 +53,18 @@ class RunScope(BaseModel):
 
     @classmethod
     def turn_of(
-        cls, run_id: str, execution: str, turn: int, steps_done: int, parent: str
+        cls,
+        run_id: str,
+        execution: str,
+        turn: int,
+        steps_done: int,
+        parent: str,
+        unrecorded: int = 0,
     ) -> RunScope:
-        """`decide` for `turn`: the turns before it are answered, `steps_done` steps are done."""
-        fork = ForkPoint(turns=turn - 1, steps=steps_done, work=steps_done, parent=parent)
+        """`decide` for `turn`: the turns before it are answered, `steps_done` steps are done, the
+        last `unrecorded` of them without their rows (the decide records them)."""
+        rows = steps_done - unrecorded
+        fork = ForkPoint(turns=turn - 1, steps=rows, work=steps_done, parent=parent)
         return cls(run_id=run_id, execution=execution, step=steps_done, turn=turn, fork=fork)
 
     @classmethod
@@ -74,8 +82,11 @@ class RunScope(BaseModel):
         return cls(run_id=run_id, execution=execution, step=step, turn=turn, fork=fork)
 
     @classmethod
-    def end_of(cls, run_id: str, execution: str, counters: Counters, parent: str) -> RunScope:
-        """`save_report`: every turn and step counted is done."""
+    def end_of(
+        cls, run_id: str, execution: str, counters: Counters, parent: str, unrecorded: int = 0
+    ) -> RunScope:
+        """`save_report`: every turn and step counted is done, the last `unrecorded` steps without
+        their rows (the save records them)."""
         steps, turns = counters.steps, counters.model_calls
-        fork = ForkPoint(turns=turns, steps=steps, work=steps, parent=parent)
+        fork = ForkPoint(turns=turns, steps=steps - unrecorded, work=steps, parent=parent)
         return cls(run_id=run_id, execution=execution, step=steps, turn=turns, fork=fork)

@@ -112,6 +112,8 @@ class ModelActivities:
         async with ledger_errors():
             # This execution's rows: after a reset, the turns from here on are asked again.
             ledger = await self._ledger.bind(request.scope)
+            for record in request.records:  # the steps since the last decide (once: a retry
+                await ledger.record_step(record)  # finds them recorded)
             # The lean loop (a watermark): the transcript is in the ledger, read with the turn.
             recorded, entries = await ledger.turn(turn, request.watermark)
         written = {"execution_id": ledger.execution or ""}  # the rows are under it from here on

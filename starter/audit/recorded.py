@@ -3,7 +3,6 @@ and receiving (activity results, its input and its result) is what the ledger ho
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
@@ -15,7 +14,6 @@ from workflows import contracts
 from workflows.models import Brief, Decision, RunStatus
 
 M = TypeVar("M", bound=BaseModel)
-_STEP_SUMMARY = re.compile(r"^step (\d+): (.*)$", re.DOTALL)
 _ENDED_AS = {"canceled": RunStatus.CANCELLED}
 
 
@@ -86,24 +84,12 @@ def history_counters(data: AuditData) -> Iterator[str]:
     "history-steps", "the ledger's step list is the one the workflow recorded", needs_history=True
 )
 def history_steps(data: AuditData) -> Iterator[str]:
-    facts = [fact for fact in _history(data).of_type(contracts.RECORD_STEP) if fact.completed]
-    recorded = [_step_of(fact.input, fact.summary) for fact in facts]
+    recorded = _history(data).recorded_steps()
     ledger = [(step.step, step.tool) for step in data.rows.steps]
     if not data.same_or_one_more(recorded, ledger):
         yield f"history recorded {len(recorded)} steps, the ledger holds {len(ledger)}" + (
             "" if len(recorded) != len(ledger) else ", with different tools or numbers"
         )
-
-
-def _step_of(request: Any, summary: str) -> tuple[int, str] | None:
-    """(step, tool) from a regular activity's input, else from the local activity's summary."""
-    if isinstance(request, dict):  # its scope holds the step (recorded before: the input)
-        scope = request.get("scope")
-        step = scope.get("step") if isinstance(scope, dict) else request.get("step")
-        if step is not None:
-            return int(step), str(request.get("tool", ""))
-    found = _STEP_SUMMARY.match(summary)
-    return (int(found.group(1)), found.group(2)) if found else None
 
 
 @check(

@@ -84,6 +84,37 @@ async def test_decide_reads_the_steps_up_to_the_watermark(ledger: Ledger) -> Non
     assert await ledger.decision(run_id, 4) is None, "no model was asked"
 
 
+async def test_decide_records_the_steps_it_carries_once_then_reads_them(ledger: Ledger) -> None:
+    """The steps since the last decide travel in its input: written before it reads the
+    transcript, so the model is shown them; a retried decide writes none twice."""
+    run_id = f"test-{uuid.uuid4().hex[:12]}"
+    assert await ledger.start_run(run_id, BRIEF, "2025-01-02T03:04:05+00:00")
+    await ledger.record_step(step(run_id, 1))
+    decide = ModelActivities(
+        Settings(model_provider="offline").chat_options(), ledger, None, decide_offline
+    ).decide
+    env = ActivityEnvironment()
+    carried = [step(run_id, 2), step(run_id, 3)]  # a parallel turn's two steps
+    request = DecideInput(
+        scope=RunScope.turn_of(run_id, "", 3, 3, "", unrecorded=2),
+        brief=BRIEF,
+        watermark=3,
+        context_budget=60_000,
+        records=carried,
+    )
+    assert request.scope.fork == ForkPoint(turns=2, steps=1, work=3), "rows up to 1, work to 3"
+
+    decision = await env.run(decide, request)
+    again = await env.run(decide, request)
+
+    assert [s.step for s in await ledger.steps(run_id)] == [1, 2, 3], "each step once"
+    assert decision.context_chars == context.size(await ledger.transcript(run_id, 3))
+    assert again.tool_calls == decision.tool_calls
+    assert not await ledger.record_step(carried[0]), "recorded already"
+    bare = DecideInput(scope=RunScope.turn_of(run_id, "", 1, 0, ""), brief=BRIEF)
+    assert "records" not in bare.model_dump(), "an input without records is as it was"
+
+
 @pytest.fixture(params=["transcript", "turn"])
 def read(request: pytest.FixtureRequest) -> str:
     """How decide reads: the transcript alone, or with the turn's recorded decision (one round

@@ -177,7 +177,6 @@ def _check_trace(root: Span, trace: list[Span]) -> None:
         "activity search_web",
         "activity read_page",
         "activity record_evidence",
-        "activity record_step",
         "activity save_report",
         "chat gpt-scripted",
         "execute_tool search_web",

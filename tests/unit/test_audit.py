@@ -377,3 +377,47 @@ def test_an_export_of_a_continued_run_holds_each_execution_oldest_first(tmp_path
     facts = history_facts(again)
     assert facts.executions == 3 and facts.events == 10 + len(history[0].events)
     assert facts.brief == history_facts(history).brief  # the first execution's input
+
+
+def test_the_steps_recorded_are_read_from_each_activity_that_records_them() -> None:
+    """A build that records every step alone (`record_step`), and one whose decide (its input
+    when regular, its summary's lines when local) and report save record the steps before."""
+    run_id = "research-steps"
+
+    def record(step: int, tool: str) -> dict[str, Any]:
+        scope = RunScope.record_of(run_id, "", step, step, "")
+        return contracts.StepRecord(scope=scope, tool=tool, arguments="{}", ok=True).model_dump(
+            mode="json"
+        )
+
+    facts = HistoryFacts(workflow_id=run_id)
+    facts.activities = [
+        ActivityFact(type=contracts.RECORD_STEP, summary="step 1: search_web", local=True),
+        ActivityFact(
+            type=contracts.DECIDE,
+            summary="decide: turn 3\nstep 2: read_page",
+            input={"records": [record(2, "read_page")]},
+        ),
+        ActivityFact(
+            type=contracts.DECIDE,
+            summary="decide: turn 4\nstep 3: read_page\nstep 4: record_evidence",
+            local=True,
+        ),
+        ActivityFact(type=contracts.DECIDE, summary="decide: turn 5", local=True),
+        ActivityFact(type=contracts.DECIDE, summary="decide: turn 6\nstep 5: x", local=True),
+        ActivityFact(
+            type=contracts.SAVE_REPORT,
+            summary="save report: completed\nstep 6: finish_research",
+            local=True,
+        ),
+    ]
+    for fact in facts.activities:
+        fact.completed = fact.summary != "decide: turn 6\nstep 5: x"  # failed: recorded nothing
+
+    assert facts.recorded_steps() == [
+        (1, "search_web"),
+        (2, "read_page"),
+        (3, "read_page"),
+        (4, "record_evidence"),
+        (6, "finish_research"),
+    ]

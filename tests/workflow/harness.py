@@ -164,6 +164,7 @@ class StandIns:
 
     @activity.defn(name=contracts.DECIDE)
     async def decide(self, request: contracts.DecideInput) -> Decision:
+        self._record(request.records)  # as the real decide: the steps since the last one first
         if request.watermark is not None:  # as the real decide: the transcript from the steps
             entries = [
                 s.entry for s in self.web.steps if s.entry and s.scope.step <= request.watermark
@@ -268,13 +269,19 @@ class StandIns:
 
     @activity.defn(name=contracts.RECORD_STEP)
     async def record_step(self, request: contracts.StepRecord) -> contracts.RecordStepResult:
-        self.web.steps.append(request)
+        self._record([request])
         return contracts.RecordStepResult()
 
     @activity.defn(name=contracts.SAVE_REPORT)
     async def save_report(self, request: contracts.SaveReportInput) -> contracts.SaveReportResult:
+        self._record(request.records)
         self.web.reports.append(request)
         return contracts.SaveReportResult()
+
+    def _record(self, records: list[contracts.StepRecord]) -> None:
+        """Each step once, as the ledger records it (a retried activity records nothing again)."""
+        done = {(step.scope.execution, step.scope.step) for step in self.web.steps}
+        self.web.steps += [r for r in records if (r.scope.execution, r.scope.step) not in done]
 
 
 def _passages(web: FakeWeb, request: contracts.ReadPageInput) -> list[Passage]:

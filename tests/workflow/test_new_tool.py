@@ -154,7 +154,8 @@ async def test_a_registered_tool_is_dispatched_described_shown_and_labelled(
         for event in history.events
         if event.HasField("user_metadata") and event.user_metadata.HasField("summary")
     ]
-    assert "step 4: list_evidence" in summaries  # the Web UI's activity summary
+    # the Web UI's activity summary: the decide after it records the step
+    assert any("step 4: list_evidence" in summary.splitlines() for summary in summaries)
     labelled = [getattr(r, "tool", None) for r in caplog.records if hasattr(r, "outcome")]
     assert labelled.count("list_evidence") == 2  # its label, as spans and metrics carry it
     assert "unknown" not in labelled

@@ -59,6 +59,7 @@ from workflows.tools import PageWindow
 MODEL = Provider(label="model provider fake", credentials="FAKE_KEY", endpoint="FAKE_URL")
 SEARCH = call("search_web", query="timeout attempts")
 READ_A = call("read_page", url=PAGE_A)
+QUOTE_A = record("Q1", "S1", passage_id="S1.P2", claim="30 s")
 READ_B = call("read_page", url=PAGE_B)
 REREAD_A = call("read_page", source_id="S1", offset=18)
 
@@ -405,14 +406,16 @@ async def test_infrastructure_down_past_the_deadline_fails_naming_the_fault() ->
 
 
 class LedgerDown(StandIns):
-    """A ledger whose step writes fail: `record_step` runs as a local activity."""
+    """A ledger whose evidence writes fail: `record_evidence` runs as a local activity."""
 
     def __init__(self, web: FakeWeb, script: list[Decision], error: ApplicationError) -> None:
         super().__init__(web, script)
         self.error = error
 
-    @activity.defn(name=contracts.RECORD_STEP)
-    async def record_step(self, request: contracts.StepRecord) -> contracts.RecordStepResult:
+    @activity.defn(name=contracts.RECORD_EVIDENCE)
+    async def record_evidence(
+        self, request: contracts.RecordEvidenceInput
+    ) -> contracts.RecordEvidenceResult:
         raise self.error
 
 
@@ -426,7 +429,7 @@ async def test_a_local_activity_refused_for_good_ends_the_run_by_cause_with_a_re
 
     async with (
         own_test_server() as client,
-        research_worker(client, LedgerDown(web, [SEARCH], error)) as queue,
+        research_worker(client, LedgerDown(web, [SEARCH, READ_A, QUOTE_A], error)) as queue,
     ):
         handle = await start(client, queue, make_brief(deadline_seconds=40))
         result = await finished(handle)
@@ -434,10 +437,11 @@ async def test_a_local_activity_refused_for_good_ends_the_run_by_cause_with_a_re
     assert (result.status, result.stop_reason, result.message) == (
         RunStatus.FAILED,
         StopReason.INFRASTRUCTURE_ERROR,
-        "infrastructure: record_step failed and cannot be retried "
+        "infrastructure: record_evidence failed and cannot be retried "
         "(LedgerRefused: the ledger refused a write: x)",
     )
     assert web.reports[-1].stop_reason == StopReason.INFRASTRUCTURE_ERROR
+    assert [s.tool for s in web.steps] == ["search_web", "read_page"], "the steps before it"
 
 
 async def test_cancelling_during_a_page_read_ends_cancelled_with_a_report(
