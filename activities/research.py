@@ -188,7 +188,7 @@ class ResearchActivities:
                 raise UnknownRun(run_id)
             ledger = await self._ledger.bind(request.scope)
             for record in request.records:  # the steps since the last decide, the finish's too
-                await ledger.record_step(record)
+                await _record_unless_refused(ledger, record)
             evidence = await ledger.evidence_rows()
             sources = await ledger.sources()
             markdown = render_markdown(
@@ -280,3 +280,16 @@ def _content_type(page: FetchedPage) -> str:
 
 def _sentence(error: Exception) -> str:
     return str(error).strip() or type(error).__name__
+
+
+async def _record_unless_refused(ledger: RunLedger, record: contracts.StepRecord) -> None:
+    """A step the report's save carries. One the ledger refuses for good failed the decide that
+    carried it first, which ended the run by that cause: it may not also keep the run's report
+    from being saved (the step goes unrecorded, as a refused `record_step` left it before)."""
+    try:
+        async with ledger_errors():
+            await ledger.record_step(record)
+    except ApplicationError as error:
+        if error.type != "LedgerRefused":
+            raise
+        activity.logger.warning("step %d not recorded: %s", record.scope.step, error.message)

@@ -12,6 +12,7 @@ report saved) count toward the run, not a step. Figures only.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -22,6 +23,7 @@ LOCAL_ACTIVITY_MARKER = "core_local_activity"
 RECORD_STEP = "record_step"
 DECIDE = "decide"  # a regular activity when a real model decides: the one wait a step needs
 SAVE_REPORT = "save_report"
+STEP_LINE = re.compile(r"^step \d+: ")  # a step an activity records, in its summary
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,11 @@ def shape(events: list[HistoryEvent]) -> Shape:
     tasks_by_step: list[int] = []
     extra: Counter[str] = Counter()
     tasks, scheduled = 0, []  # since the previous step's record
-    for event in events:
-        recorded = _recorded(event)
+    seen: set[int | None] = set()  # steps counted: a step carried again (a decide that failed,
+    for event in events:  # then the save) ends once; one without a number (None) each time
+        steps = _recorded(event)
+        recorded = len([step for step in steps if step is None or step not in seen])
+        seen.update(steps)
         if recorded:
             if tasks_by_step or tasks:  # the first step's tasks include the run's first one
                 tasks_by_step += [tasks] + [0] * (recorded - 1)  # a turn's steps share its tasks
@@ -76,23 +81,30 @@ def shape(events: list[HistoryEvent]) -> Shape:
     return Shape(len(tasks_by_step), len(events), completed, tasks_by_step, dict(extra))
 
 
-def _recorded(event: HistoryEvent) -> int:
-    """How many steps' records the event carries: a `record_step` marker one; a decide (its
+def _recorded(event: HistoryEvent) -> list[int | None]:
+    """The steps whose records the event carries: a `record_step` marker its own; a decide (its
     scheduled input, or its marker's summary, a line per step) or the report's save those of
     the steps since the decide before."""
     if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
         attributes = event.activity_task_scheduled_event_attributes
         if attributes.activity_type.name != DECIDE or not attributes.input.payloads:
-            return 0
+            return []
         request: object = json.loads(attributes.input.payloads[0].data)
-        return len(request.get("records") or []) if isinstance(request, dict) else 0
+        records = request.get("records") if isinstance(request, dict) else None
+        return [int(record["scope"]["step"]) for record in records or []]
     kind = _local_activity(event)
-    if kind == RECORD_STEP:
-        return 1
-    if kind in (DECIDE, SAVE_REPORT) and event.user_metadata.HasField("summary"):
-        summary: object = json.loads(event.user_metadata.summary.data or b'""')
-        return len(summary.splitlines()[1:]) if isinstance(summary, str) else 0
-    return 0
+    if kind not in (RECORD_STEP, DECIDE, SAVE_REPORT):
+        return []
+    summary: object = (
+        json.loads(event.user_metadata.summary.data or b'""')
+        if event.user_metadata.HasField("summary")
+        else ""
+    )
+    lines = summary.split("\n") if isinstance(summary, str) else []
+    steps: list[int | None] = [
+        int(line.split(":")[0][5:]) for line in lines if STEP_LINE.match(line)
+    ]
+    return steps or ([None] if kind == RECORD_STEP else [])  # unsummarised: a step all the same
 
 
 def _local_activity(event: HistoryEvent) -> str:

@@ -57,11 +57,18 @@ def module_code(data: bytes, path: str, optimize: int) -> CodeType:
 
 
 def _cached_source_to_code(
-    self: importlib.machinery.SourceFileLoader, data: Any, path: Any, *, _optimize: int = -1
+    self: importlib.machinery.SourceFileLoader, data: Any, path: Any, *args: Any, **kwargs: Any
 ) -> CodeType:
-    if isinstance(data, bytes) and isinstance(path, str):
-        return module_code(data, path, _optimize)
-    return _source_to_code(self, data, path, _optimize=_optimize)
+    optimize = kwargs.get("_optimize", -1)
+    if (
+        isinstance(data, bytes)
+        and isinstance(path, str)
+        and not args
+        and kwargs.keys() <= {"_optimize"}
+    ):
+        return module_code(data, path, optimize)
+    # Any other call (a later Python's other arguments): the loader's own, uncached.
+    return _source_to_code(self, data, path, *args, **kwargs)
 
 
 def compile_once() -> None:

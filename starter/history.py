@@ -133,15 +133,16 @@ class HistoryFacts(BaseModel):
         return [fact for fact in self.activities if fact.type == name]
 
     def recorded_steps(self) -> list[tuple[int, str] | None]:
-        """(step, tool) of each step the workflow recorded, in order (None: unreadable): a
-        `record_step` one, a completed decide or report save the steps since the decide before
-        (builds before that recorded every step with its own `record_step`)."""
-        return [
-            step
-            for fact in self.activities
-            if fact.completed and fact.type in _RECORDING
-            for step in _steps_of(fact)
-        ]
+        """(step, tool) of each step the workflow recorded, in order (None: unreadable; the tool
+        on one line, as `contracts.step_line` writes it): a `record_step` one, a completed decide
+        or report save the steps since the decide before (builds before that recorded every step
+        with its own `record_step`). A step carried again (a decide abandoned at the deadline
+        that still completed, then the save) counts once: the ledger wrote it once."""
+        steps: list[tuple[int, str] | None] = []
+        for fact in self.activities:
+            if fact.completed and fact.type in _RECORDING:
+                steps += [step for step in _steps_of(fact) if step is None or step not in steps]
+        return steps
 
 
 # The activities that record steps.
@@ -157,7 +158,7 @@ def _steps_of(fact: ActivityFact) -> list[tuple[int, str] | None]:
         return [_step_of(fact.input, fact.summary)]
     if isinstance(fact.input, dict):
         return [_step_of(record, "") for record in fact.input.get("records") or []]
-    return [_step_of(None, line) for line in fact.summary.splitlines()[1:]]
+    return [_step_of(None, line) for line in fact.summary.split("\n")[1:]]
 
 
 def _step_of(request: Any, summary: str) -> tuple[int, str] | None:
@@ -166,9 +167,9 @@ def _step_of(request: Any, summary: str) -> tuple[int, str] | None:
         scope = request.get("scope")
         step = scope.get("step") if isinstance(scope, dict) else request.get("step")
         if step is not None:
-            return int(step), str(request.get("tool", ""))
+            return int(step), contracts.one_line(str(request.get("tool", "")))
     found = _STEP_SUMMARY.match(summary)
-    return (int(found.group(1)), found.group(2)) if found else None
+    return (int(found.group(1)), contracts.one_line(found.group(2))) if found else None
 
 
 _CLOSED = {

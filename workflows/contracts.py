@@ -96,6 +96,17 @@ class StepRecord(BaseModel):
     entry: TranscriptEntry | None = None
 
 
+def step_line(step: int, tool: str) -> str:
+    """How an activity's summary names a step it records, one line each (`research audit` reads
+    them back): "step 4: read_page"."""
+    return f"step {step}: {one_line(tool)}"
+
+
+def one_line(tool: str) -> str:
+    """A tool's name (a model's: anything) without line breaks, as step lines write it."""
+    return tool.replace("\r", "\\r").replace("\n", "\\n")
+
+
 class DecideInput(BaseModel):
     scope: RunScope  # its turn: the 1-based model-call number, the ledger key of the call
     brief: Brief

@@ -346,7 +346,7 @@ class ResearchWorkflow:
                 state.next_model_call(),
                 steps,
                 state.writer,
-                unrecorded=len(records),
+                rows=_rows_before(records),
             ),
             brief=self._state.brief,
             guidance=list(self._state.guidance),
@@ -454,15 +454,21 @@ class ResearchWorkflow:
         self._publish()
 
     async def _flush_records(self) -> None:
-        """Record the steps no decide has recorded yet, each in its own `record_step`."""
+        """Record the steps no decide has recorded yet, each in its own `record_step` (the
+        first may be a reset's first activity: every step's work is done, not only its own)."""
+        state = self._state
         while self._unrecorded:
-            record = self._unrecorded[0]
+            step, turn = self._unrecorded[0].scope.step, self._unrecorded[0].scope.turn
+            scope = RunScope.record_of(
+                self._run_id, self._execution, step, turn, state.writer, state.counters.steps
+            )
+            record = self._unrecorded[0].model_copy(update={"scope": scope})
             recorded = await self._call(
                 contracts.RECORD_STEP_ACTIVITY,
                 record,
-                summary=f"step {record.scope.step}: {record.tool}",
+                summary=contracts.step_line(step, record.tool),
             )
-            self._state.writer = recorded.execution_id or self._state.writer
+            state.writer = recorded.execution_id or state.writer
             del self._unrecorded[0]
 
     # ------------------------------------------------------------ ending
@@ -481,7 +487,7 @@ class ResearchWorkflow:
                     self._execution,
                     state.counters,
                     state.writer,
-                    unrecorded=len(records),
+                    rows=_rows_before(records),
                 ),
                 status=outcome.status,
                 stop_reason=outcome.stop_reason,
@@ -726,7 +732,12 @@ def for_web_ui(markdown: str) -> str:
 def _with_records(summary: str, records: list[contracts.StepRecord]) -> str:
     """An activity's summary, with a line per step it records ("step N: tool", as `record_step`
     is summarised: the audit reads them from a local activity's marker)."""
-    return "\n".join([summary, *(f"step {r.scope.step}: {r.tool}" for r in records)])
+    return "\n".join([summary, *(contracts.step_line(r.scope.step, r.tool) for r in records)])
+
+
+def _rows_before(records: list[contracts.StepRecord]) -> int | None:
+    """The last step with its row written when `records` go with an activity (None: all)."""
+    return records[0].scope.step - 1 if records else None
 
 
 def _abandon(call: asyncio.Future[Any]) -> None:

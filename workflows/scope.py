@@ -59,12 +59,12 @@ class RunScope(BaseModel):
         turn: int,
         steps_done: int,
         parent: str,
-        unrecorded: int = 0,
+        rows: int | None = None,
     ) -> RunScope:
         """`decide` for `turn`: the turns before it are answered, `steps_done` steps are done, the
-        last `unrecorded` of them without their rows (the decide records them)."""
-        rows = steps_done - unrecorded
-        fork = ForkPoint(turns=turn - 1, steps=rows, work=steps_done, parent=parent)
+        step rows written up to `rows` (None: all of them; the decide records the rest)."""
+        written = steps_done if rows is None else rows
+        fork = ForkPoint(turns=turn - 1, steps=written, work=steps_done, parent=parent)
         return cls(run_id=run_id, execution=execution, step=steps_done, turn=turn, fork=fork)
 
     @classmethod
@@ -76,17 +76,21 @@ class RunScope(BaseModel):
         return cls(run_id=run_id, execution=execution, step=step, turn=turn, fork=fork)
 
     @classmethod
-    def record_of(cls, run_id: str, execution: str, step: int, turn: int, parent: str) -> RunScope:
-        """`record_step` for `step`: its work (search, page, quote) is done, its row is not."""
-        fork = ForkPoint(turns=turn, steps=step - 1, work=step, parent=parent)
+    def record_of(
+        cls, run_id: str, execution: str, step: int, turn: int, parent: str, done: int = 0
+    ) -> RunScope:
+        """`record_step` for `step`: its work (search, page, quote) is done, and that of the steps
+        up to `done` when later ones were taken before it is recorded; its row is not."""
+        fork = ForkPoint(turns=turn, steps=step - 1, work=max(step, done), parent=parent)
         return cls(run_id=run_id, execution=execution, step=step, turn=turn, fork=fork)
 
     @classmethod
     def end_of(
-        cls, run_id: str, execution: str, counters: Counters, parent: str, unrecorded: int = 0
+        cls, run_id: str, execution: str, counters: Counters, parent: str, rows: int | None = None
     ) -> RunScope:
-        """`save_report`: every turn and step counted is done, the last `unrecorded` steps without
-        their rows (the save records them)."""
+        """`save_report`: every turn and step counted is done, the step rows written up to `rows`
+        (None: all of them; the save records the rest)."""
         steps, turns = counters.steps, counters.model_calls
-        fork = ForkPoint(turns=turns, steps=steps - unrecorded, work=steps, parent=parent)
+        written = steps if rows is None else rows
+        fork = ForkPoint(turns=turns, steps=written, work=steps, parent=parent)
         return cls(run_id=run_id, execution=execution, step=steps, turn=turns, fork=fork)

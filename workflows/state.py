@@ -55,7 +55,7 @@ class RunState(BaseModel):
     guidance: list[str] = Field(default_factory=list)
     finish_requested: bool = False
     finish_reason: str = ""  # the operator's words with finish_now, for the report's limitations
-    # The execution the ledger last said it wrote under (start_run, record_step results): replayed
+    # The execution the ledger last said it wrote under (start_run, decide, record_step): replayed
     # from history after a reset, it names the execution the reset branched from.
     writer: str = ""
 

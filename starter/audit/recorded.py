@@ -85,7 +85,7 @@ def history_counters(data: AuditData) -> Iterator[str]:
 )
 def history_steps(data: AuditData) -> Iterator[str]:
     recorded = _history(data).recorded_steps()
-    ledger = [(step.step, step.tool) for step in data.rows.steps]
+    ledger = [(step.step, contracts.one_line(step.tool)) for step in data.rows.steps]
     if not data.same_or_one_more(recorded, ledger):
         yield f"history recorded {len(recorded)} steps, the ledger holds {len(ledger)}" + (
             "" if len(recorded) != len(ledger) else ", with different tools or numbers"

@@ -96,7 +96,7 @@ async def test_decide_records_the_steps_it_carries_once_then_reads_them(ledger: 
     env = ActivityEnvironment()
     carried = [step(run_id, 2), step(run_id, 3)]  # a parallel turn's two steps
     request = DecideInput(
-        scope=RunScope.turn_of(run_id, "", 3, 3, "", unrecorded=2),
+        scope=RunScope.turn_of(run_id, "", 3, 3, "", rows=1),
         brief=BRIEF,
         watermark=3,
         context_budget=60_000,

@@ -88,3 +88,34 @@ def test_a_marker_of_no_local_activity_is_no_step() -> None:
     found = shape([_task(), patch, _local("record_step")])
 
     assert (found.steps, found.tasks_by_step) == (1, [0])
+
+
+def _summarised(event: HistoryEvent, *lines: str) -> HistoryEvent:
+    event.user_metadata.summary.CopyFrom(Payload(data=json.dumps("\n".join(lines)).encode()))
+    return event
+
+
+def _decide_carrying(*steps: int) -> HistoryEvent:
+    event = _scheduled("decide")
+    records = [{"scope": {"step": step}, "tool": "search_web"} for step in steps]
+    payload = Payload(data=json.dumps({"records": records}).encode())
+    event.activity_task_scheduled_event_attributes.input.CopyFrom(Payloads(payloads=[payload]))
+    return event
+
+
+def test_a_step_ends_with_the_activity_that_records_it_and_counts_once() -> None:
+    """Since the step's row goes with the next decide (or the save): its input's records, or its
+    summary's lines when local; a step carried again (a decide that failed) ends once."""
+    events = [
+        _other(),
+        _task(), _local("start_run"), _scheduled("decide"), _other(),
+        _task(), _local("search_web"), _decide_carrying(1), _other(),
+        _task(), _scheduled("read_page"), _other(),
+        _task(), _decide_carrying(2), _other(),  # failed: the save carries step 2 again
+        _task(), _summarised(_local("save_report"), "save report: failed", "step 2: read_page"),
+    ]  # fmt: skip
+
+    found = shape(events)
+
+    assert (found.steps, found.tasks_by_step) == (2, [1, 2])
+    assert found.extra_by_activity == {"read_page": 1}

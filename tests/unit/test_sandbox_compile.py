@@ -3,6 +3,7 @@ once, and run as before."""
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import sys
 from pathlib import Path
@@ -53,6 +54,8 @@ def test_a_module_imported_afresh_compiles_once_per_source_and_runs_each_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(sys, "dont_write_bytecode", True)  # no .pyc: the loader compiles source
+    loader = importlib.machinery.SourceFileLoader  # put back as it was after this test
+    monkeypatch.setattr(loader, "source_to_code", loader.source_to_code)
     sandbox.compile_once()
     path = tmp_path / "afresh.py"
     path.write_text("runs = []\nruns.append(len(runs))\n", encoding="utf-8")

@@ -419,6 +419,52 @@ class LedgerDown(StandIns):
         raise self.error
 
 
+class StepsRefused(StandIns):
+    """A ledger that refuses step rows: the decide carrying them fails for good."""
+
+    def __init__(self, web: FakeWeb, script: list[Decision], error: ApplicationError) -> None:
+        super().__init__(web, script)
+        self.error = error
+
+    @activity.defn(name=contracts.DECIDE)
+    async def decide(self, request: contracts.DecideInput) -> Decision:
+        if request.records:
+            raise self.error
+        return await super().decide(request)
+
+    @activity.defn(name=contracts.SAVE_REPORT)
+    async def save_report(self, request: contracts.SaveReportInput) -> contracts.SaveReportResult:
+        self.web.reports.append(request)  # as the real save: a refused step is left unrecorded
+        return contracts.SaveReportResult()
+
+
+async def test_a_refused_step_row_ends_the_run_by_cause_and_the_report_is_still_saved() -> None:
+    """The step's row goes with the next decide: refused there, the run ends by that cause and
+    the save carries the step again (and saves the report when the ledger refuses it once more)."""
+    web = FakeWeb(pages=PAGES)
+    error = ApplicationError(
+        "the ledger refused a write: x", type="LedgerRefused", non_retryable=True
+    )
+
+    async with (
+        own_test_server() as client,
+        research_worker(client, StepsRefused(web, [SEARCH], error)) as queue,
+    ):
+        handle = await start(client, queue, make_brief(deadline_seconds=40))
+        result = await finished(handle)
+
+    assert (result.status, result.stop_reason, result.message) == (
+        RunStatus.FAILED,
+        StopReason.INFRASTRUCTURE_ERROR,
+        "infrastructure: decide failed and cannot be retried "
+        "(LedgerRefused: the ledger refused a write: x)",
+    )
+    saved = web.reports[-1]
+    assert saved.stop_reason == StopReason.INFRASTRUCTURE_ERROR
+    assert [(r.scope.step, r.tool) for r in saved.records] == [(1, "search_web")]
+    assert saved.scope.fork.steps == 0 and saved.scope.fork.work == 1
+
+
 async def test_a_local_activity_refused_for_good_ends_the_run_by_cause_with_a_report() -> None:
     """The SDK raises a local activity's failure itself, not as an ActivityError: the run must
     still end `failed | infrastructure_error` with its report, not fail the workflow."""
