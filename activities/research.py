@@ -187,8 +187,9 @@ class ResearchActivities:
             if run is None:
                 raise UnknownRun(run_id)
             ledger = await self._ledger.bind(request.scope)
-            for record in request.records:  # the steps since the last decide, the finish's too
-                await _record_unless_refused(ledger, record)
+            for record in request.records:  # what a failure or a cancel left unrecorded
+                if not await _recorded_unless_refused(ledger, record):
+                    break  # no row after a hole
             evidence = await ledger.evidence_rows()
             sources = await ledger.sources()
             markdown = render_markdown(
@@ -282,10 +283,10 @@ def _sentence(error: Exception) -> str:
     return str(error).strip() or type(error).__name__
 
 
-async def _record_unless_refused(ledger: RunLedger, record: contracts.StepRecord) -> None:
-    """A step the report's save carries. One the ledger refuses for good failed the decide that
-    carried it first, which ended the run by that cause: it may not also keep the run's report
-    from being saved (the step goes unrecorded, as a refused `record_step` left it before)."""
+async def _recorded_unless_refused(ledger: RunLedger, record: contracts.StepRecord) -> bool:
+    """A step the report's save carries, left by a failure (perhaps this very row, refused
+    when a decide carried it) or a cancel: the run ended by that cause, so a row the ledger
+    refuses for good does not also keep the report from being saved. False: refused."""
     try:
         async with ledger_errors():
             await ledger.record_step(record)
@@ -293,3 +294,5 @@ async def _record_unless_refused(ledger: RunLedger, record: contracts.StepRecord
         if error.type != "LedgerRefused":
             raise
         activity.logger.warning("step %d not recorded: %s", record.scope.step, error.message)
+        return False
+    return True

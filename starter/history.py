@@ -136,12 +136,20 @@ class HistoryFacts(BaseModel):
         """(step, tool) of each step the workflow recorded, in order (None: unreadable; the tool
         on one line, as `contracts.step_line` writes it): a `record_step` one, a completed decide
         or report save the steps since the decide before (builds before that recorded every step
-        with its own `record_step`). A step carried again (a decide abandoned at the deadline
-        that still completed, then the save) counts once: the ledger wrote it once."""
+        with its own `record_step`). A step a decide carried and a later `record_step` or save
+        carried again (that decide abandoned at the deadline, yet completed) counts once: the
+        ledger wrote it once; a step two decides carried counts twice."""
         steps: list[tuple[int, str] | None] = []
+        decided: set[tuple[int, str]] = set()
         for fact in self.activities:
-            if fact.completed and fact.type in _RECORDING:
-                steps += [step for step in _steps_of(fact) if step is None or step not in steps]
+            if not fact.completed or fact.type not in _RECORDING:
+                continue
+            carried = _steps_of(fact)
+            if fact.type == contracts.DECIDE:
+                decided.update(step for step in carried if step is not None)
+            else:
+                carried = [step for step in carried if step is None or step not in decided]
+            steps += carried
         return steps
 
 

@@ -124,7 +124,8 @@ class DecideInput(BaseModel):
     # the oldest steps folded (`workflows.context.fold`); `transcript` holds the steps after them.
     digest: Digest | None = Field(default=None, exclude_if=lambda value: value is None)
     # The steps taken since the last decide, recorded by this one before it reads the transcript
-    # (one activity fewer a step: `record_step` runs alone only before a continue-as-new).
+    # (one activity fewer a step: `record_step` runs alone only for the loop's last steps and
+    # before a continue-as-new).
     records: list[StepRecord] = Field(default_factory=list, exclude_if=lambda value: not value)
 
 
@@ -210,7 +211,8 @@ class SaveReportInput(BaseModel):
     counters: Counters
     finished_at: str
     verification: Verification = Field(default_factory=Verification)
-    # The steps taken since the last decide (the finish step among them), recorded first.
+    # The steps a failure or a cancel left unrecorded, recorded first (up to one the ledger
+    # refuses: the run ended by another cause).
     records: list[StepRecord] = Field(default_factory=list, exclude_if=lambda value: not value)
 
 

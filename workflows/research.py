@@ -172,8 +172,9 @@ class ResearchWorkflow:
         self._timer_limit = 0
         self._started_with = contracts.StartRunResult()  # what start_run recorded
         self._steps_before = 0  # steps taken by the executions before this one
-        # Steps taken since the last decide, their rows not written yet: the next decide (or the
-        # report's save) records them first, so a step is two activations, not three.
+        # Steps taken since the last decide, their rows not written yet: the next decide records
+        # them first, so a step is two activations, not three. The loop's last steps are flushed
+        # before it ends; the report's save carries what a failure or a cancel left.
         self._unrecorded: list[contracts.StepRecord] = []
         if self._carried is not None:
             self._steps_before = self._carried.steps_before
@@ -247,6 +248,8 @@ class ResearchWorkflow:
         while True:
             try:
                 outcome = await _cancellable(self._turn())
+                if outcome is not None:  # the last steps' rows, in the loop: one the ledger
+                    await _cancellable(self._flush_records())  # refuses ends the run by cause
             except ActivityError as error:
                 return _failed(error, self._state.seconds_left(workflow.now()) <= 0)
             if outcome is not None:

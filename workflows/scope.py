@@ -20,7 +20,7 @@ class ForkPoint(BaseModel):
     """What an execution already holds from its history when an activity runs: the model turns up
     to `turns` (None: the turn of step `work + 1`, else every turn, as the parent recorded them),
     the step rows up to `steps`, and the work of steps (searches, sources, evidence) up to `work`
-    (one more than `steps` when the step's work is done, its row not)."""
+    (more than `steps` when steps' work is done, their rows not)."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -140,7 +140,7 @@ def outcome(span: Span, status: Any, stop_reason: Any, counters: Any, evidence: 
 @contextlib.contextmanager
 def tool_step(name: str, call_id: str, step: int) -> Iterator[Span]:
     """`execute_tool {name}`: one tool step, its activities below it (its row is written by the
-    activity after it: the next decide, or the report's save)."""
+    activity after it: the next decide, else a `record_step` or the report's save)."""
     label = tool_label(name)
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "execute_tool",

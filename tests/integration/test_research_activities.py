@@ -203,16 +203,16 @@ async def test_evidence_step_and_report(harness: Harness) -> None:
         counters=Counters(steps=3),
         finished_at="2025-01-02T03:05:00+00:00",
     )
-    # The save records the steps it carries; one the ledger refuses (text PostgreSQL cannot
-    # store) does not keep the report from being saved.
+    # The save records the steps a failure or a cancel left; one the ledger refuses (text
+    # PostgreSQL cannot store) does not keep the report from being saved, and no row follows it.
     carried = [
         step.model_copy(update={"scope": RunScope.record_of(harness.run_id, "", n, n, "")})
         for n in (2, 3)
     ]
-    carried[1] = carried[1].model_copy(update={"arguments": '{"query": "a\u0000b"}'})
+    carried[0] = carried[0].model_copy(update={"arguments": '{"query": "a\u0000b"}'})
     save = save.model_copy(update={"records": carried})
     assert (await env.run(activities.save_report, save)).saved
-    assert [row.step for row in await harness.ledger.steps(harness.run_id)] == [1, 2]
+    assert [row.step for row in await harness.ledger.steps(harness.run_id)] == [1]
     markdown = await harness.ledger.report(harness.run_id)
     assert markdown is not None
     assert "> Invalidation messages travel over pub/sub" in markdown

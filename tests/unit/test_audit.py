@@ -413,11 +413,25 @@ def test_the_steps_recorded_are_read_from_each_activity_that_records_them() -> N
     ]
     for fact in facts.activities:
         fact.completed = fact.summary != "decide: turn 6\nstep 5: x"  # failed: recorded nothing
+    # a decide abandoned at the deadline that completed all the same, and the flush after it
+    facts.activities[3:3] = [
+        ActivityFact(
+            type=contracts.DECIDE,
+            summary="decide: turn 5\n" + contracts.step_line(7, "x\ny"),  # as the workflow writes
+            local=True,
+        ),
+        ActivityFact(type=contracts.RECORD_STEP, summary="step 7: x\ny", local=True),  # as before
+    ]
+    for fact in facts.activities[3:5]:
+        fact.completed = True
 
     assert facts.recorded_steps() == [
         (1, "search_web"),
         (2, "read_page"),
         (3, "read_page"),
         (4, "record_evidence"),
+        (7, "x\\ny"),  # a model's tool name, on one line
         (6, "finish_research"),
     ]
+    twice = HistoryFacts(workflow_id=run_id, activities=facts.activities[1:2] * 2)
+    assert twice.recorded_steps() == [(2, "read_page")] * 2, "two decides: both count"

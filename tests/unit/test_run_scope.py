@@ -49,3 +49,17 @@ def test_each_activity_forks_after_what_precedes_it() -> None:
     assert ended.fork == ForkPoint(turns=5, steps=9, work=9)
     assert (ended.run_id, ended.execution, ended.step, ended.turn) == ("r", "x", 9, 5)
     assert RunScope.start("r", "x") == RunScope(run_id="r", execution="x")
+
+
+def test_an_activity_carrying_step_rows_forks_with_them_unwritten_and_their_work_done() -> None:
+    # decide for turn 5 carrying steps 5-6 (a parallel turn's): rows up to 4, work up to 6
+    assert RunScope.turn_of("r", "x", 5, 6, "p", rows=4).fork == ForkPoint(
+        turns=4, steps=4, work=6, parent="p"
+    )
+    # record_step of step 5 flushed after step 6 was taken: every step's work is done
+    assert RunScope.record_of("r", "x", 5, 4, "", done=6).fork == ForkPoint(
+        turns=4, steps=4, work=6
+    )
+    # the report's save carrying step 9 of 9
+    ended = RunScope.end_of("r", "x", Counters(steps=9, model_calls=5), "", rows=8)
+    assert ended.fork == ForkPoint(turns=5, steps=8, work=9)
