@@ -21,6 +21,7 @@ from activities import spans
 from activities.evidence import record_evidence
 from activities.heartbeat import heartbeating
 from activities.ledger import Ledger, RunLedger, StoredSource, UnknownRun, ledger_errors
+from activities.ledger.repository import LEDGER_REFUSED
 from activities.markdown import render_markdown
 from activities.pages.budget import ExtractionOverBudget, run_within_cpu_budget
 from activities.pages.extract import Extracted, extract
@@ -291,7 +292,7 @@ async def _recorded_unless_refused(ledger: RunLedger, record: contracts.StepReco
         async with ledger_errors():
             await ledger.record_step(record)
     except ApplicationError as error:
-        if error.type != "LedgerRefused":
+        if error.type != LEDGER_REFUSED:
             raise
         activity.logger.warning("step %d not recorded: %s", record.scope.step, error.message)
         return False

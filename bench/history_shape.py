@@ -12,18 +12,18 @@ report saved) count toward the run, not a step. Figures only.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 
+from workflows.contracts import read_step_line
+
 LOCAL_ACTIVITY_MARKER = "core_local_activity"
 RECORD_STEP = "record_step"
 DECIDE = "decide"  # a regular activity when a real model decides: the one wait a step needs
 SAVE_REPORT = "save_report"
-STEP_LINE = re.compile(r"^step \d+: ")  # a step an activity records, in its summary
 
 
 @dataclass(frozen=True)
@@ -101,9 +101,7 @@ def _recorded(event: HistoryEvent) -> list[int | None]:
         else ""
     )
     lines = summary.split("\n") if isinstance(summary, str) else []
-    steps: list[int | None] = [
-        int(line.split(":")[0][5:]) for line in lines if STEP_LINE.match(line)
-    ]
+    steps: list[int | None] = [read[0] for line in lines if (read := read_step_line(line))]
     return steps or ([None] if kind == RECORD_STEP else [])  # unsummarised: a step all the same
 
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +154,6 @@ class HistoryFacts(BaseModel):
 
 # The activities that record steps.
 _RECORDING = frozenset({contracts.RECORD_STEP, contracts.DECIDE, contracts.SAVE_REPORT})
-_STEP_SUMMARY = re.compile(r"^step (\d+): (.*)$", re.DOTALL)
 
 
 def _steps_of(fact: ActivityFact) -> list[tuple[int, str] | None]:
@@ -176,8 +174,7 @@ def _step_of(request: Any, summary: str) -> tuple[int, str] | None:
         step = scope.get("step") if isinstance(scope, dict) else request.get("step")
         if step is not None:
             return int(step), contracts.one_line(str(request.get("tool", "")))
-    found = _STEP_SUMMARY.match(summary)
-    return (int(found.group(1)), contracts.one_line(found.group(2))) if found else None
+    return contracts.read_step_line(summary)
 
 
 _CLOSED = {

@@ -6,6 +6,7 @@ point). Secrets never appear here: activities read them from the worker's settin
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -105,6 +106,16 @@ def step_line(step: int, tool: str) -> str:
 def one_line(tool: str) -> str:
     """A tool's name (a model's: anything) without line breaks, as step lines write it."""
     return tool.replace("\r", "\\r").replace("\n", "\\n")
+
+
+_STEP_LINE = re.compile(r"^step (\d+): (.*)$", re.DOTALL)
+
+
+def read_step_line(line: str) -> tuple[int, str] | None:
+    """(step, tool) of a step line (`step_line`; an older build's `record_step` summary may hold
+    the tool's line breaks as written), None for any other line."""
+    found = _STEP_LINE.match(line)
+    return (int(found.group(1)), one_line(found.group(2))) if found else None
 
 
 class DecideInput(BaseModel):

@@ -77,6 +77,9 @@ HELD_TRANSCRIPTS = 512
 HELD_STEP_CHAINS = 512
 
 
+LEDGER_REFUSED = "LedgerRefused"  # the type of a write the ledger refuses for good
+
+
 @asynccontextmanager
 async def ledger_errors() -> AsyncIterator[None]:
     """How every activity maps ledger failures: those a retry cannot fix (an unknown or reused
@@ -89,14 +92,14 @@ async def ledger_errors() -> AsyncIterator[None]:
         raise ApplicationError(str(error), type=type(error).__name__, non_retryable=True) from error
     except (psycopg.errors.IntegrityError, psycopg.errors.DataError) as error:
         message = f"the ledger refused a write: {error.diag.message_primary or error}"
-        raise ApplicationError(message, type="LedgerRefused", non_retryable=True) from error
+        raise ApplicationError(message, type=LEDGER_REFUSED, non_retryable=True) from error
     except (psycopg.ProgrammingError, psycopg.NotSupportedError) as error:
         # A schema behind the code (UndefinedTable, UndefinedColumn, ...): no retry can fix it.
         message = f"the ledger cannot serve this code: {error.diag.message_primary or error}"
         raise ApplicationError(message, type="LedgerSchema", non_retryable=True) from error
     except UnicodeError as error:  # text PostgreSQL cannot encode: the same write fails again
         message = f"the ledger refused a write: {type(error).__name__}"
-        raise ApplicationError(message, type="LedgerRefused", non_retryable=True) from error
+        raise ApplicationError(message, type=LEDGER_REFUSED, non_retryable=True) from error
 
 
 class Ledger:

@@ -408,28 +408,46 @@ async def test_infrastructure_down_past_the_deadline_fails_naming_the_fault() ->
 class LedgerDown(StandIns):
     """A ledger whose evidence writes fail: `record_evidence` runs as a local activity."""
 
-    def __init__(self, web: FakeWeb, script: list[Decision], error: ApplicationError) -> None:
-        super().__init__(web, script)
-        self.error = error
-
     @activity.defn(name=contracts.RECORD_EVIDENCE)
     async def record_evidence(
         self, request: contracts.RecordEvidenceInput
     ) -> contracts.RecordEvidenceResult:
-        raise self.error
+        raise REFUSED
+
+
+REFUSED = ApplicationError(
+    "the ledger refused a write: x", type="LedgerRefused", non_retryable=True
+)
+
+
+async def ended_by_refusal(stand_ins: StandIns) -> str:
+    """Run the brief on `stand_ins` until the ledger's refusal ends it `failed |
+    infrastructure_error`; the activity its message names."""
+    async with (
+        own_test_server() as client,
+        research_worker(client, stand_ins) as queue,
+    ):
+        handle = await start(client, queue, make_brief(deadline_seconds=40))
+        result = await finished(handle)
+    assert (result.status, result.stop_reason) == (
+        RunStatus.FAILED,
+        StopReason.INFRASTRUCTURE_ERROR,
+    )
+    named = result.message.removeprefix("infrastructure: ").split(" failed", 1)[0]
+    assert result.message == (
+        f"infrastructure: {named} failed and cannot be retried "
+        "(LedgerRefused: the ledger refused a write: x)"
+    )
+    return named
 
 
 class StepsRefused(StandIns):
     """A ledger that refuses step rows: the decide carrying them fails for good."""
 
-    def __init__(self, web: FakeWeb, script: list[Decision], error: ApplicationError) -> None:
-        super().__init__(web, script)
-        self.error = error
-
     @activity.defn(name=contracts.DECIDE)
     async def decide(self, request: contracts.DecideInput) -> Decision:
         if request.records:
-            raise self.error
+            raise REFUSED
         return await super().decide(request)
 
     @activity.defn(name=contracts.SAVE_REPORT)
@@ -442,23 +460,7 @@ async def test_a_refused_step_row_ends_the_run_by_cause_and_the_report_is_still_
     """The step's row goes with the next decide: refused there, the run ends by that cause and
     the save carries the step again (and saves the report when the ledger refuses it once more)."""
     web = FakeWeb(pages=PAGES)
-    error = ApplicationError(
-        "the ledger refused a write: x", type="LedgerRefused", non_retryable=True
-    )
-
-    async with (
-        own_test_server() as client,
-        research_worker(client, StepsRefused(web, [SEARCH], error)) as queue,
-    ):
-        handle = await start(client, queue, make_brief(deadline_seconds=40))
-        result = await finished(handle)
-
-    assert (result.status, result.stop_reason, result.message) == (
-        RunStatus.FAILED,
-        StopReason.INFRASTRUCTURE_ERROR,
-        "infrastructure: decide failed and cannot be retried "
-        "(LedgerRefused: the ledger refused a write: x)",
-    )
+    assert await ended_by_refusal(StepsRefused(web, [SEARCH])) == "decide"
     saved = web.reports[-1]
     assert saved.stop_reason == StopReason.INFRASTRUCTURE_ERROR
     assert [(r.scope.step, r.tool) for r in saved.records] == [(1, "search_web")]
@@ -469,23 +471,7 @@ async def test_a_local_activity_refused_for_good_ends_the_run_by_cause_with_a_re
     """The SDK raises a local activity's failure itself, not as an ActivityError: the run must
     still end `failed | infrastructure_error` with its report, not fail the workflow."""
     web = FakeWeb(pages=PAGES)
-    error = ApplicationError(
-        "the ledger refused a write: x", type="LedgerRefused", non_retryable=True
-    )
-
-    async with (
-        own_test_server() as client,
-        research_worker(client, LedgerDown(web, [SEARCH, READ_A, QUOTE_A], error)) as queue,
-    ):
-        handle = await start(client, queue, make_brief(deadline_seconds=40))
-        result = await finished(handle)
-
-    assert (result.status, result.stop_reason, result.message) == (
-        RunStatus.FAILED,
-        StopReason.INFRASTRUCTURE_ERROR,
-        "infrastructure: record_evidence failed and cannot be retried "
-        "(LedgerRefused: the ledger refused a write: x)",
-    )
+    assert await ended_by_refusal(LedgerDown(web, [SEARCH, READ_A, QUOTE_A])) == "record_evidence"
     assert web.reports[-1].stop_reason == StopReason.INFRASTRUCTURE_ERROR
     assert [s.tool for s in web.steps] == ["search_web", "read_page"], "the steps before it"
 
