@@ -104,10 +104,12 @@ eval: $(STAMP) ## score both policies on the labelled golden sets (bench/results
 	$(BIN)/research eval $$sets --figures bench/results/eval.json
 
 # How lean the loop is: overhead per step, history, prompt tokens, 100 runs at once (figures only,
-# printed and written to bench/results/lean.json); then a 1,000-step run continued as new
+# printed and written to bench/results/lean.json); the same 100 runs of a step that is Temporal
+# alone (bench/results/temporal_floor.json); then a 1,000-step run continued as new
 # (its executions and largest history: bench/results/long_run.json).
-bench: $(STAMP) ## how lean the loop is, and a long run (bench/results/lean.json, long_run.json)
+bench: $(STAMP) ## how lean the loop is, Temporal's own floor, and a long run (bench/results/)
 	$(BIN)/python -m bench.lean 100
+	$(BIN)/python -m bench.temporal_floor 100
 	$(BIN)/python -m bench.long_run 1000
 
 # Crashes and restarts under load: workers SIGKILLed at random and aimed at in-flight activities,
