@@ -255,6 +255,11 @@ def _unwrapped(token: str) -> str:
 _OPTION_TOKEN = re.compile(r"--?[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 
 
+def option_token(token: str) -> bool:
+    """`token` is a command-line option, whole (`-x`, `--no-commit`)."""
+    return _OPTION_TOKEN.fullmatch(token) is not None
+
+
 def _parts(token: str) -> list[str]:
     """The names a code token writes: an option whole, else each identifier in it."""
     option = token.partition("=")[0]

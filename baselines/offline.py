@@ -14,7 +14,8 @@ compared are looked for together), then after a search for what the questions na
 further into those pages' matches: only an excerpt that says what is asked counts, never a
 passing mention. Then it submits; the gate's gaps say what is missing. A question whose lone
 lead word is plain looks for it together with the name its sub-questions share; a name the best
-search result does not show is searched by itself; a page where `find` shows nothing for the
+search result does not show is searched by itself (an option with its command, the words the
+sub-questions share); a page where `find` shows nothing for the
 question's name is left for the next result.
 
 Precision first: a required question is settled only by evidence one of whose sentences, on its
@@ -50,6 +51,7 @@ from baselines.excerpts import (
     corroborates,
     holds_name,
     inner_capital,
+    option_token,
     previous_id,
     quote_passes,
     quote_settles,
@@ -397,8 +399,20 @@ def _by_name(
     names = unique([t for t in tokens if t and (inner_capital(t) or t in wanted.written)])
     if not names:
         return []
+    # an option is its command's (`git log --follow`): the words the sub-questions share
+    # ("git", "log") go with it, or a page where "follow" is a common word outranks the command's
+    ground = [
+        token
+        for token in tokens
+        if any(option_token(name) for name in names)
+        if keywords(token) and keywords(token) <= set(wanted.shared) - keywords(" ".join(names))
+    ]
     query = " ".join(
-        [*names, *[word for word in wanted.lead[:1] if word not in keywords(" ".join(names))]]
+        [
+            *unique(ground),
+            *names,
+            *[word for word in wanted.lead[:1] if word not in keywords(" ".join(names))],
+        ]
     )
     if query in seen.searches:
         return seen.searches[query]

@@ -519,6 +519,30 @@ def test_a_name_no_result_shows_is_searched_with_the_question_s_lead_word() -> N
     )
 
 
+LOG = Brief.model_validate(
+    {
+        "question": "How do I follow a file's history with git log?",
+        "questions": [
+            {"id": "Q1", "text": "What does git log --follow do?"},
+            {"id": "Q2", "text": "What does git log --first-parent do?"},
+        ],
+        "allowed_hosts": ["docs.example"],
+    }
+)
+
+
+def test_an_option_no_result_shows_is_searched_with_its_command() -> None:
+    """An option is its command's: searched by itself, "--follow" is a common word of the
+    manual's pages (a tag's "the following"), so the words the sub-questions share go with it."""
+    tag = SearchResultItem(url=UNRELATED, title="git-tag(1)", snippet="the following tags")
+    searched = entry(1, SearchArgs(query=LOG.questions[0].text), SearchData(results=[tag]))
+    assert next_call(searched, brief=LOG) == ("search_web", {"query": "git log --follow"})
+    assert next_call(
+        entry(1, SearchArgs(query=LIMITS.questions[0].text), SearchData(results=[tag])),
+        brief=LIMITS,
+    ) == ("search_web", {"query": "LimitRequestBody default"}), "a name that is no option: alone"
+
+
 def test_a_near_duplicate_listed_under_a_result_may_be_the_further_source() -> None:
     """The search collapsed the page's other copy under it (`also`): once the page is cited, that
     copy is read for a second source, as the results that show the question are."""
