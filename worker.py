@@ -33,6 +33,7 @@ from baselines import local_policy  # the one place product wiring names a basel
 from runtime.database import DatabaseError, ledger_failure, pending_migrations, wait_for_database
 from runtime.sandbox import compile_once
 from runtime.settings import Settings, SettingsError
+from runtime.slots import ACTIVITY_SLOTS, POLLERS, WORKFLOW_TASK_SLOTS
 from runtime.telemetry import configure_logging, telemetry
 from runtime.temporal import TemporalUnavailable, connect, settle_before_exit
 from runtime.versioning import VersioningError, deployment_version, make_current
@@ -50,9 +51,6 @@ from workflows.research import ResearchWorkflow
 # A SIGTERM lets running activities finish (or heartbeat their way out) before the worker exits.
 GRACEFUL_SHUTDOWN = timedelta(seconds=10)
 T = TypeVar("T")
-ACTIVITY_SLOTS = 500
-WORKFLOW_TASK_SLOTS = 200
-POLLERS = 10
 HEARTBEAT_THROTTLE = timedelta(seconds=4)
 _NOT_CURRENT = (
     "not current: pinned runs only until promoted with `temporal worker deployment "
