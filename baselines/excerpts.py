@@ -232,7 +232,7 @@ def _code_tokens(text: str, known: frozenset[str] = frozenset()) -> list[str]:
         if _CODE_CHARACTERS.search(token)
         or _CAMEL.match(token)
         or token in known
-        or _OPTION_TOKEN.fullmatch(token.partition("=")[0])
+        or option_token(token.partition("=")[0])
     ]
 
 

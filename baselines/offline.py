@@ -14,8 +14,8 @@ compared are looked for together), then after a search for what the questions na
 further into those pages' matches: only an excerpt that says what is asked counts, never a
 passing mention. Then it submits; the gate's gaps say what is missing. A question whose lone
 lead word is plain looks for it together with the name its sub-questions share; a name the best
-search result does not show is searched by itself (an option with its command, the words the
-sub-questions share); a page where `find` shows nothing for the
+search result does not show is searched by itself (an option with its command, the words written
+before it); a page where `find` shows nothing for the
 question's name is left for the next result.
 
 Precision first: a required question is settled only by evidence one of whose sentences, on its
@@ -395,25 +395,18 @@ def _by_name(
     search the name with the question's lead word, once, while a search is left for every
     question not searched yet; its results are read first."""
     wanted = wanted_words(question, request)
-    tokens = [token.strip("?!,;:.()'\"`") for token in question.text.split()]
+    tokens = [_unvalued(token.strip("?!,;:.()'\"`")) for token in question.text.split()]
     names = unique([t for t in tokens if t and (inner_capital(t) or t in wanted.written)])
     if not names:
         return []
-    # an option is its command's (`git log --follow`): the words the sub-questions share
-    # ("git", "log") go with it, or a page where "follow" is a common word outranks the command's
-    ground = [
-        token
-        for token in tokens
-        if any(option_token(name) for name in names)
-        if keywords(token) and keywords(token) <= set(wanted.shared) - keywords(" ".join(names))
-    ]
-    query = " ".join(
-        [
-            *unique(ground),
-            *names,
-            *[word for word in wanted.lead[:1] if word not in keywords(" ".join(names))],
-        ]
-    )
+    # An option is its command's: the words written just before it go with it (`git log
+    # --follow`), or pages where the option's word is a common one ("the following") outrank
+    # the command's own page.
+    words = [word for name in names if option_token(name) for word in _command(tokens, name)]
+    words += names
+    said = keywords(" ".join(words))
+    words += [word for word in wanted.lead[:1] if word not in said]
+    query = " ".join(_distinct(words))
     if query in seen.searches:
         return seen.searches[query]
     shown = " ".join(f"{hit.title} {hit.snippet}" for hit in hits[:1])
@@ -423,6 +416,41 @@ def _by_name(
     if request.budget.searches_left <= unsearched:
         return []
     return tool_call(SEARCH_WEB, query=query)
+
+
+COMMAND_WORDS = 2  # words of a command written before its option (`git log`, `manage.py migrate`)
+
+
+def _unvalued(token: str) -> str:
+    """An option without the value written with it (`--depth` of `--depth=1`)."""
+    option = token.partition("=")[0]
+    return option if option_token(option) else token
+
+
+def _command(tokens: list[str], option: str) -> list[str]:
+    """The words written just before `option` (its first place), up to COMMAND_WORDS, back to a
+    word that says nothing (`git log` of "What does git log --follow do"; none of "the
+    --include-untracked option of git stash")."""
+    before = tokens[: tokens.index(option)]
+    command: list[str] = []
+    for token in reversed(before[-COMMAND_WORDS:]):
+        if not keywords(token) or option_token(token):
+            break
+        command.insert(0, token)
+    return command
+
+
+def _distinct(words: list[str]) -> list[str]:
+    """`words` without one whose content words an earlier one holds ("Git" after "git")."""
+    said: set[str] = set()
+    kept = []
+    for word in words:
+        own = keywords(word) or {word}
+        if own <= said:
+            continue
+        said |= own
+        kept.append(word)
+    return kept
 
 
 def unique_hits(hits: list[SearchResultItem]) -> list[SearchResultItem]:

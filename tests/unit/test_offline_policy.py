@@ -519,27 +519,41 @@ def test_a_name_no_result_shows_is_searched_with_the_question_s_lead_word() -> N
     )
 
 
-LOG = Brief.model_validate(
-    {
-        "question": "How do I follow a file's history with git log?",
-        "questions": [
-            {"id": "Q1", "text": "What does git log --follow do?"},
-            {"id": "Q2", "text": "What does git log --first-parent do?"},
-        ],
-        "allowed_hosts": ["docs.example"],
-    }
-)
+def two_questions(first: str, second: str) -> Brief:
+    return Brief.model_validate(
+        {
+            "question": "How do I use the tool?",
+            "questions": [{"id": "Q1", "text": first}, {"id": "Q2", "text": second}],
+            "allowed_hosts": ["docs.example"],
+        }
+    )
 
 
 def test_an_option_no_result_shows_is_searched_with_its_command() -> None:
     """An option is its command's: searched by itself, "--follow" is a common word of the
-    manual's pages (a tag's "the following"), so the words the sub-questions share go with it."""
+    manual's pages (a tag's "the following"), so the words written just before it go with it."""
     tag = SearchResultItem(url=UNRELATED, title="git-tag(1)", snippet="the following tags")
-    searched = entry(1, SearchArgs(query=LOG.questions[0].text), SearchData(results=[tag]))
-    assert next_call(searched, brief=LOG) == ("search_web", {"query": "git log --follow"})
-    assert next_call(
-        entry(1, SearchArgs(query=LIMITS.questions[0].text), SearchData(results=[tag])),
-        brief=LIMITS,
+
+    def query(first: str, second: str = "What does git log --first-parent do?") -> Any:
+        brief = two_questions(first, second)
+        searched = entry(1, SearchArgs(query=first), SearchData(results=[tag]))
+        return next_call(searched, brief=brief)
+
+    assert query("What does git log --follow do?") == (
+        "search_web",
+        {"query": "git log --follow"},
+    )
+    assert query("Does a shallow git clone --depth=1 fetch every branch?") == (
+        "search_web",
+        {"query": "git clone --depth shallow"},
+    ), "two words at most, the option without its value, the question's lead word after it"
+    assert query("What does the --include-untracked option of git stash do?") == (
+        "search_web",
+        {"query": "--include-untracked"},
+    ), "no command written before it: the option alone"
+    assert query(
+        "What does Apache LimitRequestBody default to?",
+        "What happens when a body exceeds LimitRequestBody in Apache?",
     ) == ("search_web", {"query": "LimitRequestBody default"}), "a name that is no option: alone"
 
 
