@@ -401,9 +401,10 @@ def _by_name(
         return []
     # An option is its command's: the words written just before it go with it (`git log
     # --follow`), or pages where the option's word is a common one ("the following") outrank
-    # the command's own page.
-    words = [word for name in names if option_token(name) for word in _command(tokens, name)]
-    words += names
+    # the command's own page. In the order the question writes them.
+    places = {tokens.index(name) for name in names}
+    places |= {place for name in names if option_token(name) for place in _command(tokens, name)}
+    words = [tokens[place] for place in sorted(places)]
     said = keywords(" ".join(words))
     words += [word for word in wanted.lead[:1] if word not in said]
     query = " ".join(_distinct(words))
@@ -427,16 +428,18 @@ def _unvalued(token: str) -> str:
     return option if option_token(option) else token
 
 
-def _command(tokens: list[str], option: str) -> list[str]:
-    """The words written just before `option` (its first place), up to COMMAND_WORDS, back to a
-    word that says nothing (`git log` of "What does git log --follow do"; none of "the
-    --include-untracked option of git stash")."""
-    before = tokens[: tokens.index(option)]
-    command: list[str] = []
-    for token in reversed(before[-COMMAND_WORDS:]):
-        if not keywords(token) or option_token(token):
+def _command(tokens: list[str], option: str) -> set[int]:
+    """Where the words written just before `option` (its first place) are: up to
+    COMMAND_WORDS, back to another option or a word that says nothing or only frames the
+    question (`git log` of "What does git log --follow do"; none of "the --include-untracked
+    option of git stash" or "the difference between --soft and ...")."""
+    command: set[int] = set()
+    for place in range(tokens.index(option) - 1, -1, -1):
+        token = tokens[place]
+        stops = not keywords(token) or keywords(token) <= GENERIC or option_token(token)
+        if stops or len(command) == COMMAND_WORDS:
             break
-        command.insert(0, token)
+        command.add(place)
     return command
 
 

@@ -547,6 +547,18 @@ def test_an_option_no_result_shows_is_searched_with_its_command() -> None:
         "search_web",
         {"query": "git clone --depth shallow"},
     ), "two words at most, the option without its value, the question's lead word after it"
+    assert query("What does git log --oneline --follow do?") == (
+        "search_web",
+        {"query": "git log --oneline --follow"},
+    ), "the command written before the first option is the next one's too"
+    assert query("What does git push --force-with-lease add to git push --force?") == (
+        "search_web",
+        {"query": "git push --force-with-lease --force"},
+    ), "in the order written, a command said once"
+    assert query("What is the difference between --soft and --hard?") == (
+        "search_web",
+        {"query": "--soft --hard"},
+    ), "words that frame the question are no command"
     assert query("What does the --include-untracked option of git stash do?") == (
         "search_web",
         {"query": "--include-untracked"},
