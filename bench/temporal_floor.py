@@ -8,11 +8,11 @@ bench runs that and nothing else (`bench.floor_workflow`: activities that do not
 a few bytes) on the same embedded stack as `bench.lean` (the dev server with `make bench`'s
 options), in one worker process of its own with worker.py's slots and pollers and the SDK's
 defaults otherwise (the sandbox included): STEPS steps a run, the model answering after
-MODEL_SECONDS, CONCURRENT runs (default 100) at once against one, REPEATS times (the figures
-move by a fifth from one to the next on these machines). Printed and written, dated, with the
-machine's cores and load, to bench/results/temporal_floor.json: each repeat's makespan ratio and
-CPU per step of the dev server, PostgreSQL (started, written to by nobody), the worker process
-and this process (the client), and the median of each beside issue 26's goals. What an
+MODEL_SECONDS, CONCURRENT runs (default 100) at once against one run, REPEATS times (the
+figures move by a fifth from one to the next on these machines). Printed and written, dated,
+with the machine's cores and load, to bench/results/temporal_floor.json: each repeat's makespan
+ratio and CPU per step of the dev server, PostgreSQL (started, written to by nobody), the worker
+process and this process (the client), and the median of each beside issue 26's goals. What an
 investigation's step costs above these figures is ours; below them, nothing our code does can
 go. Figures only.
 """
@@ -69,8 +69,8 @@ async def bench(concurrent: int) -> None:
                 )
             async with _worker(stack.temporal_address) as pid:
                 await _makespan(stack.client, 1)  # warm: the worker's first run
-                one, _ = await _makespan(stack.client, 1)
                 for number in range(1, REPEATS + 1):
+                    one, _ = await _makespan(stack.client, 1)
                     before = cpu.snapshot(settings.state_dir, [pid])
                     many, steps = await _makespan(stack.client, concurrent)
                     used = cpu.used(before, cpu.snapshot(settings.state_dir, [pid]))
@@ -148,19 +148,38 @@ async def _worker(address: str) -> AsyncIterator[int]:
         cwd=PROJECT_ROOT,
         stdout=asyncio.subprocess.PIPE,
     )
+    drain: asyncio.Task[None] | None = None
     try:
         assert process.stdout is not None
         try:
-            line = await asyncio.wait_for(process.stdout.readline(), START_SECONDS)
+            await asyncio.wait_for(_ready(process.stdout), START_SECONDS)
         except TimeoutError:
-            line = b""
-        if READY not in line.decode():
-            raise FloorError(f"the floor's worker did not start within {START_SECONDS:g} s")
+            raise FloorError(
+                f"the floor's worker was not ready within {START_SECONDS:g} s"
+            ) from None
+        except EOFError:
+            code = await process.wait()
+            raise FloorError(f"the floor's worker exited with {code} before it was ready") from None
+        drain = asyncio.create_task(_drain(process.stdout))  # a full pipe would stall it
         yield process.pid
     finally:
         if process.returncode is None:
             process.terminate()
         await process.wait()
+        if drain is not None:
+            await drain
+
+
+async def _ready(stdout: asyncio.StreamReader) -> None:
+    """Read the worker's output until it says it is ready (EOFError: it ended first)."""
+    while READY not in (line := await stdout.readline()).decode():
+        if not line:
+            raise EOFError
+
+
+async def _drain(stdout: asyncio.StreamReader) -> None:
+    while await stdout.readline():
+        pass
 
 
 async def _makespan(client: Client, count: int) -> tuple[float, int]:
