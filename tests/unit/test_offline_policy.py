@@ -11,6 +11,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from baselines.excerpts import wanted_words
 from baselines.fixed import decide_fixed
 from baselines.offline import _pinned, decide_offline
@@ -519,54 +521,58 @@ def test_a_name_no_result_shows_is_searched_with_the_question_s_lead_word() -> N
     )
 
 
-def two_questions(first: str, second: str) -> Brief:
-    return Brief.model_validate(
+LOG_SECOND = "What does git log --first-parent do?"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "query"),
+    [
+        ("What does git log --follow do?", LOG_SECOND, "git log --follow"),
+        # two words at most, the option without its value, the question's lead word after it
+        (
+            "Does a shallow git clone --depth=1 fetch every branch?",
+            LOG_SECOND,
+            "git clone --depth shallow",
+        ),
+        # the command written before the first option is the next one's too
+        ("What does git log --oneline --follow do?", LOG_SECOND, "git log --oneline --follow"),
+        # in the order written, a command said once
+        (
+            "What does git push --force-with-lease add to git push --force?",
+            LOG_SECOND,
+            "git push --force-with-lease --force",
+        ),
+        # words that frame the question are no command
+        ("What is the difference between --soft and --hard?", LOG_SECOND, "--soft --hard"),
+        # no command written before it: the option alone
+        (
+            "What does the --include-untracked option of git stash do?",
+            LOG_SECOND,
+            "--include-untracked",
+        ),
+        # a name that is no option: alone
+        (
+            "What does Apache LimitRequestBody default to?",
+            "What happens when a body exceeds LimitRequestBody in Apache?",
+            "LimitRequestBody default",
+        ),
+    ],
+)
+def test_an_option_no_result_shows_is_searched_with_its_command(
+    first: str, second: str, query: str
+) -> None:
+    """An option is its command's: searched by itself, "--follow" is a common word of the
+    manual's pages (a tag's "the following"), so the words written just before it go with it."""
+    brief = Brief.model_validate(
         {
             "question": "How do I use the tool?",
             "questions": [{"id": "Q1", "text": first}, {"id": "Q2", "text": second}],
             "allowed_hosts": ["docs.example"],
         }
     )
-
-
-def test_an_option_no_result_shows_is_searched_with_its_command() -> None:
-    """An option is its command's: searched by itself, "--follow" is a common word of the
-    manual's pages (a tag's "the following"), so the words written just before it go with it."""
     tag = SearchResultItem(url=UNRELATED, title="git-tag(1)", snippet="the following tags")
-
-    def query(first: str, second: str = "What does git log --first-parent do?") -> Any:
-        brief = two_questions(first, second)
-        searched = entry(1, SearchArgs(query=first), SearchData(results=[tag]))
-        return next_call(searched, brief=brief)
-
-    assert query("What does git log --follow do?") == (
-        "search_web",
-        {"query": "git log --follow"},
-    )
-    assert query("Does a shallow git clone --depth=1 fetch every branch?") == (
-        "search_web",
-        {"query": "git clone --depth shallow"},
-    ), "two words at most, the option without its value, the question's lead word after it"
-    assert query("What does git log --oneline --follow do?") == (
-        "search_web",
-        {"query": "git log --oneline --follow"},
-    ), "the command written before the first option is the next one's too"
-    assert query("What does git push --force-with-lease add to git push --force?") == (
-        "search_web",
-        {"query": "git push --force-with-lease --force"},
-    ), "in the order written, a command said once"
-    assert query("What is the difference between --soft and --hard?") == (
-        "search_web",
-        {"query": "--soft --hard"},
-    ), "words that frame the question are no command"
-    assert query("What does the --include-untracked option of git stash do?") == (
-        "search_web",
-        {"query": "--include-untracked"},
-    ), "no command written before it: the option alone"
-    assert query(
-        "What does Apache LimitRequestBody default to?",
-        "What happens when a body exceeds LimitRequestBody in Apache?",
-    ) == ("search_web", {"query": "LimitRequestBody default"}), "a name that is no option: alone"
+    searched = entry(1, SearchArgs(query=first), SearchData(results=[tag]))
+    assert next_call(searched, brief=brief) == ("search_web", {"query": query})
 
 
 def test_a_near_duplicate_listed_under_a_result_may_be_the_further_source() -> None:
