@@ -1048,8 +1048,11 @@ def shown_words(text: str) -> set[str]:
 # ---------------------------------------------------------------- the strongest test
 
 # Framing words that carry what is asked (`What does heapq.nlargest return?`, "when the timeout
-# occurs"): the answering sentence says them too, unlike the rest of the framing words.
-CARRIED = frozenset(keywords("return returns allow allows provide provides occur occurs affect"))
+# occurs", "What is typing.Protocol used for?"): the answering sentence says them too, unlike the
+# rest of the framing words.
+CARRIED = frozenset(
+    keywords("return returns allow allows provide provides occur occurs affect used")
+)
 # A question comparing two things ("the difference between", "instead of random"), and the
 # words by which an English sentence contrasts: such a question is answered by a sentence that
 # contrasts.
@@ -1084,6 +1087,12 @@ LIGHT = frozenset(
 )
 INFORMS = 2  # content words a sentence holds that neither the question nor its heading holds
 _VALUE = re.compile(r"=\s*(['\"])(.*?)\1")
+
+
+def written_values(question: str) -> list[str]:
+    """The values `question` sets a name to (`nargs='+'`, `action='store_true'`), quoted as it
+    quotes them: `'+'`, `'store_true'`."""
+    return [f"{quote}{value}{quote}" for quote, value in _VALUE.findall(question) if value]
 
 
 def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
@@ -1211,7 +1220,7 @@ def _says_number(number: str, sentence: str) -> bool:
 def _sentence_answers(
     sentence: str, excerpt: Excerpt, wanted: Wanted, *, first: bool, before: str = ""
 ) -> bool:
-    if " | " in sentence or not keeps_reversal(wanted, sentence):
+    if _row(sentence, excerpt) or not keeps_reversal(wanted, sentence):
         return False
     if _versions_of_another(wanted.question, sentence):
         return False
@@ -1259,6 +1268,14 @@ def _sentence_answers(
         for name in wanted.qualifiers
     )
     under = [name for name in things if holds_name(name, defined) and qualified]
+    # A term's label (`side_effect: A function to be called ...`, a parameter list's entry)
+    # names what the sentence defines: it is that name's, and the opening of its definition.
+    term = _label_term(sentence)
+    labelled = [name for name in things if term and holds_name(name, term) and qualified]
+    if labelled:
+        own |= keywords(term)
+        under += [name for name in labelled if name not in under]
+        first = True
     quantity = quantity_asked(wanted.question)
     # (an aside may state it with a word the question asks: "... beyond renames (works only for
     # a single file)", not "(since 2.1)")
@@ -1304,9 +1321,11 @@ def _sentence_answers(
         return False
     if set(wanted.asked) & CARRIED - own:
         return False
-    for _, value in _VALUE.findall(wanted.question):
-        if value and value.lower() not in sentence.lower():
-            return False
+    # (or in the term a list entry opens with, a sentence of its own: "'+'. Just like '*', ...")
+    termed = f"{before} {sentence}" if before and " " not in before.strip() else sentence
+    values = [value for _, value in _VALUE.findall(wanted.question) if value]
+    if any(value.lower() not in termed.lower() for value in values):
+        return False
     if things:
         # or it opens with the name: its first words hold it, neither in a list of names nor
         # after another ("BZ2File performance is improved by removing internal RLock")
@@ -1331,7 +1350,8 @@ def _sentence_answers(
         # definition's own opening sentence, not a remark further on
         rest = set(wanted.content) - named - qualifying - set(wanted.subject) - light
         rest |= set(wanted.asked) & CARRIED  # "What does gc.collect return?": what it returns
-        if not rest - missing and len(things) == 1 and not (under and first):
+        # (a value it writes, `nargs='+'`, is asked besides the name: said above)
+        if not rest - missing and not values and len(things) == 1 and not (under and first):
             return False
     if _COMPARES.search(wanted.question) and not _CONTRASTS.search(statement):
         return False
@@ -1352,6 +1372,18 @@ def _sentence_answers(
     if not things and _WHICH.match(wanted.question) and not valued:
         return False
     return len(new | stated) >= INFORMS or (bool(new | stated) and valued)
+
+
+ROW_CELLS = 3  # cells " | " joins that make a line a table's row on its own
+
+
+def _row(sentence: str, excerpt: Excerpt) -> bool:
+    """A table's row, its cells joined by " | " (`action | Specify how ... | 'store', ...`):
+    three cells or more, or two after a paragraph that is a row too. Not prose writing a union
+    (`Optional[X] is equivalent to X | None`, `isolation_level (str | None)`), whose paragraph
+    before is no row."""
+    cells = _aside(sentence).count(" | ") + 1
+    return cells >= ROW_CELLS or (cells > 1 and " | " in excerpt.context)
 
 
 def _kind(wanted: Wanted) -> set[str]:
@@ -1390,6 +1422,13 @@ def _term_label(sentence: str) -> bool:
     label = _LEADING_LABEL.match(sentence)
     token = label.group().strip().rstrip(":") if label else ""
     return bool(token) and " " not in token and token != token.capitalize()
+
+
+def _label_term(sentence: str) -> str:
+    """The term the sentence's label defines (`side_effect` of "side_effect: A function to be
+    called ..."), or nothing."""
+    label = _LEADING_LABEL.match(sentence)
+    return label.group().strip().rstrip(":") if label and _term_label(sentence) else ""
 
 
 _OPTION = re.compile(r"^--?[A-Za-z]")  # `--mixed`, `-bd`

@@ -698,3 +698,50 @@ def test_a_labelled_value_is_held_to_the_entry_it_names_and_to_none_where_it_nam
     }
     row = "debug_build | Use: main | Type: boolean | Default: false"
     assert {"debug_build", "debug", "build"} in names(row, "Options")
+
+
+def test_a_union_written_in_prose_is_no_table_row() -> None:
+    """A table row is its cells joined by " | ": three or more, or two after a row. A sentence
+    writing a union (`Timeout[X] is equivalent to X | None`) under its definition is prose."""
+    says = "Timeout[X] is equivalent to X | None (or Union[X, None])."
+    page = f"queue.Timeout\n\nTimeout type.\n\n{says}"
+    assert _settles("What does queue.Timeout mean?", says, page)
+    row = "force | Delete messages being processed"
+    table = f"{SIGNATURE}\n\nname | The queue's name | str\n\n{row}"
+    assert not _settles("What does force mean for queue.purge?", row, table), "a row after a row"
+
+
+def test_a_term_s_label_names_what_its_sentence_defines() -> None:
+    """A parameter list's entry (`handler: A function to be called ...`) under the class
+    signature defines the name its label holds, though a leading label otherwise says nothing."""
+    question = "What does the on_message attribute of a queue.Consumer do?"
+    says = "on_message: A function to be called whenever the Consumer receives a message."
+    signature = "class queue.Consumer(on_message, on_error)\n\nA consumer of one queue."
+    page = f"{signature}\n\n{says}"
+    assert _settles(question, says, page)
+    other = says.replace("on_message:", "on_error:")
+    page = f"{signature}\n\n{other}"
+    assert not _settles(question, other, page), "the label names another"
+
+
+def test_what_a_name_is_used_for_is_said_by_a_sentence_saying_its_use() -> None:
+    """'What is a queue.Batch used for?' asks its use: under its definition, a sentence further
+    on that says how it is used answers, one that says something else of it does not."""
+    question = "What is a queue.Batch used for?"
+    says = "Such classes are primarily used with consumers that acknowledge many messages at once."
+    page = f"class queue.Batch\n\nBase class for batches.\n\n    class Bulk(Batch): ...\n\n{says}"
+    assert _settles(question, says, page)
+    other = "Such classes are rarely subclassed by applications written by hand."
+    page = page.replace(says, other)
+    assert not _settles(question, other, page), "not its use"
+
+
+def test_a_value_asked_is_said_by_the_term_its_list_entry_opens_with() -> None:
+    """The question "What does repeat='+' mean for a queue?": the list entry "'+'. Just like
+    '*', every failed message ..." under the repeat heading says it though the value is a
+    sentence of its own; another value's entry does not."""
+    question = "What does repeat='+' mean for a queue?"
+    says = "'+'. Just like '*', every failed message is put back on the queue until it expires."
+    assert _settles(question, says, says, section="repeat")
+    other = says.replace("'+'. Just like '*'", "'?'. Unlike '*'")
+    assert not _settles(question, other, other, section="repeat"), "another value's entry"
