@@ -60,6 +60,7 @@ from baselines.excerpts import (
     strong_needed,
     unique,
     wanted_words,
+    written_values,
 )
 from workflows.contracts import DecideInput
 from workflows.models import Decision, Question, ToolCall, Usage
@@ -489,8 +490,11 @@ def _from_results(
             continue
         # Lead words before topic words (the brief's subject is on every page about it); among
         # them those the result shows (the page surely holds them), most specific first.
+        # a value the question sets its name to first (`'+'` of `nargs='+'`): the entry for
+        # that value, not the name's first mention
         looked_for = unique(
-            _pinned(wanted)
+            written_values(wanted.question)
+            + _pinned(wanted)
             + _short_options(wanted)
             + _named_lead(wanted)
             + shown

@@ -675,3 +675,21 @@ def test_the_default_of_a_name_every_sub_question_shares_is_looked_for_with_it()
         update={"text": "What happens to a message that the server will accept (the max_size)?"}
     )
     assert _pinned(wanted_words(other, request)) == [], "no default asked: its own words"
+
+
+def test_a_value_the_question_sets_a_name_to_is_looked_for_first() -> None:
+    """The question "What does typed='always' ...": a result is opened at the value as the
+    question quotes it (`'always'`), the entry for that value, not at the name's first mention;
+    without a value, at the name."""
+    valued = BRIEF.model_copy(
+        update={
+            "questions": [
+                BRIEF.questions[0].model_copy(
+                    update={"text": "What does typed='always' mean for lru_cache?"}
+                )
+            ]
+        }
+    )
+    searched = entry(1, SearchArgs(query=valued.questions[0].text), SEARCHED.result.data)
+    assert next_call(searched, brief=valued) == ("read_page", {"url": PAGE, "find": "'always'"})
+    assert next_call(SEARCHED) == ("read_page", {"url": PAGE, "find": "lru_cach"})
