@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from workflows.contracts import DecideInput
 from workflows.models import Question
@@ -732,10 +732,13 @@ def _excerpts(
             signature=_ARGUMENTS.sub(" ", signature),
             site=passage.site,
         )
+        # an option with no word to hold (`-c`) is defined where its signature opens the prose
+        wordless = under.opens and any(holds_name(name, above) for name in _wordless(wanted))
         opens = False
         sentences = [" ".join(s.split()) for s in SENTENCE.split(paragraph) if s.strip()]
         for first, sentence in enumerate(sentences):
-            if not (lead & keywords(sentence) or (first == 0 and under.heading) or under.defined):
+            heads = first == 0 and (under.heading or wordless)
+            if not (lead & keywords(sentence) or heads or under.defined):
                 continue
             # one that points back ("The size of these chunks ...") is quoted with the
             # sentence it points to: a quote says what it is about itself
@@ -954,6 +957,11 @@ class Under:
     site: str = ""  # the host of the page
 
 
+def _wordless(wanted: Wanted) -> list[str]:
+    """The names the question asks about that hold no word to look for (`-c`, `-x`)."""
+    return [name for name in wanted.things if not keywords(name)]
+
+
 def _excerpt(
     passage_id: str, taken: list[str], under: Under, wanted: Wanted, first: bool, lead_in: str
 ) -> Excerpt:
@@ -1116,9 +1124,66 @@ def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
     """
     if excerpt.field is not None:
         return _field_answers(excerpt, excerpt.field, wanted)
+    # A question asking two things ("What does time.monotonic return, and is it affected by
+    # system clock updates?") is answered by a sentence, or part by part, each by a sentence.
+    # in the order it asks them (a sentence may answer both)
+    if _answering(excerpt, wanted):
+        return True
+    parts = asked_parts(wanted)
+    start = 0
+    for part in parts if len(parts) > 1 else []:
+        numbers = [number for number in _answering(excerpt, part) if number >= start]
+        if not numbers:
+            return False
+        start = numbers[0]
+    return len(parts) > 1
+
+
+_AND = re.compile(r"[,;]\s+and\s+")
+
+
+def asked_parts(wanted: Wanted) -> list[Wanted]:
+    """The questions `wanted` asks, each with its own words: two where it joins two clauses
+    with ", and" and each asks a lead word or a name of its own; else itself."""
+    clauses = _AND.split(wanted.question)
+    if len(clauses) != 2:
+        return [wanted]
+    parts = [_part(wanted, clause) for clause in clauses]
+    return parts if all(part.lead or part.things for part in parts) else [wanted]
+
+
+def _part(wanted: Wanted, clause: str) -> Wanted:
+    """What `wanted` asks in `clause`: its words and names that the clause holds."""
+    words = keywords(clause)
+
+    def held(items: list[str]) -> list[str]:
+        return [item for item in items if item in words]
+
+    def written(items: list[str]) -> list[str]:
+        return [item for item in items if item in clause]
+
+    return replace(
+        wanted,
+        terms=held(wanted.terms),
+        lead=held(wanted.lead),
+        topic=held(wanted.topic),
+        named=written(wanted.named),
+        asked=held(wanted.asked),
+        written=written(wanted.written),
+        codes=written(wanted.codes),
+        qualifiers=written(wanted.qualifiers),
+        content=held(wanted.content),
+        question=clause,
+    )
+
+
+def _answering(excerpt: Excerpt, wanted: Wanted) -> list[int]:
+    """The numbers of the quote's sentences that, each on its own, answer what `wanted` asks."""
     sentences = [s for s in SENTENCE.split(excerpt.quote) if s.strip()]
-    return any(
-        _sentence_answers(
+    return [
+        number
+        for number, sentence in enumerate(sentences)
+        if _sentence_answers(
             sentence,
             excerpt,
             wanted,
@@ -1127,8 +1192,7 @@ def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
             first=excerpt.opens and (number == 0 or (number == 1 and _goes_on(sentence, wanted))),
             before=sentences[number - 1] if number else "",
         )
-        for number, sentence in enumerate(sentences)
-    )
+    ]
 
 
 # A sentence that points back ("It", "This option", "The size of these chunks", "Such a
@@ -1371,7 +1435,19 @@ def _sentence_answers(
     # "Which mode does reset use?", with no name to pin it down: the answer names one.
     if not things and _WHICH.match(wanted.question) and not valued:
         return False
+    # A question asking yes or no ("Is Django 3.2 a long-term support release", "is it affected
+    # by system clock updates?") is answered by a sentence saying every word it asks, which
+    # says yes with a word of its own ("is designated as ...") or no ("is not affected ...").
+    if _POLAR.match(wanted.question) and (new | stated or _REVERSAL.search(statement)):
+        return True
     return len(new | stated) >= INFORMS or (bool(new | stated) and valued)
+
+
+# A question asking yes or no: it opens with an auxiliary verb.
+_POLAR = re.compile(
+    r"^\s*(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have|may|must)\b",
+    re.IGNORECASE,
+)
 
 
 ROW_CELLS = 3  # cells " | " joins that make a line a table's row on its own

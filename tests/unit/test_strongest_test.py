@@ -745,3 +745,40 @@ def test_a_value_asked_is_said_by_the_term_its_list_entry_opens_with() -> None:
     assert _settles(question, says, says, section="repeat")
     other = says.replace("'+'. Just like '*'", "'?'. Unlike '*'")
     assert not _settles(question, other, other, section="repeat"), "another value's entry"
+
+
+def test_a_question_asking_two_things_is_answered_part_by_part_in_its_order() -> None:
+    """'What does queue.size return, and is it affected by expired messages?' asks two things:
+    a sentence answering each, the first before the second, answers it, though none says both;
+    the second said before the first is not its answer."""
+    question = "What does queue.size return, and is it affected by expired messages?"
+    signature = "queue.size(name)"
+    says = (
+        "Return the number of messages waiting in the named queue, a count kept by the server. "
+        "The count is not affected by expired messages."
+    )
+    assert _settles(question, says, f"{signature}\n\n{says}")
+    backwards = "The count is not affected by expired messages. The returned count is approximate."
+    assert not _settles(question, backwards, f"{signature}\n\n{backwards}"), "out of order"
+
+
+def test_a_yes_or_no_question_is_answered_by_a_sentence_saying_yes_or_no() -> None:
+    """A question asking yes or no is answered by a sentence saying every word it asks with one
+    word of its own ('is designated as') or a negation ('is not affected'); a question asking
+    what is wants two words of its own."""
+    page = f"{SIGNATURE}\n\n{OPENING}"
+    yes = "A purge is designated as a blocking call."
+    assert _settles("Is a queue purge a blocking call?", yes, f"{page}\n\n{yes}")
+    assert not _settles("What kind of call is a queue purge?", yes, f"{page}\n\n{yes}")
+    no = "A purge is not affected by paused consumers."
+    assert _settles("Is a queue purge affected by paused consumers?", no, f"{page}\n\n{no}")
+
+
+def test_an_option_with_no_word_is_quoted_from_its_definitions_opening() -> None:
+    """'What does hq -c do?': `-c` holds no word to find, so the sentence opening its entry
+    ('Create the queue.') starts a quote, not only the later one holding a question's word."""
+    wanted = _wanted_of("How do I manage queues with hq?", "What does hq -c do?", "Why?")
+    text = "-c\n\nCreate the queue. If the queue already exists, it is emptied first."
+    passage = Passage("S1", text, "Options", "hq — the command line")
+    quotes = [excerpt.quote for excerpt in _excerpts("S1.P1", passage, wanted)]
+    assert any(quote.startswith("Create the queue.") for quote in quotes), quotes
