@@ -86,6 +86,7 @@ class Wanted:
     content: list[str] = field(default_factory=list)  # every word but its framing ("do", "return")
     shared: list[str] = field(default_factory=list)  # of those, what another sub-question asks too
     question: str = ""  # as written: the host checks a quote's own words against it
+    whole: str = ""  # of a part of a question asking two things (`asked_parts`), the question
 
     @property
     def name_words(self) -> set[str]:
@@ -1056,10 +1057,9 @@ def shown_words(text: str) -> set[str]:
 # ---------------------------------------------------------------- the strongest test
 
 # Framing words that carry what is asked (`What does heapq.nlargest return?`, "when the timeout
-# occurs", "What is typing.Protocol used for?"): the answering sentence says them too, unlike the
-# rest of the framing words.
+# occurs"): the answering sentence says them too, unlike the rest of the framing words.
 CARRIED = frozenset(
-    keywords("return returns allow allows provide provides occur occurs affect used")
+    keywords("return returns allow allows provide provides occur occurs affect")
 )
 # A question comparing two things ("the difference between", "instead of random"), and the
 # words by which an English sentence contrasts: such a question is answered by a sentence that
@@ -1095,6 +1095,16 @@ LIGHT = frozenset(
 )
 INFORMS = 2  # content words a sentence holds that neither the question nor its heading holds
 _VALUE = re.compile(r"=\s*(['\"])(.*?)\1")
+_USED_FOR = re.compile(r"\bused\s+(?:for|to|as)\b", re.IGNORECASE)
+_USE_SAID = re.compile(r"\bused\s+(?:for|to|as|with|in)\b", re.IGNORECASE)
+
+
+_QUOTED_TERM = re.compile(r"['\"\u2018\u201c](.+)['\"\u2019\u201d]")
+
+
+def _opens_quoted(statement: str, value: str) -> bool:
+    """`statement` opens with `value` in quotes (`'store_true' and 'store_false' - ...`)."""
+    return bool(re.match(rf"['\"\u2018\u201c]{re.escape(value)}['\"\u2019\u201d]", statement))
 
 
 def written_values(question: str) -> list[str]:
@@ -1140,27 +1150,36 @@ def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
 
 
 _AND = re.compile(r"[,;]\s+and\s+")
+# a clause that asks (not a list's last item: "-a, -b, and -c"): a wh-word or an auxiliary verb
+_ASKS = re.compile(
+    r"^(?:(?:for|in|to|with|at|on|by|from)\s+)?(?:what|which|how|when|where|why|who|whom|whose|"
+    r"is|are|was|were|does|do|did|can|could|will|would|should|has|have|may|must)\b",
+    re.IGNORECASE,
+)
 
 
 def asked_parts(wanted: Wanted) -> list[Wanted]:
     """The questions `wanted` asks, each with its own words: two where it joins two clauses
     with ", and" and each asks a lead word or a name of its own; else itself."""
     clauses = _AND.split(wanted.question)
-    if len(clauses) != 2:
+    if len(clauses) != 2 or not _ASKS.match(clauses[1]):
         return [wanted]
     parts = [_part(wanted, clause) for clause in clauses]
     return parts if all(part.lead or part.things for part in parts) else [wanted]
 
 
 def _part(wanted: Wanted, clause: str) -> Wanted:
-    """What `wanted` asks in `clause`: its words and names that the clause holds."""
+    """What `wanted` asks in `clause`: its words and names that the clause holds. A clause
+    naming nothing ("is it affected by ...") is about what the other names: it keeps the
+    question's names; and a version the question pins stays pinned (`whole`)."""
     words = keywords(clause)
 
     def held(items: list[str]) -> list[str]:
         return [item for item in items if item in words]
 
     def written(items: list[str]) -> list[str]:
-        return [item for item in items if item in clause]
+        mine = [item for item in items if holds_name(item, clause)]
+        return mine if any(holds_name(code, clause) for code in wanted.codes) else items
 
     return replace(
         wanted,
@@ -1174,6 +1193,7 @@ def _part(wanted: Wanted, clause: str) -> Wanted:
         qualifiers=written(wanted.qualifiers),
         content=held(wanted.content),
         question=clause,
+        whole=wanted.question,
     )
 
 
@@ -1206,6 +1226,11 @@ _POINTS_BACK = re.compile(
 )
 # only at its opening ("If it ...", "This setting ..."; not "Unlike these limits, ...")
 _POINTS_AT_OPENING = re.compile(_POINTS_AT, re.IGNORECASE)
+
+
+# a conditional clause of one word, its subject and verb left out ("When not possible,",
+# "If omitted,", "If so,")
+_ELLIPTIC = re.compile(r"^(?:when|if|where|unless|once)\s+(?:not\s+)?[a-z]+\s*,", re.IGNORECASE)
 
 
 _DOUBLED = re.compile(r"([bdgmnprt])\1$")
@@ -1286,13 +1311,14 @@ def _sentence_answers(
 ) -> bool:
     if _row(sentence, excerpt) or not keeps_reversal(wanted, sentence):
         return False
-    if _versions_of_another(wanted.question, sentence):
+    pinned = wanted.whole or wanted.question  # a part is held to the whole's versions
+    if _versions_of_another(pinned, sentence):
         return False
     # a version the question pins to a name ("Django 3.2") is the sentence's, or the heading's
     # above it (not the title's: a doc set's titles carry its own version, "Django 3.2.25";
     # nor a table's row before it)
     heading = excerpt.above.replace(excerpt.signature, " ") if excerpt.signature else excerpt.above
-    if not _versions_said(wanted.question, f"{sentence} {heading}"):
+    if not _versions_said(pinned, f"{sentence} {heading}"):
         return False
     # What the sentence says: a leading label ("Changed in version 3.5.1:") and its asides
     # (what parentheses hold: "as e.g. returned by HMAC.hexdigest()") aside.
@@ -1314,6 +1340,11 @@ def _sentence_answers(
         borrowed = keywords(before) & above & (set(wanted.lead) | named)
         if borrowed and not _names_another(before, borrowed):
             own |= borrowed
+    # A condition without its subject ("When not possible, refuse to merge ...", "If omitted,
+    # ...") is the sentence before's, said again: the words the question asks that it says are
+    # this one's too (whether it reverses them is its own: `keeps_reversal`).
+    elif before and _ELLIPTIC.match(_LEADING_LABEL.sub("", sentence, count=1)):
+        own |= keywords(before) & set(wanted.content)
     qualifying = {word for name in wanted.qualifiers for word in keywords(name)}
     things = wanted.things
     # It sits under the definition of what the question names: the heading or signature above
@@ -1334,8 +1365,12 @@ def _sentence_answers(
     under = [name for name in things if holds_name(name, defined) and qualified]
     # A term's label (`side_effect: A function to be called ...`, a parameter list's entry)
     # names what the sentence defines: it is that name's, and the opening of its definition.
-    term = _label_term(sentence)
-    labelled = [name for name in things if term and holds_name(name, term) and qualified]
+    term = _label_term(sentence) if excerpt.signature.strip() else ""
+    labelled = [
+        name
+        for name in things
+        if term and (term == name or term.endswith(f".{name}")) and qualified
+    ]
     if labelled:
         own |= keywords(term)
         under += [name for name in labelled if name not in under]
@@ -1346,6 +1381,9 @@ def _sentence_answers(
     if quantity and not _QUANTITY.search(statement) and not _quantity_aside(sentence, wanted):
         return False
     light = quantity | LIGHT
+    # a reversal asked ("cannot be resolved") is the sentence's to keep (`keeps_reversal`), in
+    # any of its words ("When not possible")
+    light |= keywords(" ".join(_REVERSAL.findall(wanted.question)))
     # "How does X differ from Y": the contrast says it, not the word "differ"
     light |= keywords(" ".join(_COMPARES.findall(wanted.question)))
     # the lead words that are not names: the sentence's own words hold them, or the signature
@@ -1385,11 +1423,25 @@ def _sentence_answers(
         return False
     if set(wanted.asked) & CARRIED - own:
         return False
-    # (or in the term a list entry opens with, a sentence of its own: "'+'. Just like '*', ...")
-    termed = f"{before} {sentence}" if before and " " not in before.strip() else sentence
+    # "What is typing.Protocol used for?" asks its use: "are primarily used with static type
+    # checkers", not "used by versions before 2.0"
+    purpose = _USED_FOR.search(wanted.question) is not None
+    if purpose and not _USE_SAID.search(statement):
+        return False
+    # (or in the term a list entry opens with, a sentence of its own: "'+'. Just like '*', ...";
+    # another value's entry, "'*'. ...", is not the question's)
     values = [value for _, value in _VALUE.findall(wanted.question) if value]
+    term = before.strip().rstrip(".:") if before and " " not in before.strip() else ""
+    entry = _QUOTED_TERM.fullmatch(term)
+    if entry and entry.group(1) not in values:
+        return False
+    termed = f"{term} {sentence}" if entry else sentence
     if any(value.lower() not in termed.lower() for value in values):
         return False
+    # the value is the entry's own term, or the sentence opens with it, quoted
+    valued_entry = any(
+        (entry and entry.group(1) == value) or _opens_quoted(statement, value) for value in values
+    )
     if things:
         # or it opens with the name: its first words hold it, neither in a list of names nor
         # after another ("BZ2File performance is improved by removing internal RLock")
@@ -1414,8 +1466,9 @@ def _sentence_answers(
         # definition's own opening sentence, not a remark further on
         rest = set(wanted.content) - named - qualifying - set(wanted.subject) - light
         rest |= set(wanted.asked) & CARRIED  # "What does gc.collect return?": what it returns
-        # (a value it writes, `nargs='+'`, is asked besides the name: said above)
-        if not rest - missing and not values and len(things) == 1 and not (under and first):
+        rest |= {"used"} if purpose else set()  # its use
+        # (a value it writes, `nargs='+'`, is asked besides the name: the entry of that value)
+        if not rest - missing and not valued_entry and len(things) == 1 and not (under and first):
             return False
     if _COMPARES.search(wanted.question) and not _CONTRASTS.search(statement):
         return False
@@ -1427,25 +1480,29 @@ def _sentence_answers(
     # A figure or a value it states ("defaults to 90 days", "is None") is what it tells.
     stated = figures(statement) - figures(wanted.question)
     valued = bool(stated or _values(statement, wanted) or _term_label(sentence))
+    named_one = valued
     # or the term its labelled list defines (`ort::` above "This is the default strategy")
     valued = valued or bool(
         _TERMS_ONLY.fullmatch(excerpt.signature.strip())
         and keywords(excerpt.signature) - keywords(wanted.question)
     )
-    # "Which mode does reset use?", with no name to pin it down: the answer names one.
-    if not things and _WHICH.match(wanted.question) and not valued:
+    # "Which mode does reset use?", with no name to pin it down: the answer names one, itself
+    # (under `ort::`, "This is the default merge strategy" does not say which one)
+    if not things and _WHICH.match(wanted.question) and not named_one:
         return False
-    # A question asking yes or no ("Is Django 3.2 a long-term support release", "is it affected
-    # by system clock updates?") is answered by a sentence saying every word it asks, which
-    # says yes with a word of its own ("is designated as ...") or no ("is not affected ...").
-    if _POLAR.match(wanted.question) and (new | stated or _REVERSAL.search(statement)):
+    # A question asking yes or no ("is it affected by system clock updates?") is answered "no"
+    # by a sentence saying every word it asks, negated ("is not affected ..."). A "yes" needs
+    # what any answer needs: one word of its own may be anything ("precedes a long-term
+    # support release" for "Is it a long-term support release").
+    if _POLAR.match(wanted.question) and _REVERSAL.search(statement):
         return True
     return len(new | stated) >= INFORMS or (bool(new | stated) and valued)
 
 
 # A question asking yes or no: it opens with an auxiliary verb.
 _POLAR = re.compile(
-    r"^\s*(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have|may|must)\b",
+    r"^\s*(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have|may|must)\b"
+    r"(?!\s+(?:there|you)\b)",  # not "Is there a way ...", "Can you explain ..."
     re.IGNORECASE,
 )
 
@@ -1455,11 +1512,11 @@ ROW_CELLS = 3  # cells " | " joins that make a line a table's row on its own
 
 def _row(sentence: str, excerpt: Excerpt) -> bool:
     """A table's row, its cells joined by " | " (`action | Specify how ... | 'store', ...`):
-    three cells or more, or two after a paragraph that is a row too. Not prose writing a union
-    (`Optional[X] is equivalent to X | None`, `isolation_level (str | None)`), whose paragraph
-    before is no row."""
+    three cells or more, or two under a heading and paragraph before that hold a cell's " | "
+    too (a row), their argument lists aside. Not prose writing a union (`Optional[X] is
+    equivalent to X | None`, `isolation_level (str | None)`) after prose or a signature."""
     cells = _aside(sentence).count(" | ") + 1
-    return cells >= ROW_CELLS or (cells > 1 and " | " in excerpt.context)
+    return cells >= ROW_CELLS or (cells > 1 and " | " in _aside(excerpt.context))
 
 
 def _kind(wanted: Wanted) -> set[str]:
@@ -1504,7 +1561,8 @@ def _label_term(sentence: str) -> str:
     """The term the sentence's label defines (`side_effect` of "side_effect: A function to be
     called ..."), or nothing."""
     label = _LEADING_LABEL.match(sentence)
-    return label.group().strip().rstrip(":") if label and _term_label(sentence) else ""
+    term = label.group().strip().rstrip(":") if label and _term_label(sentence) else ""
+    return "" if term.isupper() else term  # "WARNING:" is a note
 
 
 _OPTION = re.compile(r"^--?[A-Za-z]")  # `--mixed`, `-bd`

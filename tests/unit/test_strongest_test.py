@@ -132,11 +132,12 @@ def test_the_page_title_and_the_site_name_what_the_page_is_about() -> None:
     says = "ort: This is the default strategy when pulling one branch."
     assert _settles_for(wanted, says, says, title="tool-merge(1)", site="tool-scm.example")
     assert not _settles_for(wanted, says, says, title="Release notes", site="docs.example")
-    # a labelled list's term, as plain-text documentation writes one, is what it defines
+    # a labelled list's term above is what the sentence defines, but a question asking which
+    # one is answered by a quote that names it: under `ort::`, "This is the default strategy"
+    # does not say which (a reader of the quote cannot tell)
     term = "This is the default strategy when pulling one branch."
     listed = f"ort::\n\t{term}"
-    assert _settles_for(wanted, term, listed, title="tool-merge(1)", site="tool-scm.example")
-    assert not _settles_for(wanted, term, term, title="tool-merge(1)", site="tool-scm.example")
+    assert not _settles_for(wanted, term, listed, title="tool-merge(1)", site="tool-scm.example")
 
 
 def test_a_question_of_framing_words_alone_looks_for_the_brief_s_word_it_uses() -> None:
@@ -722,6 +723,14 @@ def test_a_term_s_label_names_what_its_sentence_defines() -> None:
     other = says.replace("on_message:", "on_error:")
     page = f"{signature}\n\n{other}"
     assert not _settles(question, other, page), "the label names another"
+    attribute = says.replace("on_message:", "queue.Consumer.on_message:")
+    page = f"{signature}\n\n{attribute}"
+    assert not _settles("What does queue.Consumer do?", attribute, page), "its attribute's"
+    fixed = "on_message: no longer called twice when the Consumer reconnects to the broker."
+    assert not _settles(question, fixed, f"Changes in 2.1\n\n{fixed}"), "no definition above"
+    note = "WARNING: calling this from a signal handler may deadlock the Consumer."
+    page = f"{signature}\n\n{note}"
+    assert not _settles("What does queue.WARNING mean?", note, page), "a note's label"
 
 
 def test_what_a_name_is_used_for_is_said_by_a_sentence_saying_its_use() -> None:
@@ -732,8 +741,9 @@ def test_what_a_name_is_used_for_is_said_by_a_sentence_saying_its_use() -> None:
     page = f"class queue.Batch\n\nBase class for batches.\n\n    class Bulk(Batch): ...\n\n{says}"
     assert _settles(question, says, page)
     other = "Such classes are rarely subclassed by applications written by hand."
-    page = page.replace(says, other)
-    assert not _settles(question, other, page), "not its use"
+    assert not _settles(question, other, page.replace(says, other)), "not its use"
+    old = "Batch objects used by versions before 2.0 are no longer read by the server."
+    assert not _settles(question, old, page.replace(says, old)), "used, but not its use"
 
 
 def test_a_value_asked_is_said_by_the_term_its_list_entry_opens_with() -> None:
@@ -745,6 +755,11 @@ def test_a_value_asked_is_said_by_the_term_its_list_entry_opens_with() -> None:
     assert _settles(question, says, says, section="repeat")
     other = says.replace("'+'. Just like '*'", "'?'. Unlike '*'")
     assert not _settles(question, other, other, section="repeat"), "another value's entry"
+    star = "What does repeat='*' mean for a queue?"
+    assert not _settles(star, says, says, section="repeat"), "'*' named in the '+' entry"
+    remark = "Retries are scheduled by the broker. Any value but '+' may be given a timeout."
+    page = f"Retry a failed message.\n\n{remark}"
+    assert not _settles(question, remark, page, section="repeat"), "a remark naming the value"
 
 
 def test_a_question_asking_two_things_is_answered_part_by_part_in_its_order() -> None:
@@ -760,18 +775,33 @@ def test_a_question_asking_two_things_is_answered_part_by_part_in_its_order() ->
     assert _settles(question, says, f"{signature}\n\n{says}")
     backwards = "The count is not affected by expired messages. The returned count is approximate."
     assert not _settles(question, backwards, f"{signature}\n\n{backwards}"), "out of order"
+    # the second part, naming nothing, is still about queue.size: not another name's
+    notes = (
+        "queue.size() now returns the number of pending messages. "
+        "The total shown by queue.stats() is affected by expired messages."
+    )
+    assert not _settles(question, notes, f"Changes in 2.1\n\n{notes}"), "said of another"
+    # and a version the whole question pins stays pinned in each part
+    pinned = "Is Harbor 3.2 a long-term support release, and when does it end extended support?"
+    other = (
+        "Harbor 3.2 is a long-term support release. Harbor 2.2 will end extended support in 2022."
+    )
+    assert not _settles(pinned, other, f"Releases\n\n{other}"), "another version's end"
 
 
-def test_a_yes_or_no_question_is_answered_by_a_sentence_saying_yes_or_no() -> None:
-    """A question asking yes or no is answered by a sentence saying every word it asks with one
-    word of its own ('is designated as') or a negation ('is not affected'); a question asking
-    what is wants two words of its own."""
+def test_a_yes_or_no_question_is_answered_no_by_a_sentence_negating_every_word_it_asks() -> None:
+    """A question asking yes or no is answered "no" by a sentence saying every word it asks,
+    negated, with nothing of its own ('is not affected by ...'); a "yes" needs what any answer
+    needs (one word of its own may be anything: 'precedes a blocking call'), and a question
+    asking what is wants more than a negation."""
     page = f"{SIGNATURE}\n\n{OPENING}"
-    yes = "A purge is designated as a blocking call."
-    assert _settles("Is a queue purge a blocking call?", yes, f"{page}\n\n{yes}")
-    assert not _settles("What kind of call is a queue purge?", yes, f"{page}\n\n{yes}")
     no = "A purge is not affected by paused consumers."
     assert _settles("Is a queue purge affected by paused consumers?", no, f"{page}\n\n{no}")
+    assert not _settles("How is a queue purge affected by paused consumers?", no, f"{page}\n\n{no}")
+    yes = "A purge precedes a blocking call."
+    assert not _settles("Is a queue purge a blocking call?", yes, f"{page}\n\n{yes}")
+    there = "There is no way to undo a purge."
+    assert not _settles("Is there a way to undo a purge?", there, f"{page}\n\n{there}")
 
 
 def test_an_option_with_no_word_is_quoted_from_its_definitions_opening() -> None:
@@ -782,3 +812,21 @@ def test_an_option_with_no_word_is_quoted_from_its_definitions_opening() -> None
     passage = Passage("S1", text, "Options", "hq — the command line")
     quotes = [excerpt.quote for excerpt in _excerpts("S1.P1", passage, wanted)]
     assert any(quote.startswith("Create the queue.") for quote in quotes), quotes
+
+
+def test_a_condition_without_its_subject_is_the_sentence_before_s() -> None:
+    """'What does hq push --ff-only do when the push cannot be made as a fast-forward?': "When not
+    possible, refuse to push ..." is the sentence before's condition said again, reversed, under
+    the option's entry; a sentence with its own subject does not borrow the one before's
+    words."""
+    wanted = _wanted_of(
+        "How does hq push update queues?",
+        "What does hq push --ff-only do when the push cannot be made as a fast-forward?",
+        "Why?",
+    )
+    entry = {"section": "--ff-only", "title": "hq-push(1)"}
+    says = "With --ff-only, make the push as a fast-forward when possible. When not possible, "
+    says += "refuse to push and exit with a non-zero status."
+    assert _settles_for(wanted, says, f"--ff::\n--ff-only::\n\n{says}", **entry)
+    other = says.replace("When not possible, refuse", "The server may not refuse")
+    assert not _settles_for(wanted, other, f"--ff::\n--ff-only::\n\n{other}", **entry)
