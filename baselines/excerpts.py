@@ -1058,9 +1058,7 @@ def shown_words(text: str) -> set[str]:
 
 # Framing words that carry what is asked (`What does heapq.nlargest return?`, "when the timeout
 # occurs"): the answering sentence says them too, unlike the rest of the framing words.
-CARRIED = frozenset(
-    keywords("return returns allow allows provide provides occur occurs affect")
-)
+CARRIED = frozenset(keywords("return returns allow allows provide provides occur occurs affect"))
 # A question comparing two things ("the difference between", "instead of random"), and the
 # words by which an English sentence contrasts: such a question is answered by a sentence that
 # contrasts.
@@ -1109,8 +1107,14 @@ def _opens_quoted(statement: str, value: str) -> bool:
 
 def written_values(question: str) -> list[str]:
     """The values `question` sets a name to (`nargs='+'`, `action='store_true'`), quoted as it
-    quotes them: `'+'`, `'store_true'`."""
-    return [f"{quote}{value}{quote}" for quote, value in _VALUE.findall(question) if value]
+    quotes them (`'+'`), then as the other quotes would (`"+"`): a page may write either."""
+    swap = {"'": '"', '"': "'"}
+    return [
+        f"{mark}{value}{mark}"
+        for quote, value in _VALUE.findall(question)
+        if value
+        for mark in (quote, swap[quote])
+    ]
 
 
 def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from baselines.excerpts import wanted_words
+from baselines.excerpts import wanted_words, written_values
 from baselines.fixed import decide_fixed
 from baselines.offline import _pinned, decide_offline
 from workflows.contracts import DecideInput
@@ -693,3 +693,4 @@ def test_a_value_the_question_sets_a_name_to_is_looked_for_first() -> None:
     searched = entry(1, SearchArgs(query=valued.questions[0].text), SEARCHED.result.data)
     assert next_call(searched, brief=valued) == ("read_page", {"url": PAGE, "find": "'always'"})
     assert next_call(SEARCHED) == ("read_page", {"url": PAGE, "find": "lru_cach"})
+    assert written_values('What does nargs="+" mean?') == ['"+"', "'+'"], "either quotes"
