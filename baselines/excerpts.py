@@ -734,7 +734,7 @@ def _excerpts(
             site=passage.site,
         )
         # an option with no word to hold (`-c`) is defined where its signature opens the prose
-        wordless = under.opens and any(holds_name(name, above) for name in _wordless(wanted))
+        wordless = under.opens and any(holds_name(name, above) for name in wordless_names(wanted))
         opens = False
         sentences = [" ".join(s.split()) for s in SENTENCE.split(paragraph) if s.strip()]
         for first, sentence in enumerate(sentences):
@@ -958,7 +958,7 @@ class Under:
     site: str = ""  # the host of the page
 
 
-def _wordless(wanted: Wanted) -> list[str]:
+def wordless_names(wanted: Wanted) -> list[str]:
     """The names the question asks about that hold no word to look for (`-c`, `-x`)."""
     return [name for name in wanted.things if not keywords(name)]
 
@@ -1097,12 +1097,13 @@ _USED_FOR = re.compile(r"\bused\s+(?:for|to|as)\b", re.IGNORECASE)
 _USE_SAID = re.compile(r"\bused\s+(?:for|to|as|with|in)\b", re.IGNORECASE)
 
 
-_QUOTED_TERM = re.compile(r"['\"\u2018\u201c](.+)['\"\u2019\u201d]")
+_OPENS, _CLOSES = "['\"\u2018\u201c]", "['\"\u2019\u201d]"  # quotes, straight or curly
+_QUOTED_TERM = re.compile(f"{_OPENS}(.+){_CLOSES}")
 
 
 def _opens_quoted(statement: str, value: str) -> bool:
     """`statement` opens with `value` in quotes (`'store_true' and 'store_false' - ...`)."""
-    return bool(re.match(rf"['\"\u2018\u201c]{re.escape(value)}['\"\u2019\u201d]", statement))
+    return re.match(f"{_OPENS}{re.escape(value)}{_CLOSES}", statement) is not None
 
 
 def written_values(question: str) -> list[str]:
@@ -1118,7 +1119,8 @@ def written_values(question: str) -> list[str]:
 
 
 def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
-    """The policy's strongest test: one sentence of the quote, on its own, answers the question.
+    """The policy's strongest test: one sentence of the quote, on its own, answers the question
+    (or, for a question asking two things joined by ", and", one sentence for each, in order).
 
     - It is prose (not a table row) and keeps a reversal the question makes ("without").
     - It holds every word the question asks about: its lead words in the sentence itself; the
@@ -1131,26 +1133,30 @@ def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
       by the sentence that opens its definition, not by a remark about it further on.
     - A question comparing ("the difference between", "instead of") is answered by a sentence
       that contrasts.
-    - A value it writes (`nargs='+'`) is in the sentence.
+    - A value it writes (`nargs='+'`) is in the sentence, or is the term its list entry opens
+      with ("'+'. Just like '*', ...").
     - It says something the question and its heading do not: at least INFORMS words of its
-      own, a leading label ("Changed in version 3.5:") aside.
+      own, a leading label ("Changed in version 3.5:") aside; a "no" to a yes-or-no question
+      says it by its negation.
     - A version the question pins to a name ("Django 3.2") is written there or in the heading.
     """
     if excerpt.field is not None:
         return _field_answers(excerpt, excerpt.field, wanted)
-    # A question asking two things ("What does time.monotonic return, and is it affected by
-    # system clock updates?") is answered by a sentence, or part by part, each by a sentence.
-    # in the order it asks them (a sentence may answer both)
     if _answering(excerpt, wanted):
         return True
+    # A question asking two things ("What does time.monotonic return, and is it affected by
+    # system clock updates?") is answered part by part, each by a sentence, in the order it
+    # asks them (one sentence may answer both).
     parts = asked_parts(wanted)
+    if len(parts) == 1:
+        return False
     start = 0
-    for part in parts if len(parts) > 1 else []:
+    for part in parts:
         numbers = [number for number in _answering(excerpt, part) if number >= start]
         if not numbers:
             return False
         start = numbers[0]
-    return len(parts) > 1
+    return True
 
 
 _AND = re.compile(r"[,;]\s+and\s+")
@@ -1177,13 +1183,13 @@ def _part(wanted: Wanted, clause: str) -> Wanted:
     naming nothing ("is it affected by ...") is about what the other names: it keeps the
     question's names; and a version the question pins stays pinned (`whole`)."""
     words = keywords(clause)
+    names = any(holds_name(code, clause) for code in wanted.codes)
 
     def held(items: list[str]) -> list[str]:
         return [item for item in items if item in words]
 
     def written(items: list[str]) -> list[str]:
-        mine = [item for item in items if holds_name(item, clause)]
-        return mine if any(holds_name(code, clause) for code in wanted.codes) else items
+        return [item for item in items if holds_name(item, clause)] if names else items
 
     return replace(
         wanted,
@@ -1435,11 +1441,11 @@ def _sentence_answers(
     # (or in the term a list entry opens with, a sentence of its own: "'+'. Just like '*', ...";
     # another value's entry, "'*'. ...", is not the question's)
     values = [value for _, value in _VALUE.findall(wanted.question) if value]
-    term = before.strip().rstrip(".:") if before and " " not in before.strip() else ""
-    entry = _QUOTED_TERM.fullmatch(term)
+    lone = before.strip().rstrip(".:") if before and " " not in before.strip() else ""
+    entry = _QUOTED_TERM.fullmatch(lone)
     if entry and entry.group(1) not in values:
         return False
-    termed = f"{term} {sentence}" if entry else sentence
+    termed = f"{lone} {sentence}" if entry else sentence
     if any(value.lower() not in termed.lower() for value in values):
         return False
     # the value is the entry's own term, or the sentence opens with it, quoted
@@ -1483,10 +1489,9 @@ def _sentence_answers(
     new = keywords(told) - keywords(wanted.question) - above
     # A figure or a value it states ("defaults to 90 days", "is None") is what it tells.
     stated = figures(statement) - figures(wanted.question)
-    valued = bool(stated or _values(statement, wanted) or _term_label(sentence))
-    named_one = valued
+    named_one = bool(stated or _values(statement, wanted) or _term_label(sentence))
     # or the term its labelled list defines (`ort::` above "This is the default strategy")
-    valued = valued or bool(
+    valued = named_one or bool(
         _TERMS_ONLY.fullmatch(excerpt.signature.strip())
         and keywords(excerpt.signature) - keywords(wanted.question)
     )

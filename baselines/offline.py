@@ -60,6 +60,7 @@ from baselines.excerpts import (
     strong_needed,
     unique,
     wanted_words,
+    wordless_names,
     written_values,
 )
 from workflows.contracts import DecideInput
@@ -612,7 +613,7 @@ def _pinned(wanted: Wanted) -> list[str]:
 def _short_options(wanted: Wanted) -> list[str]:
     """The options the question asks about that have no word to look for (`-x`, `-f`): looked
     for as written."""
-    return [name for name in wanted.things if name.startswith("-") and not keywords(name)]
+    return [name for name in wordless_names(wanted) if name.startswith("-")]
 
 
 def _named_lead(wanted: Wanted) -> list[str]:
