@@ -555,15 +555,12 @@ def corroborates(
     if any(copies(excerpt.quote, quote) for quote in cited):
         return False
     ours = set(wanted.codes)
-    for sentence in SENTENCE.split(excerpt.quote):
-        written = _written_names(sentence, ours)
-        if len(written) >= LISTED_NAMES or _led_by_another(written, ours):
-            continue
+    sentences = SENTENCE.split(excerpt.quote)
+    for number, sentence in enumerate(sentences):
         words = keywords(_aside(sentence))
-        if wanted.things:
-            if not all(holds_name(name, sentence) for name in wanted.things):
-                continue
-        elif wanted.lead[0] not in words:
+        # a sentence pointing back ("This means that ...") names what the one before it names
+        before = sentences[number - 1] if number and _points_back(sentence) else ""
+        if not any(_names_ours(text, wanted, ours) for text in (sentence, before) if text):
             continue
         if _negates(sentence, words & answer) and not _REVERSAL.search(settled):
             continue
@@ -572,6 +569,17 @@ def corroborates(
         if len(words & answer) >= CORROBORATING or valued:
             return True
     return False
+
+
+def _names_ours(sentence: str, wanted: Wanted, ours: set[str]) -> bool:
+    """`sentence` names what the question names (as code; with no code, its most specific
+    word), neither among a list of names nor after another."""
+    written = _written_names(sentence, ours)
+    if len(written) >= LISTED_NAMES or _led_by_another(written, ours):
+        return False
+    if wanted.things:
+        return all(holds_name(name, sentence) for name in wanted.things)
+    return wanted.lead[0] in keywords(_aside(sentence))
 
 
 COPIED = 6  # words a sentence has at least, for one found whole in another quote to be a copy

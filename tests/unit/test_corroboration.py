@@ -115,3 +115,14 @@ def test_a_sentence_saying_the_answer_is_not_so_or_using_its_value_otherwise_is_
     )
     passage = Passage("S3", vague, "IdleTimeout Directive", "core")
     assert not any(answers(e, wanted) for e in _excerpts("S3.P1", passage, wanted))
+
+
+def test_a_sentence_pointing_back_names_what_the_one_before_it_names() -> None:
+    """ "This means ..." is about what the sentence before it names: it says the answer again
+    of that name; alone, it names nothing."""
+    back = (
+        "The module gained heap.nlargest() in this release. This finds the largest elements "
+        "of a dataset defined by any iterable."
+    )
+    assert _says(back)
+    assert not _says("This finds the largest elements of a dataset defined by any iterable.")

@@ -694,3 +694,40 @@ def test_a_value_the_question_sets_a_name_to_is_looked_for_first() -> None:
     assert next_call(searched, brief=valued) == ("read_page", {"url": PAGE, "find": "'always'"})
     assert next_call(SEARCHED) == ("read_page", {"url": PAGE, "find": "lru_cach"})
     assert written_values('What does nargs="+" mean?') == ['"+"', "'+'"], "either quotes"
+
+
+def test_a_passage_lacking_one_lead_word_of_three_is_read_back_for_its_signature() -> None:
+    """A question of three lead words (process, check, fail) reads back from a passage that
+    holds all but one of them: "If check is true, and the process exits with a non-zero exit
+    code, ..." says what the check argument does when the process fails, under the signature of
+    `runner.run(...)` a passage up. One holding only one of them is not read back from."""
+    brief = BRIEF.model_copy(
+        update={
+            "question": "How does runner.run report failures?",
+            "questions": [
+                BRIEF.questions[0].model_copy(
+                    update={
+                        "text": "What does the check argument of runner.run do when the "
+                        "process fails?"
+                    }
+                )
+            ],
+        }
+    )
+    searched = entry(1, SearchArgs(query=brief.questions[0].text), SEARCHED.result.data)
+
+    def found(text: str) -> TranscriptEntry:
+        passage = WindowPassage(id="S1.P4", offset=2540, text=text)
+        data = PageWindow(source_id="S1", url=PAGE, passages=[passage])
+        return entry(2, ReadPageArgs(url=PAGE, find="check"), data)
+
+    answer = (
+        "If check is true, and the process exits with a non-zero exit code, a RunError "
+        "exception will be raised."
+    )
+    assert next_call(searched, found(answer), brief=brief) == (
+        "read_page",
+        {"source_id": "S1", "offset": 2537},
+    )
+    mention = "Use check_output() to capture what it prints."
+    assert next_call(searched, found(mention), brief=brief)[1].get("offset") != 2537
