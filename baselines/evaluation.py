@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from activities.ledger.review import StepRow
 from activities.search import index_corpus
 from baselines.golden import GoldenSet, corpus_folder, load_golden, score
 from runtime.options import LOCAL_PROVIDERS
@@ -34,6 +35,8 @@ from starter.figures import Measurement
 from starter.local import background_worker
 from starter.providers import check_model_settings
 from starter.runs import start_run
+from workflows.rules import refused_by
+from workflows.tools import GateFailed
 
 POLICIES = ("fixed", "offline")
 
@@ -222,6 +225,7 @@ async def _run_one(
     result = await handle.result()
     seconds = time.perf_counter() - started
     cited = await stack.ledger.cited_evidence(run_id)
+    refused = _last_refusal(await stack.ledger.steps(run_id))
     labels = golden.labels(entry)
     return {
         "question": entry.question,
@@ -229,6 +233,8 @@ async def _run_one(
         "status": result.status.value,
         "stop_reason": result.stop_reason.value,
         "completed": result.status.value == "completed",
+        # the rules the last refused report broke (none when no report was refused)
+        "refused_by": refused,
         **score(golden, entry, cited).as_dict(),
         "steps": result.counters.steps,
         "tokens": result.counters.tokens,
@@ -245,6 +251,21 @@ async def _run_one(
     }
 
 
+def _last_refusal(steps: list[StepRow]) -> list[str]:
+    """The rules the run's last refused report broke, by name, in the gate's order of gaps."""
+    for row in reversed(steps):
+        data = row.entry.result.data if row.entry is not None else None
+        if isinstance(data, GateFailed):
+            return list(dict.fromkeys(refused_by(gap) or "other" for gap in data.gaps))
+    return []
+
+
+def _short_of_sources(run: dict[str, Any]) -> bool:
+    """Incomplete, its last refused report answering every required question: refused only
+    for citing too few independent sources."""
+    return not run["completed"] and run.get("refused_by") == ["independent"]
+
+
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     def total(key: str) -> int:
         return sum(int(run[key]) for run in runs)
@@ -257,6 +278,7 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "completed_correct": sum(_correct(run) for run in runs),
         "completed_wrong": sum(bool(run["completed"]) and not _correct(run) for run in runs),
         "incomplete": len(runs) - total("completed"),
+        "short_of_sources": sum(_short_of_sources(run) for run in runs),
         # completed with every cited piece of evidence on a page labelled for its question
         "clean": sum(bool(run["completed"]) and run["on_label"] == run["cited"] for run in runs),
         "questions": total("questions"),
@@ -285,10 +307,10 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         f"## research eval: {sets}",
         "",
-        "| set | arm | completed | completed correct | completed wrong | incomplete | clean "
-        "| question recall | evidence precision | answer phrase | sources | steps | tokens "
-        "| seconds |",
-        "|---" * 14 + "|",
+        "| set | arm | completed | completed correct | completed wrong | incomplete "
+        "| short of sources | clean | question recall | evidence precision | answer phrase "
+        "| sources | steps | tokens | seconds |",
+        "|---" * 15 + "|",
     ]
     rows = [(name, arms) for name, arms in report.get("by_golden", {}).items()]
     if len(rows) != 1:
@@ -299,8 +321,10 @@ def render(report: dict[str, Any]) -> str:
     lines += [
         "",
         "Completed wrong: completed, but a required question's cited quotes lack its labelled "
-        "answer phrase. Clean: completed with every citation on a page labelled for its "
-        "question. Means per brief for sources, steps, tokens and seconds.",
+        "answer phrase. Short of sources: incomplete, its last refused report refused only "
+        "for citing too few independent sources (every required question covered). Clean: "
+        "completed with every citation on a page labelled for its question. Means per brief "
+        "for sources, steps, tokens and seconds.",
         "",
     ]
     arms = report["arms"]
@@ -320,7 +344,8 @@ def _summary_cells(s: dict[str, Any]) -> str:
     return (
         f"{s['completed']}/{s['briefs']} ({_percent(s['completed'], s['briefs'])}) "
         f"| {s['completed_correct']}/{s['briefs']} | {s['completed_wrong']}/{s['briefs']} "
-        f"| {s['incomplete']}/{s['briefs']} | {s['clean']}/{s['briefs']} "
+        f"| {s['incomplete']}/{s['briefs']} | {s.get('short_of_sources', 0)}/{s['briefs']} "
+        f"| {s['clean']}/{s['briefs']} "
         f"| {s['recalled']}/{s['questions']} "
         f"| {precision} ({s['on_label']}/{s['cited']}) "
         f"| {s['phrase_hits']}/{s['phrases']} | {s['mean_sources']} | {s['mean_steps']} "
@@ -332,6 +357,8 @@ def _cell(run: dict[str, Any]) -> str:
     end = run["stop_reason"]
     if run["completed"]:
         end = "✓" if _correct(run) else "✗ wrong"
+    elif _short_of_sources(run):
+        end += " (short of sources)"
     return f"{end}, {run['recalled']}/{run['questions']} recalled, {run['steps']} steps"
 
 

@@ -10,6 +10,7 @@ word stems.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -179,6 +180,23 @@ def rule(name: str) -> Rule:
 def refusal(name: str, key: str, **fields: Any) -> str:
     """The refusal `key` of rule `name`, with its fields filled in."""
     return _BY_NAME[name].refusals[key].format(**fields)
+
+
+_FIELD = re.compile(r"\\\{\w+\\\}")  # a field of a refusal, as re.escape writes it
+# the most literal first: "{where} {states} {figure} {why}" is the last one tried
+_REFUSALS = tuple(
+    (item.name, re.compile(_FIELD.sub(".+?", re.escape(text)), re.DOTALL))
+    for item, text in sorted(
+        ((item, text) for item in RULES for text in item.refusals.values()),
+        key=lambda pair: -len(re.sub(r"\{\w+\}", "", pair[1])),
+    )
+)
+
+
+def refused_by(gap: str) -> str | None:
+    """The name of the rule whose refusal `gap` is (its fields filled in any way; the refusal
+    with the most words of its own first), or None for a sentence no rule writes."""
+    return next((name for name, pattern in _REFUSALS if pattern.fullmatch(gap)), None)
 
 
 def told(min_sources: int) -> list[str]:

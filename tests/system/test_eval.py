@@ -14,6 +14,7 @@ import pytest
 from runtime.settings import PROJECT_ROOT
 from tests.fakes.openai_server import FakeOpenAI, Message, Reply, serve, tool
 from tests.system.conftest import research
+from workflows.rules import RULES
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(240)]
 
@@ -60,6 +61,12 @@ def test_eval_tables_each_arm_on_the_demo_and_real_pages(tmp_path: Path) -> None
     assert {body["model"] for body in fake.requests} == {"fake-model"}
     for arm, summary in report["summary"].items():
         runs = [run for run in report["runs"] if run["arm"] == arm]
+        short = [run for run in runs if run["refused_by"] == ["independent"]]
+        assert summary["short_of_sources"] == sum(not run["completed"] for run in short), arm
+        names = {rule.name for rule in RULES}
+        assert all(set(run["refused_by"]) <= names for run in runs), "every gap is a rule's"
+        failed = [run for run in runs if run["stop_reason"] == "finish_attempts_exhausted"]
+        assert all(run["refused_by"] for run in failed), "a refused report says what it broke"
         keys = ("completed", "recalled", "questions", "cited", "on_label", "phrase_hits")
         for key in (*keys, "phrase_misses"):
             assert summary[key] == sum(int(run[key]) for run in runs), (arm, key)
@@ -80,11 +87,13 @@ def test_eval_tables_each_arm_on_the_demo_and_real_pages(tmp_path: Path) -> None
 
     table = out.with_suffix(".md").read_text()
     assert table.splitlines()[2].startswith(
-        "| set | arm | completed | completed correct | completed wrong | incomplete | clean "
+        "| set | arm | completed | completed correct | completed wrong | incomplete "
+        "| short of sources | clean "
     )
     assert "| all | openai:fake-model | 0/6 (0 %) | 0/" in table
     assert (
-        "| demo.json | offline | 2/2 (100 %) | 2/2 | 0/2 | 0/2 | 2/2 | 4/4 | 1.00 (4/4) |" in table
+        "| demo.json | offline | 2/2 (100 %) | 2/2 | 0/2 | 0/2 | 0/2 | 2/2 | 4/4 | 1.00 (4/4) |"
+        in table
     )
 
     # The figures alone, as data the docs point at: dated, on this machine, and comparable

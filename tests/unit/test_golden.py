@@ -10,6 +10,7 @@ import pytest
 
 from baselines.evaluation import figures, render, summarise
 from baselines.golden import Cited, GoldenSet, load_golden, score
+from workflows.rules import refusal, refused_by
 
 GOLDEN = GoldenSet.model_validate(
     {
@@ -91,8 +92,43 @@ def test_a_completed_run_missing_a_phrase_counts_as_completed_wrong() -> None:
     assert (summary["completed_wrong"], summary["incomplete"]) == (1, 1)
     table = render({"golden": [{"file": "g.json", "briefs": 3}], "arms": ["offline"],
                     "by_golden": {"g.json": {"offline": summary}}, "runs": runs})  # fmt: skip
-    assert "| g.json | offline | 2/3 (67 %) | 1/3 | 1/3 | 1/3 |" in table
+    assert "| g.json | offline | 2/3 (67 %) | 1/3 | 1/3 | 1/3 | 0/3 |" in table
     assert "✗ wrong" in table and "step_limit" in table
+
+
+def test_an_incomplete_run_refused_only_for_its_sources_is_short_of_sources() -> None:
+    """Its last refused report covered every required question: the gate wanted another
+    independent source, nothing else (the column that says how many runs a corpus's single
+    page of answers holds back)."""
+    assert refused_by(refusal("independent", "too_few", count=1, needed=2)) == "independent"
+    assert refused_by(refusal("cited", "unknown", number=2, ids="E009, E010")) == "cited"
+    covered = refusal("covered", "uncovered", question="Q2", text="Is it fine?")
+    assert refused_by(covered) == "covered", "not the figures rule's '{where} {states} ...'"
+    assert refused_by("fine") is None
+    page = "https://docs.example/cache.html"
+    scored = score(GOLDEN, ENTRY, [cited("Q1", page, "hot keys")]).as_dict()
+    base = {"arm": "offline", "golden": "g.json", "brief": 1, "question": "q",
+            "status": "incomplete", "stop_reason": "step_limit", "completed": False,
+            "steps": 20, "tokens": 10, "seconds": 1.0} | scored  # fmt: skip
+    runs = [
+        base | {"refused_by": ["independent"]},
+        base | {"refused_by": ["covered", "independent"], "brief": 2},
+        base | {"refused_by": [], "brief": 3},
+        base
+        | {
+            "refused_by": ["independent"],
+            "completed": True,
+            "status": "completed",
+            "stop_reason": "coverage_gate_passed",
+            "brief": 4,
+        },
+    ]
+    summary = summarise(runs)
+    assert summary["short_of_sources"] == 1
+    table = render({"golden": [{"file": "g.json", "briefs": 4}], "arms": ["offline"],
+                    "by_golden": {"g.json": {"offline": summary}}, "runs": runs})  # fmt: skip
+    assert "step_limit (short of sources)" in table
+    assert table.count("(short of sources)") == 1
 
 
 def test_the_brief_takes_the_sets_host_and_the_summary_adds_runs_up() -> None:
@@ -114,7 +150,8 @@ def test_the_brief_takes_the_sets_host_and_the_summary_adds_runs_up() -> None:
     table = render({"golden": [{"file": "g.json", "briefs": 1}], "arms": ["offline"],
                     "summary": {"offline": summary}, "runs": [run]})  # fmt: skip
     assert (
-        "| all | offline | 1/2 (50 %) | 0/2 | 1/2 | 1/2 | 1/2 | 2/4 | 1.00 (2/2) | 0/2 |" in table
+        "| all | offline | 1/2 (50 %) | 0/2 | 1/2 | 1/2 | 0/2 | 1/2 | 2/4 | 1.00 (2/2) | 0/2 |"
+        in table
     )
     assert "g.json 1: How \\| why?" in table, "a question cannot break the table"
 
