@@ -547,7 +547,9 @@ def corroborates(
     is not another source. A sentence that reverses where the settled answer (`settled`) does
     not ("no longer builds a list") says otherwise; a value is said again only with a word the
     question asks besides its names ("The default IdleTimeout of 5 seconds", not "Setting
-    IdleTimeout below 5 seconds is discouraged")."""
+    IdleTimeout below 5 seconds is discouraged"). A sentence opening by pointing back ("This
+    means that ...") names what the sentence before it names, when that one names nothing
+    else ("Unlike nlargest(), sorted() builds a list. Such lists ..." is about sorted())."""
     if excerpt.field is not None or not wanted.lead:
         return False
     if not keeps_reversal(wanted, excerpt.quote):
@@ -557,10 +559,17 @@ def corroborates(
     ours = set(wanted.codes)
     sentences = SENTENCE.split(excerpt.quote)
     for number, sentence in enumerate(sentences):
+        written = _written_names(sentence, ours)
+        if len(written) >= LISTED_NAMES or _led_by_another(written, ours):
+            continue
         words = keywords(_aside(sentence))
-        # a sentence pointing back ("This means that ...") names what the one before it names
-        before = sentences[number - 1] if number and _points_back(sentence) else ""
-        if not any(_names_ours(text, wanted, ours) for text in (sentence, before) if text):
+        # a sentence opening by pointing back ("This means that ...") names what the one
+        # before it names, when that one names nothing else
+        before = sentences[number - 1] if number and _POINTS_AT_OPENING.match(sentence) else ""
+        alone = bool(before) and all(set(_parts(w)) & ours for w in _written_names(before, ours))
+        if not _names_ours(sentence, wanted, ours) and not (
+            alone and _names_ours(before, wanted, ours)
+        ):
             continue
         if _negates(sentence, words & answer) and not _REVERSAL.search(settled):
             continue

@@ -207,22 +207,27 @@ def _read_back(question: Question, request: DecideInput, seen: Seen) -> ToolCall
     """A `find` window shows the passages holding a word, not the definition they may sit
     under: for a question about what it names, read back from a passage that holds every one
     of its lead words but whose passage before is unread (once each, READ_BACKS a page), so the
-    signature above it can say whose text it is."""
+    signature above it can say whose text it is. A passage lacking one lead word of three or
+    more, not the most specific, is read back from once none holds them all ("If check is true,
+    and the process exits with a non-zero exit code ..." under `subprocess.run(...)`: no
+    "fails")."""
     wanted = wanted_words(question, request)
     if not wanted.things:
         return None
     lead = set(wanted.lead) - wanted.name_words
-    for passage_id, passage in seen.passages.items():
-        source = passage.source_id
-        done = sum(1 for read, _ in seen.backs if read == source)
-        if done >= READ_BACKS or passage.offset <= 0 or previous_id(passage_id) in seen.passages:
-            continue
-        at = max(0, passage.offset - 3)  # inside the passage before (past the blank line)
-        # every lead word, or every one but one of three or more ("If check is true, and the
-        # process exits with a non-zero exit code ..." under `subprocess.run(...)`: no "fails")
-        if (source, at) in seen.backs or len(lead - keywords(passage.text)) > _spared(lead):
-            continue
-        return tool_call(READ_PAGE, source_id=source, offset=at)
+    for spared in sorted({0, _spared(lead)}):
+        for passage_id, passage in seen.passages.items():
+            source = passage.source_id
+            done = sum(1 for read, _ in seen.backs if read == source)
+            if done >= READ_BACKS or passage.offset <= 0:
+                continue
+            if previous_id(passage_id) in seen.passages:
+                continue
+            at = max(0, passage.offset - 3)  # inside the passage before (past the blank line)
+            lacks = lead - keywords(passage.text)
+            if (source, at) in seen.backs or len(lacks) > spared or wanted.lead[0] in lacks:
+                continue
+            return tool_call(READ_PAGE, source_id=source, offset=at)
     return None
 
 

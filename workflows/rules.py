@@ -182,10 +182,19 @@ def refusal(name: str, key: str, **fields: Any) -> str:
     return _BY_NAME[name].refusals[key].format(**fields)
 
 
-_FIELD = re.compile(r"\\\{\w+\\\}")  # a field of a refusal, as re.escape writes it
+_FIELD = re.compile(r"\\\{(\w+)\\\}")  # a field of a refusal, as re.escape writes it
+# what a field may hold, where a refusal fixes its words (else anything, even nothing)
+_FIELD_WORDS = {"states": "states?"}
+
+
+def _pattern(text: str) -> re.Pattern[str]:
+    fields = _FIELD.sub(lambda m: f"(?:{_FIELD_WORDS.get(m[1], '.*?')})", re.escape(text))
+    return re.compile(fields, re.DOTALL)
+
+
 # the most literal first: "{where} {states} {figure} {why}" is the last one tried
 _REFUSALS = tuple(
-    (item.name, re.compile(_FIELD.sub(".+?", re.escape(text)), re.DOTALL))
+    (item.name, _pattern(text))
     for item, text in sorted(
         ((item, text) for item in RULES for text in item.refusals.values()),
         key=lambda pair: -len(re.sub(r"\{\w+\}", "", pair[1])),

@@ -126,3 +126,13 @@ def test_a_sentence_pointing_back_names_what_the_one_before_it_names() -> None:
     )
     assert _says(back)
     assert not _says("This finds the largest elements of a dataset defined by any iterable.")
+    named = "The module gained heap.nlargest() in this release. "
+    listed = "This, like sorted(), min() and max(), finds the largest elements of a dataset."
+    assert not _says(named + listed), "a list of names in the sentence itself"
+    led = "In this case sorted() finds the largest elements of a dataset defined by iterable."
+    assert not _says(named + led), "led by another name, not pointing back at its opening"
+    other = (
+        "Unlike heap.nlargest(), sorted() builds a new list. Such lists hold the largest "
+        "elements of a dataset defined by any iterable."
+    )
+    assert not _says(other), "'Such' opens it, but the sentence before is led by another name"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import string
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 
 from baselines.evaluation import figures, render, summarise
 from baselines.golden import Cited, GoldenSet, load_golden, score
-from workflows.rules import refusal, refused_by
+from workflows.rules import RULES, refusal, refused_by
 
 GOLDEN = GoldenSet.model_validate(
     {
@@ -96,6 +97,10 @@ def test_a_completed_run_missing_a_phrase_counts_as_completed_wrong() -> None:
     assert "✗ wrong" in table and "step_limit" in table
 
 
+def _fields(text: str) -> list[str]:
+    return [name for _, name, _, _ in string.Formatter().parse(text) if name]
+
+
 def test_an_incomplete_run_refused_only_for_its_sources_is_short_of_sources() -> None:
     """Its last refused report covered every required question: the gate wanted another
     independent source, nothing else (the column that says how many runs a corpus's single
@@ -105,6 +110,13 @@ def test_an_incomplete_run_refused_only_for_its_sources_is_short_of_sources() ->
     covered = refusal("covered", "uncovered", question="Q2", text="Is it fine?")
     assert refused_by(covered) == "covered", "not the figures rule's '{where} {states} ...'"
     assert refused_by("fine") is None
+    assert refused_by("the verifier is unavailable right now") is None, "no rule's words"
+    empty = refusal("covered", "uncovered", question="Q1", text="")
+    assert refused_by(empty) == "covered", "a field may be empty"
+    for rule in RULES:  # every refusal, its fields filled, is its own rule's
+        for text in rule.refusals.values():
+            fields = {name: "states" if name == "states" else "Q1 x" for name in _fields(text)}
+            assert refused_by(text.format(**fields)) == rule.name, text
     page = "https://docs.example/cache.html"
     scored = score(GOLDEN, ENTRY, [cited("Q1", page, "hot keys")]).as_dict()
     base = {"arm": "offline", "golden": "g.json", "brief": 1, "question": "q",

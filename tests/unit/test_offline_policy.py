@@ -731,3 +731,6 @@ def test_a_passage_lacking_one_lead_word_of_three_is_read_back_for_its_signature
     )
     mention = "Use check_output() to capture what it prints."
     assert next_call(searched, found(mention), brief=brief)[1].get("offset") != 2537
+    # the most specific lead word ("process") is never the one spared
+    unspecific = "If check is set, a non-zero exit code fails the call."
+    assert next_call(searched, found(unspecific), brief=brief)[1].get("offset") != 2537
