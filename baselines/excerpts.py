@@ -732,8 +732,10 @@ def _excerpts(
             # but it is still the definition's above it (an example inside it).
             if _signature(paragraph) and not _entry_row(signature, paragraph, passage.section):
                 # a definition list's terms one after another (`--autosquash`, then
-                # `--no-autosquash`) all name what the prose below defines
-                joined = opens and _terms(signature) and _terms(paragraph)
+                # `--no-autosquash`; `-u`, `--include-untracked`, `--no-include-untracked`) all
+                # name what the prose below defines
+                last = signature.rsplit("\n", 1)[-1]
+                joined = opens and _terms(last) and _terms(paragraph)
                 signature = f"{signature}\n{paragraph}" if joined else paragraph
             opens = _signature(paragraph)
             continue

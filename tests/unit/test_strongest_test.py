@@ -599,6 +599,9 @@ def test_a_definition_list_s_terms_all_name_what_the_prose_below_defines() -> No
     }
     assert quote_settles(wanted, passages, "S1", says)
     assert not _settles_for(wanted, says, f"--no-autosquash\n\n{says}", **where)
+    # three terms or more (`-u`, `--include-untracked`, `--no-include-untracked`): the first
+    # are the prose's as much as the last
+    assert _settles_for(wanted, says, f"-s\n\n{terms}\n\n{says}", **where)
 
 
 def test_a_quantity_asked_may_be_stated_in_the_sentence_s_aside() -> None:
