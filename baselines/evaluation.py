@@ -344,7 +344,7 @@ def _summary_cells(s: dict[str, Any]) -> str:
     return (
         f"{s['completed']}/{s['briefs']} ({_percent(s['completed'], s['briefs'])}) "
         f"| {s['completed_correct']}/{s['briefs']} | {s['completed_wrong']}/{s['briefs']} "
-        f"| {s['incomplete']}/{s['briefs']} | {s.get('short_of_sources', 0)}/{s['briefs']} "
+        f"| {s['incomplete']}/{s['briefs']} | {s['short_of_sources']}/{s['briefs']} "
         f"| {s['clean']}/{s['briefs']} "
         f"| {s['recalled']}/{s['questions']} "
         f"| {precision} ({s['on_label']}/{s['cited']}) "

@@ -566,9 +566,8 @@ def corroborates(
         # a sentence opening by pointing back ("This means that ...") names what the one
         # before it names, when that one names nothing else
         before = sentences[number - 1] if number and _POINTS_AT_OPENING.match(sentence) else ""
-        alone = bool(before) and all(set(_parts(w)) & ours for w in _written_names(before, ours))
-        if not _names_ours(sentence, wanted, ours) and not (
-            alone and _names_ours(before, wanted, ours)
+        if not _holds_ours(words, sentence, wanted) and not (
+            before and _names_only_ours(before, wanted, ours)
         ):
             continue
         if _negates(sentence, words & answer) and not _REVERSAL.search(settled):
@@ -580,15 +579,20 @@ def corroborates(
     return False
 
 
-def _names_ours(sentence: str, wanted: Wanted, ours: set[str]) -> bool:
-    """`sentence` names what the question names (as code; with no code, its most specific
-    word), neither among a list of names nor after another."""
-    written = _written_names(sentence, ours)
-    if len(written) >= LISTED_NAMES or _led_by_another(written, ours):
-        return False
+def _holds_ours(words: set[str], sentence: str, wanted: Wanted) -> bool:
+    """`sentence` (its words, asides aside: `words`) names what the question names: as code,
+    or with no code, by its most specific word."""
     if wanted.things:
         return all(holds_name(name, sentence) for name in wanted.things)
-    return wanted.lead[0] in keywords(_aside(sentence))
+    return wanted.lead[0] in words
+
+
+def _names_only_ours(sentence: str, wanted: Wanted, ours: set[str]) -> bool:
+    """`sentence` names what the question names and nothing else, not in a list of names."""
+    written = _written_names(sentence, ours)
+    if len(written) >= LISTED_NAMES or any(not set(_parts(w)) & ours for w in written):
+        return False
+    return _holds_ours(keywords(_aside(sentence)), sentence, wanted)
 
 
 COPIED = 6  # words a sentence has at least, for one found whole in another quote to be a copy

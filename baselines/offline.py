@@ -30,6 +30,7 @@ incomplete with what it found rather than completing on a sentence that may not 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -215,25 +216,24 @@ def _read_back(question: Question, request: DecideInput, seen: Seen) -> ToolCall
     if not wanted.things:
         return None
     lead = set(wanted.lead) - wanted.name_words
-    for spared in sorted({0, _spared(lead)}):
-        for passage_id, passage in seen.passages.items():
-            source = passage.source_id
-            done = sum(1 for read, _ in seen.backs if read == source)
-            if done >= READ_BACKS or passage.offset <= 0:
-                continue
-            if previous_id(passage_id) in seen.passages:
-                continue
-            at = max(0, passage.offset - 3)  # inside the passage before (past the blank line)
-            lacks = lead - keywords(passage.text)
-            if (source, at) in seen.backs or len(lacks) > spared or wanted.lead[0] in lacks:
-                continue
-            return tool_call(READ_PAGE, source_id=source, offset=at)
-    return None
-
-
-def _spared(lead: set[str]) -> int:
-    """Lead words a passage read back from may lack: one of three or more, else none."""
-    return 1 if len(lead) >= SPARED_FROM else 0
+    spared = 1 if len(lead) >= SPARED_FROM else 0  # lead words a passage may lack
+    done = Counter(source for source, _ in seen.backs)  # reads back made, per source
+    candidates: list[tuple[int, int, str, int]] = []  # (lacks, order, source, offset)
+    for order, (passage_id, passage) in enumerate(seen.passages.items()):
+        source = passage.source_id
+        if done[source] >= READ_BACKS or passage.offset <= 0:
+            continue
+        if previous_id(passage_id) in seen.passages:
+            continue
+        at = max(0, passage.offset - 3)  # inside the passage before (past the blank line)
+        lacks = lead - keywords(passage.text)
+        if (source, at) in seen.backs or len(lacks) > spared or wanted.lead[0] in lacks:
+            continue
+        candidates.append((len(lacks), order, source, at))
+    if not candidates:
+        return None
+    _, _, source, at = min(candidates)  # holding every lead word first, then in reading order
+    return tool_call(READ_PAGE, source_id=source, offset=at)
 
 
 def _corroborate(request: DecideInput, seen: Seen, queries: list[str]) -> ToolCall | None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
+from string import Formatter
 from types import MappingProxyType
 from typing import Any
 
@@ -182,30 +184,33 @@ def refusal(name: str, key: str, **fields: Any) -> str:
     return _BY_NAME[name].refusals[key].format(**fields)
 
 
-_FIELD = re.compile(r"\\\{(\w+)\\\}")  # a field of a refusal, as re.escape writes it
-# what a field may hold, where a refusal fixes its words (else anything, even nothing)
+# what a field of a refusal may hold, where the refusal fixes its words (else anything)
 _FIELD_WORDS = {"states": "states?"}
 
 
-def _pattern(text: str) -> re.Pattern[str]:
-    fields = _FIELD.sub(lambda m: f"(?:{_FIELD_WORDS.get(m[1], '.*?')})", re.escape(text))
-    return re.compile(fields, re.DOTALL)
-
-
-# the most literal first: "{where} {states} {figure} {why}" is the last one tried
-_REFUSALS = tuple(
-    (item.name, _pattern(text))
-    for item, text in sorted(
-        ((item, text) for item in RULES for text in item.refusals.values()),
-        key=lambda pair: -len(re.sub(r"\{\w+\}", "", pair[1])),
-    )
-)
+@cache
+def _refusals() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each rule's refusals as patterns, their fields filled in any way, the most literal
+    first: "{where} {states} {figure} {why}" is the last one tried. Built on first use (the
+    evaluation's), not when the workflow imports the rules."""
+    patterns = []
+    for item in RULES:
+        for text in item.refusals.values():
+            parsed = list(Formatter().parse(text))
+            literal = "".join(part for part, _, _, _ in parsed)
+            pattern = "".join(
+                re.escape(part) + (f"(?:{_FIELD_WORDS.get(name, '.*?')})" if name else "")
+                for part, name, _, _ in parsed
+            )
+            patterns.append((len(literal), item.name, re.compile(pattern, re.DOTALL)))
+    patterns.sort(key=lambda found: -found[0])
+    return tuple((name, pattern) for _, name, pattern in patterns)
 
 
 def refused_by(gap: str) -> str | None:
     """The name of the rule whose refusal `gap` is (its fields filled in any way; the refusal
     with the most words of its own first), or None for a sentence no rule writes."""
-    return next((name for name, pattern in _REFUSALS if pattern.fullmatch(gap)), None)
+    return next((name for name, pattern in _refusals() if pattern.fullmatch(gap)), None)
 
 
 def told(min_sources: int) -> list[str]:

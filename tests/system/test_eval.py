@@ -59,11 +59,11 @@ def test_eval_tables_each_arm_on_the_demo_and_real_pages(tmp_path: Path) -> None
     assert report["arms"] == ["fixed", "offline", "openai:fake-model"]
     assert len(report["runs"]) == 3 * (2 + 4)
     assert {body["model"] for body in fake.requests} == {"fake-model"}
+    names = {rule.name for rule in RULES}
     for arm, summary in report["summary"].items():
         runs = [run for run in report["runs"] if run["arm"] == arm]
         short = [run for run in runs if run["refused_by"] == ["independent"]]
         assert summary["short_of_sources"] == sum(not run["completed"] for run in short), arm
-        names = {rule.name for rule in RULES}
         assert all(set(run["refused_by"]) <= names for run in runs), "every gap is a rule's"
         failed = [run for run in runs if run["stop_reason"] == "finish_attempts_exhausted"]
         assert all(run["refused_by"] for run in failed), "a refused report says what it broke"
