@@ -19,7 +19,9 @@ WHERE (d.host, d.title, d.body, d.prose, d.cluster, d.headings)
 
 # Terms: the query's lexemes (identifiers whole and split into their parts, as the index has them;
 # one with underscores also as one lexeme, `mostunderscorecommon`: migration 014),
-# each weighted by its inverse document frequency (BM25's). Candidates hold at least one term
+# each weighted by its inverse document frequency (BM25's) on the indexed hosts the brief may
+# read (per host counts summed: migration 020; other hosts indexed beside them weigh nothing,
+# so a word is as rare as the documentation searched has it). Candidates hold at least one term
 # that is not in most documents (all terms, when every one is common); the GIN index finds them.
 # Rank: the sum over terms of idf x ts_rank (frequency, weighted A for the page's name and
 # title, D for its body, normalised by document length), each candidate's vector read once. The
@@ -28,19 +30,32 @@ WHERE (d.host, d.title, d.body, d.prose, d.cluster, d.headings)
 # their list's order): for the returned rows only, in the stored lower-case body, the rarer terms
 # first and no further once one is found. `python -m bench.corpus_search` measures it.
 _SEARCH = """
-WITH n AS (
-    SELECT greatest(count(*), 1)::float8 AS docs FROM research.corpus_documents
-), distinct_terms AS (
-    SELECT DISTINCT t.lexeme, coalesce(s.ndoc, 0) AS ndoc, n.docs,
-           ln(1 + (n.docs - coalesce(s.ndoc, 0) + 0.5) / (coalesce(s.ndoc, 0) + 0.5)) AS idf
+WITH matched AS (
+    -- the indexed hosts the brief may read, each with its documents (counted at indexing)
+    SELECT h.host, h.documents::float8 AS docs FROM research.corpus_hosts h
+    WHERE h.host = ANY(%(exact)s::text[])
+       OR EXISTS (SELECT 1 FROM unnest(%(suffixes)s::text[]) AS rule (suffix)
+                  WHERE right(h.host, length(rule.suffix) + 1) = '.' || rule.suffix)
+), n AS (
+    SELECT greatest(coalesce(sum(docs), 0), 1)::float8 AS docs FROM matched
+), query_terms AS (
+    SELECT DISTINCT t.lexeme
     FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s) || to_tsvector('english',
              regexp_replace(%(query)s, '([A-Za-z0-9])[._]([A-Za-z])', '\\1 \\2', 'g'))
              || to_tsvector('simple', regexp_replace(regexp_replace(%(query)s,
                  '(?<![A-Za-z0-9_])[A-Za-z0-9]+(?![A-Za-z0-9_])', ' ', 'g'),
                  '([A-Za-z0-9])_(?=[A-Za-z0-9])', '\\1underscore', 'g'))))
          AS t (lexeme)
-    CROSS JOIN n
-    LEFT JOIN research.corpus_terms s ON s.lexeme = t.lexeme
+), counted AS (
+    -- documents holding each term on those hosts: their counts summed
+    SELECT q.lexeme, coalesce((SELECT sum(s.ndoc) FROM research.corpus_terms s
+                               WHERE s.lexeme = q.lexeme
+                                 AND s.host IN (SELECT host FROM matched)), 0) AS ndoc
+    FROM query_terms q
+), distinct_terms AS (
+    SELECT c.lexeme, c.ndoc, n.docs,
+           ln(1 + (n.docs - c.ndoc + 0.5) / (c.ndoc + 0.5)) AS idf
+    FROM counted c CROSS JOIN n
 ), terms AS (
     -- each term's tsquery parsed once (not once a document), and its place in this list
     SELECT u.*, quote_literal(u.lexeme)::tsquery AS tq, row_number() OVER () AS nth
@@ -132,10 +147,19 @@ LABEL_WEIGHTS = [0.1, 0.2, 0.3, 0.3]
 # stub) ranks in proportion lower, to a quarter: an answer takes some text.
 FULL_BODY_CHARS = 2000
 
-_DELETE_TERMS = "DELETE FROM research.corpus_terms"
+# Per host (migration 020): the hosts just indexed are recounted, and a host with no document
+# left keeps no counts.
+_DELETE_TERMS = """
+DELETE FROM research.corpus_terms s
+WHERE s.host = ANY(%s)
+   OR NOT EXISTS (SELECT 1 FROM research.corpus_documents d WHERE d.host = s.host)
+"""
 _COUNT_TERMS = """
-INSERT INTO research.corpus_terms (lexeme, ndoc)
-SELECT word, ndoc FROM ts_stat('SELECT tsv FROM research.corpus_documents')
+INSERT INTO research.corpus_terms (host, lexeme, ndoc)
+SELECT h.host, s.word, s.ndoc
+FROM unnest(%s::text[]) AS h (host)
+CROSS JOIN LATERAL ts_stat(format(
+    'SELECT tsv FROM research.corpus_documents WHERE host = %%L', h.host)) s
 """
 
 
@@ -171,10 +195,10 @@ async def upsert_document(
     await execute(conn, _UPSERT_DOCUMENT, (url, host, title, body, prose, cluster, headings))
 
 
-async def refresh_terms(conn: Connection) -> None:
-    """Recount the documents holding each lexeme (call after indexing)."""
-    await execute(conn, _DELETE_TERMS, ())
-    await execute(conn, _COUNT_TERMS, ())
+async def refresh_terms(conn: Connection, hosts: list[str]) -> None:
+    """Recount each of `hosts`' documents holding each lexeme (call after indexing them)."""
+    await execute(conn, _DELETE_TERMS, (hosts,))
+    await execute(conn, _COUNT_TERMS, (hosts,))
 
 
 async def search_documents(

@@ -518,10 +518,11 @@ class Ledger:
         async with self._read() as conn:
             return await ledger_corpus.folders(conn)
 
-    async def refresh_corpus_terms(self) -> None:
-        """Recount document frequencies after indexing: search weighs rare words by them."""
+    async def refresh_corpus_terms(self, hosts: list[str]) -> None:
+        """Recount the document frequencies of `hosts` after indexing them: search weighs rare
+        words by those of the hosts it searches."""
         async with self._pool.connection() as conn, conn.transaction():
-            await ledger_corpus.refresh_terms(conn)
+            await ledger_corpus.refresh_terms(conn, hosts)
 
     async def search_corpus(
         self, query: str, allowed_hosts: list[str], limit: int

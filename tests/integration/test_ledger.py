@@ -515,6 +515,41 @@ async def test_corpus_search_weighs_page_names_titles_and_rare_words(
     assert "Optional" in hits[0].snippet
 
 
+async def test_corpus_search_weighs_words_by_their_rarity_on_the_hosts_searched(
+    ledger: Ledger, pool: Pool, tmp_path: Path, tag: str
+) -> None:
+    """A word on every page of another host is as rare as the host searched has it: on `docs`,
+    "beta" is on one page as "alpha" is, so the page saying it twice ranks first (counted over
+    both hosts, "beta" would weigh next to nothing and "alpha" win)."""
+    docs, other = f"d{tag}.test", f"o{tag}.test"
+    write_corpus(tmp_path / "a", docs, {
+        "one.html": "<title>One</title><p>The gamma setting takes alpha as its value.</p>",
+        "two.html": "<title>Two</title><p>The delta setting takes beta, and beta only.</p>",
+        "three.html": "<title>Three</title><p>The epsilon setting takes nothing at all.</p>",
+    })  # fmt: skip
+    write_corpus(
+        tmp_path / "b",
+        other,
+        {
+            f"p{n}.html": f"<title>Page {n}</title><p>Beta release {n} of the beta channel.</p>"
+            for n in range(40)
+        },
+    )
+    await index_corpus(ledger, tmp_path / "a", max_chars=10_000)
+    await index_corpus(ledger, tmp_path / "b", max_chars=10_000)
+
+    hits = await ledger.search_corpus("alpha or beta?", [docs], 8)
+
+    assert [hit.url for hit in hits] == [f"https://{docs}/two.html", f"https://{docs}/one.html"]
+    async with pool.connection() as conn:
+        cursor = await conn.execute(
+            "SELECT host, ndoc FROM research.corpus_terms WHERE lexeme = 'beta' AND host IN "
+            "(%s, %s) ORDER BY host",
+            (docs, other),
+        )
+        assert await cursor.fetchall() == [(docs, 1), (other, 40)]
+
+
 async def test_corpus_search_finds_identifiers_with_underscores_whole(
     ledger: Ledger, tmp_path: Path, tag: str
 ) -> None:
@@ -569,7 +604,7 @@ async def test_corpus_search_can_use_the_gin_index(pool: Pool) -> None:
         await conn.execute("SET LOCAL enable_seqscan = off")  # a tiny table would be scanned
         cursor = await conn.execute(b"EXPLAIN " + _SEARCH.encode(), params)
         plan = "\n".join(str(row[0]) for row in await cursor.fetchall())
-    assert "corpus_documents_tsv" in plan
+    assert "corpus_documents_tsv" in plan, plan
 
 
 async def test_corpus_search_weighs_index_pages_down(
