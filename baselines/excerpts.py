@@ -469,7 +469,9 @@ def answers(excerpt: Excerpt, wanted: Wanted) -> bool:
       framing aside: a page using the words for something else ("reuse a socket without waiting
       for its timeout to expire", for `subprocess.run`'s timeout) leaves one out. With names to
       pin it down, one word may be said otherwise, unless it is the brief's own subject;
-    - it says the relation asked for ("What does heapq.nlargest return?": "return")."""
+    - it says the relation asked for ("What does heapq.nlargest return?": "return");
+    - comparing, it says more than what the names compared share (`_shares`: "match() and
+      search() return None")."""
     if excerpt.field is not None:  # a further source's labelled value: the same test
         return _field_answers(excerpt, excerpt.field, wanted)
     said = _aside(excerpt.quote)
@@ -520,8 +522,16 @@ def answers(excerpt: Excerpt, wanted: Wanted) -> bool:
     # "What does heapq.nlargest return?" asks what it returns, not what else it does.
     related = set(wanted.asked) & RELATIONS <= keywords(said)
     reversed_too = keeps_reversal(wanted, excerpt.quote)
+    # a question comparing is answered by a contrast, not by what both share
+    contrasted = not _COMPARES.search(wanted.question) or not _shares(said, wanted)
     return (
-        excerpt.own > 0 and about and named and (not missing or spare) and related and reversed_too
+        excerpt.own > 0
+        and about
+        and named
+        and (not missing or spare)
+        and related
+        and reversed_too
+        and contrasted
     )
 
 
@@ -545,11 +555,13 @@ def corroborates(
     or smallest values in a dataset" says again "Return a list with the n largest elements from
     the dataset". A copy of a quote already cited (`cited`: the same page in another rendering)
     is not another source. A sentence that reverses where the settled answer (`settled`) does
-    not ("no longer builds a list") says otherwise; a value is said again only with a word the
-    question asks besides its names ("The default IdleTimeout of 5 seconds", not "Setting
-    IdleTimeout below 5 seconds is discouraged"). A sentence opening by pointing back ("This
-    means that ...") names what the sentence before it names, when that one names nothing
-    else ("Unlike nlargest(), sorted() builds a list. Such lists ..." is about sorted())."""
+    not ("no longer builds a list") says otherwise, and one naming together the things a
+    question compares says what they share ("match() and search() return None ..."); a value
+    is said again only with a word the question asks besides its names ("The default
+    IdleTimeout of 5 seconds", not "Setting IdleTimeout below 5 seconds is discouraged"). A
+    sentence opening by pointing back ("This means that ...") names what the sentence before
+    it names, when that one names nothing else ("Unlike nlargest(), sorted() builds a list.
+    Such lists ..." is about sorted())."""
     if excerpt.field is not None or not wanted.lead:
         return False
     if not keeps_reversal(wanted, excerpt.quote):
@@ -571,6 +583,9 @@ def corroborates(
         ):
             continue
         if _negates(sentence, words & answer) and not _REVERSAL.search(settled):
+            continue
+        # a question comparing is answered again by a contrast, not by what both share
+        if _COMPARES.search(wanted.question) and _shares(sentence, wanted):
             continue
         named = wanted.name_words | {wanted.lead[0]}
         valued = bool(figures(sentence) & values and words & set(wanted.content) - named)
@@ -1094,6 +1109,29 @@ _CONTRASTS = re.compile(
     r"|n['\u2019]t\b|;",
     re.IGNORECASE,
 )
+# Words that set one thing against another: a sentence naming the things compared together
+# ("match() and search() return None", "valid for `pop` and `apply`") says what they share
+# unless it says one of these too ("only at the beginning of the string, whereas search()"):
+# a plain negation ("no", "not") is not one.
+_SETS_AGAINST = re.compile(
+    r"\b(?:but|while|whereas|unlike|instead|rather|however|than|differ\w*|contrast|opposed"
+    r"|versus|vs|except)\b|;",
+    re.IGNORECASE,
+)
+
+
+def _shares(statement: str, wanted: Wanted) -> bool:
+    """`statement` says what two names the question compares share: it joins them with "and"
+    or "or", as one subject or one list ("match() and search() return None", "valid for `pop`
+    and `apply`"), and says no word that sets one against the other."""
+    names = {re.escape(found[-1]) for name in wanted.things if (found := _NAME.findall(name))}
+    if len(names) < 2:
+        return False
+    name = rf"`?-*(?:{'|'.join(sorted(names))})(?:\(\))?`?"
+    joined = rf"(?<![\w.-]){name},?\s+(?:and|or)\s+(?:the\s+)?{name}(?![\w-])"
+    return re.search(joined, statement) is not None and _SETS_AGAINST.search(statement) is None
+
+
 # "How many attempts", "how long": the answer is a quantity, not the word "many".
 _QUANTITY_ASKED = re.compile(
     r"\bhow\s+(many|much|long|old|often|large|big|far|soon)\b", re.IGNORECASE
@@ -1503,7 +1541,9 @@ def _sentence_answers(
         # (a value it writes, `nargs='+'`, is asked besides the name: the entry of that value)
         if not rest - missing and not valued_entry and len(things) == 1 and not (under and first):
             return False
-    if _COMPARES.search(wanted.question) and not _CONTRASTS.search(statement):
+    if _COMPARES.search(wanted.question) and (
+        not _CONTRASTS.search(statement) or _shares(statement, wanted)
+    ):
         return False
     # What it tells may be the term its label defines ("ort: This is the default strategy"),
     # not another leading label's words ("Changed in version 3.5: Added the chunksize argument"

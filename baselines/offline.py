@@ -190,7 +190,7 @@ def _next_call(request: DecideInput, seen: Seen) -> ToolCall:
         if call is not None:
             return call
     # Every question answered or out of leads: the gate will want more sources than that.
-    if len(seen.cited_sources) < request.brief.limits.min_sources:
+    if len(_citable_sources(request, seen)) < request.brief.limits.min_sources:
         corroborations = _corroborations(request, seen)
         extra = (
             _corroborate(request, seen, corroborations)
@@ -791,8 +791,10 @@ def finish_call(request: DecideInput, seen: Seen, *, judged: bool = True) -> Too
 def _cited(question: Question, request: DecideInput, seen: Seen, judged: bool) -> list[str]:
     """The evidence a settled question's finding cites: what says the answer (`says_answer`)
     or is about it (`answers`, a further source), and a weaker quote only from a source those
-    do not cite (the gate counts it): not one recorded from the same page before a better one
-    was found (a usage line's `[--[no-]keep-index]` is no claim to make)."""
+    do not cite and only when it says again what they say (`corroborates`): the gate counts its
+    source as another, so a quote that only resembles the question ("match() and search()
+    return None ...") is no second source, and one recorded from the same page before a better
+    one was found (a usage line's `[--[no-]keep-index]`) is no claim to make."""
     ids = seen.evidence.get(question.id, [])
     if not judged or not question.required:
         return ids
@@ -807,7 +809,33 @@ def _cited(question: Question, request: DecideInput, seen: Seen, judged: bool) -
         )
     ]
     sources = {seen.quotes[eid][0] for eid in good}
-    return [eid for eid in ids if eid in good or seen.quotes.get(eid, ("", ""))[0] not in sources]
+    weak = [
+        eid for eid in ids if eid not in good and seen.quotes.get(eid, ("", ""))[0] not in sources
+    ]
+    if not good or not weak:
+        return [eid for eid in ids if eid in good or eid in weak]
+    again = partial(
+        _says_again,
+        settled=_settled(question, wanted, request, seen, _common_words(seen)),
+        cited=[seen.quotes[eid][1] for eid in good],
+    )
+    return [
+        eid
+        for eid in ids
+        if eid in good
+        or (eid in weak and quote_passes(wanted, seen.passages, *seen.quotes[eid], again))
+    ]
+
+
+def _citable_sources(request: DecideInput, seen: Seen) -> set[str]:
+    """The sources the report's findings would cite (`finish_call`): what the gate counts."""
+    return {
+        seen.quotes[eid][0]
+        for question in request.brief.questions
+        if settled(question, request, seen)
+        for eid in _cited(question, request, seen, judged=True)
+        if eid in seen.quotes
+    }
 
 
 def tool_call(name: str, **arguments: Any) -> ToolCall:

@@ -136,3 +136,24 @@ def test_a_sentence_pointing_back_names_what_the_one_before_it_names() -> None:
         "elements of a dataset defined by any iterable."
     )
     assert not _says(other), "'Such' opens it, but the sentence before is led by another name"
+
+
+def test_a_comparison_is_said_again_by_a_contrast_not_by_what_both_share() -> None:
+    wanted = _wanted_of(
+        "How does the queue client remove messages?",
+        "What is the difference between queue.purge and queue.drain?",
+        "Why?",
+    )
+    answer = keywords("deletes messages delivers first")
+    cited = ["The queue.purge function deletes messages, while queue.drain delivers them first."]
+
+    def says(text: str) -> bool:
+        passage = Passage("S2", text, "Removing messages", "Queue guide")
+        return any(
+            corroborates(excerpt, wanted, answer, cited)
+            for excerpt in _excerpts("S2.P1", passage, wanted)
+        )
+
+    assert says("Unlike drain(), which delivers messages first, purge() deletes them at once.")
+    shared = "Both purge() and drain() act on the messages first, so either may be retried."
+    assert not says(shared), "what both share"

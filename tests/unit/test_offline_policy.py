@@ -615,6 +615,40 @@ def test_a_settled_question_s_finding_cites_what_answers_not_an_earlier_weak_quo
     assert [finding["evidence_ids"] for finding in arguments["findings"]] == [["E002"]]
 
 
+def test_a_weak_quote_of_another_page_is_no_second_source() -> None:
+    """A quote that only resembles the question, recorded from another page before the answer
+    was found, is not cited for the gate to count as a second source: the policy looks for one
+    that says the answer again, and with no step left submits one source (the gate refuses)."""
+    weak = "The typed flag is new."
+    first = entry(2, ReadPageArgs(url=OTHER, find="lru_cach"), window("S2", OTHER, weak))
+    page = entry(
+        4, ReadPageArgs(url=PAGE, find="lru_cach"), window("S1", PAGE, f"{SIGNATURE}\n\n{ANSWER}")
+    )
+    recorded = [
+        entry(
+            step,
+            RecordEvidenceArgs(
+                question_id="Q1", source_id=source, claim=quote, stance="supports", quote=quote
+            ),
+            EvidenceData(evidence_id=eid, quote=quote),
+        )
+        for step, source, eid, quote in [(3, "S2", "E001", weak), (5, "S1", "E002", ANSWER)]
+    ]
+    transcript = [SEARCHED, first, recorded[0], page, recorded[1]]
+    name, arguments = next_call(*transcript, steps_left=1)
+    assert name == "finish_research"
+    assert [finding["evidence_ids"] for finding in arguments["findings"]] == [["E002"]]
+    name, _ = next_call(*transcript)
+    assert name != "finish_research", "one source cited: it looks for another first"
+    again = "In 3.3, lru_cache gained typed: arguments of different types are cached separately."
+    said = entry(3, RecordEvidenceArgs(question_id="Q1", source_id="S2", claim=again,
+                                       stance="supports", quote=again),
+                 EvidenceData(evidence_id="E001", quote=again))  # fmt: skip
+    saying = entry(2, ReadPageArgs(url=OTHER, find="lru_cach"), window("S2", OTHER, again))
+    name, arguments = next_call(SEARCHED, saying, said, page, recorded[1], steps_left=1)
+    assert [finding["evidence_ids"] for finding in arguments["findings"]] == [["E001", "E002"]]
+
+
 def test_a_settled_answer_is_searched_again_in_its_own_words_for_a_further_source() -> None:
     """Short of sources, the policy searches what the settled answer says with what the
     question names, and reads that search's results before the question's own."""

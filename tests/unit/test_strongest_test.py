@@ -81,6 +81,13 @@ def test_a_comparison_is_answered_by_a_sentence_that_contrasts() -> None:
     contrast = "The queue.purge function deletes messages, while queue.drain delivers them first."
     assert not _settles(question, both, f"Notes\n\n{both}")
     assert _settles(question, contrast, f"Notes\n\n{contrast}")
+    # naming the two together says what they share, a negation notwithstanding
+    shared = "Since purge() and drain() return None when no queue is found, test the result."
+    assert not _settles(question, shared, f"Notes\n\n{shared}")
+    listed = "The force option is not valid for purge or drain on a paused queue."
+    assert not _settles(question, listed, f"Notes\n\n{listed}")
+    against = "Unlike drain(), purge() and its batches do not deliver messages: they delete them."
+    assert _settles(question, against, f"Notes\n\n{against}")
 
 
 def test_a_name_after_a_leading_clause_or_under_another_definition_is_not_its_subject() -> None:
