@@ -283,12 +283,14 @@ def names_itself(name: str, text: str) -> bool:
 def holds_name(name: str, text: str) -> bool:
     """`text` holds `name` as a word: exactly as written when it has capitals (`Optional` is not
     "optional"), in any case otherwise (`disable` opens a sentence as "Disable") but only where
-    no dot comes before it (`re.Match`, a class, is not `match`; `re.match` is)."""
+    no dot comes before it (`re.Match`, a class, is not `match`; `re.match` is). A hyphen and a
+    letter after it go on with another name (`--prune-tags` is not `--prune`)."""
     escaped = re.escape(name)
-    if re.search(rf"(?<![A-Za-z0-9_]){escaped}(?![A-Za-z0-9_])", text) is not None:
+    end = r"(?![A-Za-z0-9_]|-[A-Za-z0-9])"
+    if re.search(rf"(?<![A-Za-z0-9_]){escaped}{end}", text) is not None:
         return True
     return name == name.lower() and (
-        re.search(rf"(?<![A-Za-z0-9_.]){escaped}(?![A-Za-z0-9_])", text, re.IGNORECASE) is not None
+        re.search(rf"(?<![A-Za-z0-9_.]){escaped}{end}", text, re.IGNORECASE) is not None
     )
 
 
@@ -1115,21 +1117,62 @@ _CONTRASTS = re.compile(
 # a plain negation ("no", "not") is not one.
 _SETS_AGAINST = re.compile(
     r"\b(?:but|while|whereas|unlike|instead|rather|however|than|differ\w*|contrast|opposed"
-    r"|versus|vs|except)\b|;",
+    r"|versus|vs|except|depend\w*|compar\w*)\b|;",
     re.IGNORECASE,
 )
 
 
 def _shares(statement: str, wanted: Wanted) -> bool:
-    """`statement` says what two names the question compares share: it joins them with "and"
-    or "or", as one subject or one list ("match() and search() return None", "valid for `pop`
-    and `apply`"), and says no word that sets one against the other."""
-    names = {re.escape(found[-1]) for name in wanted.things if (found := _NAME.findall(name))}
-    if len(names) < 2:
+    """`statement` says what things the question compares share: it names two of them in one
+    list or one subject joined by "and", "or" or commas ("match() and search() return None",
+    "valid for `apply`, `drop`, `pop`"), and says no word that sets one against the other."""
+    groups = _compared(wanted)
+    if len(groups) < 2 or _SETS_AGAINST.search(statement):
         return False
-    name = rf"`?-*(?:{'|'.join(sorted(names))})(?:\(\))?`?"
-    joined = rf"(?<![\w.-]){name},?\s+(?:and|or)\s+(?:the\s+)?{name}(?![\w-])"
-    return re.search(joined, statement) is not None and _SETS_AGAINST.search(statement) is None
+    for joined in _JOINED.finditer(statement):
+        items = {_ITEM_TRIM.sub("", item).lower() for item in _ITEM.findall(joined.group())}
+        if sum(1 for group in groups if group & items) >= 2:
+            return True
+    return False
+
+
+def _compared(wanted: Wanted) -> list[set[str]]:
+    """The things a question compares, each as the words that tell it from the others (lower
+    case): the names it writes as code (`re.match`, `re.search`: match, search), else the words
+    of either side of "between ... and ...", "... differ from ..." ("git stash apply differ
+    from git stash pop": apply, pop)."""
+    if len(wanted.things) >= 2:
+        return [{found[-1].lower()} for name in wanted.things if (found := _NAME.findall(name))]
+    sides = _COMPARED.search(wanted.question)
+    if sides is None:
+        return []
+    one, other = (side for side in sides.groups() if side is not None)
+    words = [
+        {token.lower() for token in _WORD.findall(side) if keywords(token)} for side in (one, other)
+    ]
+    told = [
+        {word for word in mine if not keywords(word) <= keywords(" ".join(theirs))}
+        for mine, theirs in (words, words[::-1])
+    ]
+    return told if all(told) else []
+
+
+# either side of a comparison the question makes, up to where it goes on ("in a LogFormat
+# string", "when adding floats")
+_SIDE_END = r"(?=[?,;]|\s+(?:in|when|for|while|with|if)\s|$)"
+_COMPARED = re.compile(
+    rf"\bbetween\s+(.+?)\s+and\s+(.+?){_SIDE_END}"
+    rf"|\b(?:(?:does|do|is|are)\s+(.+?)|(\S+))\s+differs?\s+from\s+(.+?){_SIDE_END}",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+# one item of a list as prose writes it: a word or a name, as code or not (`pop`, match(), --bare)
+_ITEM = re.compile(r"`?-*[A-Za-z_][\w.-]*(?:\(\))?`?")
+_ITEM_TRIM = re.compile(r"^[`-]+|(?:\(\))?`?$|^.*\.(?=[A-Za-z_])")
+_JOINED = re.compile(
+    rf"{_ITEM.pattern}(?:(?:,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+)(?:the\s+)?"
+    rf"{_ITEM.pattern})+"
+)
 
 
 # "How many attempts", "how long": the answer is a quantity, not the word "many".

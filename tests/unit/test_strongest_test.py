@@ -302,6 +302,42 @@ def test_an_option_is_a_name_whole_and_a_synopsis_says_nothing_of_it() -> None:
     assert not _settles_for(stash, show, page, title="tool-stash(1)"), "the usage of show"
 
 
+def test_an_option_that_goes_on_with_a_hyphen_is_another_option() -> None:
+    """`--prune-tags` is not `--prune`: a sentence under its definition that mentions
+    `--prune` in a condition does not say what `--prune` removes."""
+    wanted = _wanted_of(
+        "How does tool fetch update references?",
+        "What does tool fetch --prune remove before fetching?",
+        "What does tool fetch --depth limit?",
+    )
+    other = "Before fetching, remove any local tags that no longer exist if --prune is enabled."
+    assert not _settles_for(wanted, other, f"--prune-tags:: {other}", title="tool-fetch(1)")
+    says = "Before fetching, remove any remote-tracking references that no longer exist."
+    assert _settles_for(wanted, says, f"--prune:: {says}", title="tool-fetch(1)")
+
+
+def test_a_list_naming_the_things_compared_says_what_they_share() -> None:
+    """ "How does X apply differ from X pop?" compares two plain words: a list naming both
+    ("valid for `apply`, `drop`, `pop`") says what they share, "Unlike pop, ..." how they
+    differ, and "Compared to ..." sets one against the other."""
+    wanted = _wanted_of(
+        "How do I set work aside with tool stash?",
+        "How does tool stash apply differ from tool stash pop?",
+        "What does tool stash push save?",
+    )
+    listed = "This option is only valid for `apply`, `drop`, `pop` and `push` commands."
+    assert not _settles_for(wanted, listed, f"--index:: {listed}", title="tool-stash(1)")
+    says = "Unlike pop, apply leaves the state in the stash list."
+    assert _settles_for(wanted, says, says, title="tool-stash(1)", section="apply")
+    compared = _wanted_of(
+        "How do I copy repositories with tool clone?",
+        "How does tool clone --mirror differ from tool clone --bare?",
+        "What does tool clone --depth do?",
+    )
+    against = "Compared to --bare, --mirror not only maps local branches, it maps all refs."
+    assert _settles_for(compared, against, f"--mirror:: {against}", title="tool-clone(1)")
+
+
 def test_the_shared_ground_is_the_paragraph_s_not_the_whole_section_s() -> None:
     """A `return` statement's section mentions a try statement's finally clause: its "else
     None is substituted" says nothing of a try statement's else clause."""
