@@ -55,6 +55,7 @@ class _Sizes:
     def __init__(self) -> None:
         self._chars: dict[int, tuple[TranscriptEntry, int]] = {}
         self._compacted: dict[int, tuple[TranscriptEntry, TranscriptEntry | None]] = {}
+        self._sources: dict[int, tuple[TranscriptEntry, str | None]] = {}
 
     def chars(self, entry: TranscriptEntry) -> int:
         held = self._chars.get(id(entry))
@@ -68,12 +69,20 @@ class _Sizes:
             held = self._compacted[id(entry)] = (entry, _compacted(entry))
         return held[1]
 
+    def source(self, entry: TranscriptEntry) -> str | None:
+        held = self._sources.get(id(entry))
+        if held is None:
+            held = self._sources[id(entry)] = (entry, _source(entry))
+        return held[1]
+
 
 def compact(
     transcript: list[TranscriptEntry], budget_chars: int, sizes: _Sizes | None = None
 ) -> list[TranscriptEntry]:
     """Drop the bulk (a page window's passage text) of the oldest results first until the
-    transcript fits; each tool's spec says what its bulk is (`compact`).
+    transcript fits; each tool's spec says what its bulk is (`compact`). The page text of a
+    source recorded evidence rests on (`rests_on`: the page its quote is from) goes after every
+    other, oldest first too: the model can still read each quote in its place.
 
     The most recent compactable result is never compacted: the model must see what it just read.
     Returns the transcript unchanged when it already fits; the caller checks the size afterwards.
@@ -85,7 +94,12 @@ def compact(
     compacted = {
         i: smaller for i, entry in enumerate(entries) if (smaller := sizes.compacted(entry))
     }
-    for index in list(compacted)[:-1]:
+    if total <= budget_chars:
+        return entries
+    rested_on = _rested_on(entries)
+    # (sorted is stable: oldest first within either group)
+    order = sorted(list(compacted)[:-1], key=lambda i: sizes.source(entries[i]) in rested_on)
+    for index in order:
         if total <= budget_chars:
             break
         entries[index] = compacted[index]
@@ -247,6 +261,28 @@ class _Folder:
             evidence=list(self._evidence),
             refusals=list(self._refusals.values()),
         )
+
+
+def _rested_on(entries: list[TranscriptEntry]) -> set[str]:
+    """The sources the calls that succeeded rest on (recorded evidence: its page)."""
+    rested_on: set[str] = set()
+    for entry in entries:
+        spec = REGISTRY.get(entry.call.name)
+        if spec is None or spec.rests_on is None or entry.args is None or not entry.result.ok:
+            continue
+        if (source := spec.rests_on(entry.args)) is not None:
+            rested_on.add(source)
+    return rested_on
+
+
+def _source(entry: TranscriptEntry) -> str | None:
+    """The source whose page text a result holds (None: it holds none)."""
+    data = entry.result.data
+    spec = REGISTRY.of(data)
+    if data is None or spec is None or spec.untrusted is None:
+        return None
+    text = spec.untrusted(data)
+    return None if text is None else text.source
 
 
 def _compacted(entry: TranscriptEntry) -> TranscriptEntry | None:

@@ -424,6 +424,33 @@ def test_the_latest_window_is_never_compacted() -> None:
     assert context.size(compacted) > 100, "still over: the caller ends the run context_limit"
 
 
+def evidence(step: int, source_id: str, ok: bool = True) -> TranscriptEntry:
+    args = RecordEvidenceArgs(
+        question_id="Q1", source_id=source_id, claim="c", stance="supports", quote="x" * 10
+    )
+    return TranscriptEntry(
+        step=step,
+        call=tool_call("record_evidence", args.model_dump_json()),
+        result=ToolResult(ok=ok),
+        args=args,
+    )
+
+
+def test_the_page_text_recorded_evidence_rests_on_is_compacted_last() -> None:
+    """S1's window holds the quote recorded from it: S2's, newer, goes first; once every other
+    is compacted, S1's goes too, and a refused record rests on nothing."""
+    transcript = [window(1, "S1", 1_000), evidence(2, "S1"), *TRANSCRIPT[1:]]
+
+    compacted = context.compact(transcript, context.size(transcript) - 500)
+    assert texts(compacted)[0] == "x" * 10, "the evidence's page stays"
+    assert texts(compacted)[3] == context.COMPACTED[:10], "a newer page without evidence goes"
+    compacted = context.compact(transcript, 100)
+    assert texts(compacted)[0] == context.COMPACTED[:10], "then it goes too"
+    refused = [window(1, "S1", 1_000), evidence(2, "S1", ok=False), *TRANSCRIPT[1:]]
+    compacted = context.compact(refused, context.size(refused) - 500)
+    assert texts(compacted)[0] == context.COMPACTED[:10], "refused: oldest first, as before"
+
+
 def test_other_entries_are_never_compacted() -> None:
     only_searches = [search(1), search(2)]
 

@@ -103,6 +103,7 @@ LIST_EVIDENCE = ToolSpec(
     compact=_compact,
     slimming=None,
     untrusted=_untrusted,
+    rests_on=None,
     label="list_evidence",
 )
 

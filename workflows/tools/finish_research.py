@@ -139,5 +139,6 @@ SPEC = ToolSpec(
     compact=None,
     slimming=None,
     untrusted=None,
+    rests_on=None,
     label=NAME,
 )

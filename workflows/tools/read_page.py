@@ -163,5 +163,6 @@ SPEC = ToolSpec(
     compact=compact,
     slimming=Slimming(cut, keep_latest=WHOLE_WINDOWS, recent_steps=RECENT_STEPS),
     untrusted=untrusted,
+    rests_on=None,
     label=NAME,
 )

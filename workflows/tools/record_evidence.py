@@ -81,6 +81,12 @@ def cut(data: EvidenceData) -> EvidenceData:
     return data.model_copy(update={"quote": first_line(data.quote, OLDER_QUOTE)})
 
 
+def rests_on(args: RecordEvidenceArgs) -> str:
+    """The source recorded evidence is quoted from: its page text is what the quote is read
+    against, so compaction drops it last."""
+    return args.source_id
+
+
 SPEC = ToolSpec(
     name=NAME,
     description=(
@@ -108,5 +114,6 @@ SPEC = ToolSpec(
     compact=None,
     slimming=Slimming(cut, keep_latest=None, recent_steps=1),
     untrusted=None,
+    rests_on=rests_on,
     label=NAME,
 )

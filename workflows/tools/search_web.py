@@ -118,5 +118,6 @@ SPEC = ToolSpec(
     compact=None,
     slimming=Slimming(cut, keep_latest=1, recent_steps=RECENT_SEARCH),
     untrusted=None,
+    rests_on=None,
     label=NAME,
 )

@@ -134,6 +134,9 @@ class ToolSpec(Generic[A, D]):
     compact: Callable[[D], D | None] | None  # the result with its bulk dropped (None: no bulk)
     slimming: Slimming[D] | None  # how the prompt cuts an older result (None: always whole)
     untrusted: Callable[[D], Untrusted | None] | None  # its page text (None: it has none)
+    # The source a call that succeeded rests on (record_evidence: the page its quote is from):
+    # compaction drops that source's page text last (`workflows.context.compact`). None: none.
+    rests_on: Callable[[A], str | None] | None
     label: str  # the trace label: `execute_tool {label}`
 
 
