@@ -1124,14 +1124,19 @@ _SETS_AGAINST = re.compile(
 
 def _shares(statement: str, wanted: Wanted) -> bool:
     """`statement` says what things the question compares share: it names two of them in one
-    list or one subject joined by "and", "or" or commas ("match() and search() return None",
-    "valid for `apply`, `drop`, `pop`"), and says no word that sets one against the other."""
+    list or one subject joined by "and" or "or", or by commas between three or more ("match()
+    and search() return None", "valid for `apply`, `drop`, `pop`"), and says no word that sets
+    one against the other."""
     groups = _compared(wanted)
     if len(groups) < 2 or _SETS_AGAINST.search(statement):
         return False
     for joined in _JOINED.finditer(statement):
-        items = {_ITEM_TRIM.sub("", item).lower() for item in _ITEM.findall(joined.group())}
-        if sum(1 for group in groups if group & items) >= 2:
+        found = [_ITEM_TRIM.sub("", item).lower() for item in _ITEM.findall(joined.group())]
+        # a list: joined by "and" or "or", or of three items or more ("After pop, apply ..."
+        # is two clauses)
+        if not _AND_OR.search(joined.group()) and len(found) < 3:
+            continue
+        if sum(1 for group in groups if group & set(found)) >= 2:
             return True
     return False
 
@@ -1167,12 +1172,15 @@ _COMPARED = re.compile(
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 # one item of a list as prose writes it: a word or a name, as code or not (`pop`, match(), --bare)
-_ITEM = re.compile(r"`?-*[A-Za-z_][\w.-]*(?:\(\))?`?")
+# (ending on a letter or digit: the full stop after "... push and pop." is not the name's)
+_ITEM = re.compile(r"`?-*[A-Za-z_](?:[\w.-]*\w)?(?:\(\))?`?")
 _ITEM_TRIM = re.compile(r"^[`-]+|(?:\(\))?`?$|^.*\.(?=[A-Za-z_])")
+# (starting where a token starts: a long token is not tried from each of its characters)
 _JOINED = re.compile(
-    rf"{_ITEM.pattern}(?:(?:,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+)(?:the\s+)?"
-    rf"{_ITEM.pattern})+"
+    rf"(?<![\w.`-]){_ITEM.pattern}(?:(?:,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+)"
+    rf"(?:the\s+|an?\s+)?{_ITEM.pattern})+"
 )
+_AND_OR = re.compile(r"\s(?:and|or)\s")
 
 
 # "How many attempts", "how long": the answer is a quantity, not the word "many".

@@ -77,12 +77,16 @@ class _Sizes:
 
 
 def compact(
-    transcript: list[TranscriptEntry], budget_chars: int, sizes: _Sizes | None = None
+    transcript: list[TranscriptEntry],
+    budget_chars: int,
+    sizes: _Sizes | None = None,
+    rested_on: set[str] | None = None,
 ) -> list[TranscriptEntry]:
     """Drop the bulk (a page window's passage text) of the oldest results first until the
     transcript fits; each tool's spec says what its bulk is (`compact`). The page text of a
     source recorded evidence rests on (`rests_on`: the page its quote is from) goes after every
-    other, oldest first too: the model can still read each quote in its place.
+    other, oldest first too: the model can still read each quote in its place (`rested_on`:
+    those sources, when steps before `transcript` recorded evidence too; else its own).
 
     The most recent compactable result is never compacted: the model must see what it just read.
     Returns the transcript unchanged when it already fits; the caller checks the size afterwards.
@@ -96,7 +100,7 @@ def compact(
     }
     if total <= budget_chars:
         return entries
-    rested_on = _rested_on(entries)
+    rested_on = _rested_on(entries) if rested_on is None else rested_on
     # (sorted is stable: oldest first within either group)
     order = sorted(list(compacted)[:-1], key=lambda i: sizes.source(entries[i]) in rested_on)
     for index in order:
@@ -167,6 +171,7 @@ def fold(
         return None
     sizes = sizes or _Sizes()
     first = min(_first_fitting(entries, budget_chars, sizes), latest)
+    rested_on = _rested_on(entries)  # evidence folded away still rests on the pages kept
     folder = _Folder()
     for cut in [*range(FOLD_EVERY, latest, FOLD_EVERY), latest]:
         if cut < first and cut != latest:
@@ -174,7 +179,7 @@ def fold(
         folder.add(entries[len(folder) : cut])
         digest = folder.digest()
         room = budget_chars - len(shown(digest))
-        kept = compact(entries[cut:], room, sizes)
+        kept = compact(entries[cut:], room, sizes, rested_on)
         if size(kept, sizes) <= room:
             break
     return digest, kept

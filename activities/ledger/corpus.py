@@ -31,11 +31,13 @@ WHERE (d.host, d.title, d.body, d.prose, d.cluster, d.headings)
 # first and no further once one is found. `python -m bench.corpus_search` measures it.
 _SEARCH = """
 WITH matched AS (
-    -- the indexed hosts the brief may read, each with its documents (counted at indexing)
-    SELECT h.host, h.documents::float8 AS docs FROM research.corpus_hosts h
-    WHERE h.host = ANY(%(exact)s::text[])
+    -- the indexed hosts the brief may read, each with its documents (as stored: a host whose
+    -- folder was never remembered counts too)
+    SELECT d.host, count(*)::float8 AS docs FROM research.corpus_documents d
+    WHERE d.host = ANY(%(exact)s::text[])
        OR EXISTS (SELECT 1 FROM unnest(%(suffixes)s::text[]) AS rule (suffix)
-                  WHERE right(h.host, length(rule.suffix) + 1) = '.' || rule.suffix)
+                  WHERE right(d.host, length(rule.suffix) + 1) = '.' || rule.suffix)
+    GROUP BY d.host
 ), n AS (
     SELECT greatest(coalesce(sum(docs), 0), 1)::float8 AS docs FROM matched
 ), query_terms AS (
@@ -74,7 +76,8 @@ WITH matched AS (
     FROM research.corpus_documents d
     -- the vector read once for all its terms (each ts_rank would fetch it from TOAST again)
     CROSS JOIN LATERAL (SELECT (ARRAY[d.tsv])[1] AS tsv OFFSET 0) v
-    -- a parameter, not a join: the GIN index can find the candidates
+    -- a parameter, not a join: the GIN index can find the candidates (the host rule is written
+    -- again, not read from `matched`: as a list of hosts the planner took the host index)
     WHERE d.tsv @@ (SELECT query FROM q)
       AND (d.host = ANY(%(exact)s::text[])
            OR EXISTS (SELECT 1 FROM unnest(%(suffixes)s::text[]) AS rule (suffix)

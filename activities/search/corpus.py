@@ -98,7 +98,6 @@ async def index_corpus(
     folders = [(host, corpus_dir)] if host is not None else corpus_hosts(corpus_dir)
     remembered = await ledger.corpus_folders() if keep_other_folders else {}
     count = 0
-    indexed: list[str] = []
     for name, folder in folders:
         elsewhere = remembered.get(name)
         if elsewhere is not None and elsewhere != str(folder.resolve()):
@@ -126,11 +125,11 @@ async def index_corpus(
                 progress(f"{name}: {number} of {len(documents)} documents stored so far")
         urls = [document.url for document in documents]
         await ledger.remember_corpus_folder(name, str(folder.resolve()), urls)
+        # its word counts at once: a later folder that fails leaves this host searchable
+        await ledger.refresh_corpus_terms(sorted({document.host for document in documents}))
         count += len(documents)
-        indexed += sorted({document.host for document in documents})
         if progress is not None:
             progress(f"{name}: {len(documents)} documents from {folder}")
-    await ledger.refresh_corpus_terms(indexed)
     return count
 
 

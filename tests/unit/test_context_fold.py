@@ -314,3 +314,28 @@ def test_filling_a_turn_serialises_each_entry_once(monkeypatch: pytest.MonkeyPat
         monkeypatch.setattr(context, "_chars", measure)
         assert filled.context_chars == shown(budget, entries).context_chars, "as measured before"
         monkeypatch.setattr(context, "_chars", counting)
+
+
+def test_evidence_folded_away_still_keeps_its_page_in_view() -> None:
+    """S1's evidence is folded into the digest; the window of S1 kept after the cut is still
+    compacted after S2's, as it would be with the evidence in view."""
+    head = [evidence(1 + n, 3) for n in range(context.FOLD_EVERY)]  # E003: from S1
+    kept = [read(30, "S1"), read(31, "S2"), read(32, "S3"), search(33, "attempts")]
+    entries = head + kept
+    folder = context._Folder()
+    folder.add(head)
+    smaller = context._compacted(kept[0])
+    assert smaller is not None
+    saved = context.size(kept[:1]) - context.size([smaller])
+    # the digest, and room for all but one window whole
+    budget = len(context.shown(folder.digest())) + context.size(kept) - saved // 2
+    folded = context.fold(entries, budget)
+    assert folded is not None
+    digest, shown = folded
+    assert digest.last_step == context.FOLD_EVERY
+    texts = {
+        e.result.data.source_id: e.result.data.passages[0].text
+        for e in shown
+        if isinstance(e.result.data, PageWindow)
+    }
+    assert texts["S2"] == context.COMPACTED and texts["S1"] == PASSAGE, texts

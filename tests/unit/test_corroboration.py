@@ -157,3 +157,5 @@ def test_a_comparison_is_said_again_by_a_contrast_not_by_what_both_share() -> No
     assert says("Unlike drain(), which delivers messages first, purge() deletes them at once.")
     shared = "Both purge() and drain() act on the messages first, so either may be retried."
     assert not says(shared), "what both share"
+    clauses = "After purge(), drain() delivers no messages: each was deleted first."
+    assert says(clauses), "two clauses, not a list of the two"

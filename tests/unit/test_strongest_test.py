@@ -327,6 +327,8 @@ def test_a_list_naming_the_things_compared_says_what_they_share() -> None:
     )
     listed = "This option is only valid for `apply`, `drop`, `pop` and `push` commands."
     assert not _settles_for(wanted, listed, f"--index:: {listed}", title="tool-stash(1)")
+    ending = "This option is only valid for apply, drop, push and pop."
+    assert not _settles_for(wanted, ending, f"--index:: {ending}", title="tool-stash(1)")
     says = "Unlike pop, apply leaves the state in the stash list."
     assert _settles_for(wanted, says, says, title="tool-stash(1)", section="apply")
     compared = _wanted_of(
