@@ -1613,6 +1613,10 @@ def _sentence_answers(
     # (under `ort::`, "This is the default merge strategy" does not say which one)
     if not things and _WHICH.match(wanted.question) and not named_one:
         return False
+    # "What is the default visibility timeout?" asks for a value: "The shorter default means
+    # ..." says something of it, not what it is
+    if _DEFAULT_ASKED.match(wanted.question) and not named_one:
+        return False
     # A question asking yes or no ("is it affected by system clock updates?") is answered "no"
     # by a sentence saying every word it asks, negated ("is not affected ..."). A "yes" needs
     # what any answer needs: one word of its own may be anything ("precedes a long-term
@@ -1690,6 +1694,7 @@ def _label_term(sentence: str) -> str:
 
 _OPTION = re.compile(r"^--?[A-Za-z]")  # `--mixed`, `-bd`
 # "Which mode ...", "What value of ...": a question asking to name a thing (not "What does ...").
+_DEFAULT_ASKED = re.compile(r"^\s*what\s+(?:is|are|was|were)\s+the\s+default\b", re.IGNORECASE)
 _WHICH = re.compile(
     r"^\s*(?:which|what)\s+(?!(?:does|do|is|are|was|were|happens?|will|would|can|could|should"
     r"|did|has|have|if|when)\b)[a-z]",

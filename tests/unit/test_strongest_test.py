@@ -340,6 +340,20 @@ def test_a_list_naming_the_things_compared_says_what_they_share() -> None:
     assert _settles_for(compared, against, f"--mirror:: {against}", title="tool-clone(1)")
 
 
+def test_the_default_asked_for_is_a_value_the_sentence_states() -> None:
+    """ "What is the default X?" asks for a value: a sentence on X's default that states none
+    ("set this option to a value larger than ...") does not answer it."""
+    wanted = _wanted_of(
+        "How does the queue client limit messages?",
+        "What is the default maximum size of a message the queue accepts?",
+        "How are larger messages refused?",
+    )
+    says = "The maximum size of a message the queue accepts defaults to 50M."
+    assert _settles_for(wanted, says, says, section="message_size_limit")
+    none = "The default maximum size of a message the queue accepts protects the server."
+    assert not _settles_for(wanted, none, none, section="message_size_limit")
+
+
 def test_the_shared_ground_is_the_paragraph_s_not_the_whole_section_s() -> None:
     """A `return` statement's section mentions a try statement's finally clause: its "else
     None is substituted" says nothing of a try statement's else clause."""
