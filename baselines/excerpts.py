@@ -1105,21 +1105,19 @@ CARRIED = frozenset(keywords("return returns allow allows provide provides occur
 _COMPARES = re.compile(
     r"\b(?:differ\w*|versus|vs|instead|rather|compared?|prefer\w*|between)\b", re.IGNORECASE
 )
-_CONTRASTS = re.compile(
-    r"\b(?:not|no|but|while|whereas|unlike|instead|rather|only|however|than|differ\w*|prefer\w*"
-    r"|contrast|opposed|versus|vs|neither|otherwise|except)\b"
-    r"|n['\u2019]t\b|;",
-    re.IGNORECASE,
-)
-# Words that set one thing against another: a sentence naming the things compared together
+# Words that set one thing against another. A sentence naming the things compared together
 # ("match() and search() return None", "valid for `pop` and `apply`") says what they share
 # unless it says one of these too ("only at the beginning of the string, whereas search()"):
 # a plain negation ("no", "not") is not one.
-_SETS_AGAINST = re.compile(
-    r"\b(?:but|while|whereas|unlike|instead|rather|however|than|differ\w*|contrast|opposed"
-    r"|versus|vs|except|depend\w*|compar\w*)\b|;",
+_AGAINST = (
+    r"but|while|whereas|unlike|instead|rather|however|than|differ\w*|contrast|opposed|versus|vs"
+    r"|except"
+)
+_CONTRASTS = re.compile(
+    rf"\b(?:not|no|only|prefer\w*|neither|otherwise|{_AGAINST})\b|n['\u2019]t\b|;",
     re.IGNORECASE,
 )
+_SETS_AGAINST = re.compile(rf"\b(?:{_AGAINST}|depend\w*|compar\w*)\b|;", re.IGNORECASE)
 
 
 def _shares(statement: str, wanted: Wanted) -> bool:

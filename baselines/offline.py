@@ -772,8 +772,7 @@ def finish_call(request: DecideInput, seen: Seen, *, judged: bool = True) -> Too
     ]
     findings: list[dict[str, Any]] = [
         {"text": " ".join(seen.claims[eid] for eid in ids), "evidence_ids": ids}
-        for question in questions
-        if (ids := _cited(question, request, seen, judged)) and question not in unsure
+        for ids in _finding_ids(request, seen, judged, unsure)
     ]
     missing = [q.id for q in questions if q.id not in seen.evidence]
     notes = [f"No evidence was found for {', '.join(missing)}."] if missing else []
@@ -827,13 +826,25 @@ def _cited(question: Question, request: DecideInput, seen: Seen, judged: bool) -
     ]
 
 
+def _finding_ids(
+    request: DecideInput, seen: Seen, judged: bool, unsure: list[Question]
+) -> list[list[str]]:
+    """The evidence each finding of the report cites: of every question with evidence cited
+    and not `unsure` (its evidence may not answer it), in the brief's order."""
+    return [
+        ids
+        for question in request.brief.questions
+        if question not in unsure and (ids := _cited(question, request, seen, judged))
+    ]
+
+
 def _citable_sources(request: DecideInput, seen: Seen) -> set[str]:
     """The sources the report's findings would cite (`finish_call`): what the gate counts."""
+    unsure = [q for q in request.brief.questions if not settled(q, request, seen)]
     return {
         seen.quotes[eid][0]
-        for question in request.brief.questions
-        if settled(question, request, seen)
-        for eid in _cited(question, request, seen, judged=True)
+        for ids in _finding_ids(request, seen, True, unsure)
+        for eid in ids
         if eid in seen.quotes
     }
 

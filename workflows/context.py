@@ -95,11 +95,11 @@ def compact(
     entries = list(transcript)
     chars = [sizes.chars(entry) for entry in entries]
     total = sum(chars)  # kept current as results shrink: each entry is serialised once
+    if total <= budget_chars:
+        return entries
     compacted = {
         i: smaller for i, entry in enumerate(entries) if (smaller := sizes.compacted(entry))
     }
-    if total <= budget_chars:
-        return entries
     rested_on = _rested_on(entries) if rested_on is None else rested_on
     # (sorted is stable: oldest first within either group)
     order = sorted(list(compacted)[:-1], key=lambda i: sizes.source(entries[i]) in rested_on)

@@ -126,7 +126,7 @@ async def index_corpus(
         urls = [document.url for document in documents]
         await ledger.remember_corpus_folder(name, str(folder.resolve()), urls)
         # its word counts at once: a later folder that fails leaves this host searchable
-        await ledger.refresh_corpus_terms(sorted({document.host for document in documents}))
+        await ledger.refresh_corpus_terms([name])
         count += len(documents)
         if progress is not None:
             progress(f"{name}: {len(documents)} documents from {folder}")

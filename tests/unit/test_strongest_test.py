@@ -161,7 +161,7 @@ def test_a_question_of_framing_words_alone_looks_for_the_brief_s_word_it_uses() 
 
 def test_a_value_is_what_a_sentence_tells() -> None:
     """One new word is enough when it is a value ("is None", "90 days"); a sentence with one
-    new plain word tells nothing."""
+    new plain word tells nothing, nor one on a default asked for that states no value."""
     wanted = _wanted_of(
         "How do I control what override files may change?",
         "What is the default value of AllowOverride?",
@@ -171,6 +171,17 @@ def test_a_value_is_what_a_sentence_tells() -> None:
     assert _settles_for(wanted, says, says, section="AllowOverride Directive")
     vague = "The default value of AllowOverride is documented."
     assert not _settles_for(wanted, vague, vague, section="AllowOverride Directive")
+    # "What is the default X?" asks for a value: a sentence on X's default stating none
+    # ("set this option to a value larger than ...") does not answer it
+    asked = _wanted_of(
+        "How does the queue client limit messages?",
+        "What is the default maximum size of a message the queue accepts?",
+        "How are larger messages refused?",
+    )
+    says = "The maximum size of a message the queue accepts defaults to 50M."
+    assert _settles_for(asked, says, says, section="message_size_limit")
+    none = "The default maximum size of a message the queue accepts protects the server."
+    assert not _settles_for(asked, none, none, section="message_size_limit")
 
 
 def test_what_the_sub_questions_share_may_be_said_around_the_sentence() -> None:
@@ -338,20 +349,6 @@ def test_a_list_naming_the_things_compared_says_what_they_share() -> None:
     )
     against = "Compared to --bare, --mirror not only maps local branches, it maps all refs."
     assert _settles_for(compared, against, f"--mirror:: {against}", title="tool-clone(1)")
-
-
-def test_the_default_asked_for_is_a_value_the_sentence_states() -> None:
-    """ "What is the default X?" asks for a value: a sentence on X's default that states none
-    ("set this option to a value larger than ...") does not answer it."""
-    wanted = _wanted_of(
-        "How does the queue client limit messages?",
-        "What is the default maximum size of a message the queue accepts?",
-        "How are larger messages refused?",
-    )
-    says = "The maximum size of a message the queue accepts defaults to 50M."
-    assert _settles_for(wanted, says, says, section="message_size_limit")
-    none = "The default maximum size of a message the queue accepts protects the server."
-    assert not _settles_for(wanted, none, none, section="message_size_limit")
 
 
 def test_the_shared_ground_is_the_paragraph_s_not_the_whole_section_s() -> None:
