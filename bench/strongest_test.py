@@ -16,8 +16,13 @@ that answers which the policy would settle the question with, although it does n
 answer (some are paraphrases the phrase misses: `--list` writes each one for a reader to judge).
 Per set: questions, questions with a true pass (the test's recall: the policy can settle them
 correctly once it reads there), questions with a false pass (exposure: a read of the wrong
-passage of the right page settles them wrongly), and the excerpts behind both. Figures only,
-written dated to bench/results/strongest_test.json.
+passage of the right page settles them wrongly), and the excerpts behind both. And per brief,
+what its labelled pages alone allow: briefs **answerable** (every required question has a true
+pass) and of those the briefs whose labelled pages the policy would cite (an excerpt passes the
+test, or says what a further source must: `answers`) make **two sources** (two source families
+of the gate's rule 3: a page and its other rendering are one): about the most a policy reading
+only labelled pages could complete. Figures only, written dated to
+bench/results/strongest_test.json.
 """
 
 from __future__ import annotations
@@ -32,7 +37,15 @@ import httpx
 
 from activities.pages.corpus_transport import CorpusTransport
 from activities.pages.extract import extract
-from baselines.excerpts import Excerpt, Passage, Wanted, every_excerpt, says_answer, wanted_words
+from baselines.excerpts import (
+    Excerpt,
+    Passage,
+    Wanted,
+    answers,
+    every_excerpt,
+    says_answer,
+    wanted_words,
+)
 from baselines.golden import (
     GoldenBrief,
     GoldenQuestion,
@@ -44,6 +57,7 @@ from baselines.golden import (
 from runtime.settings import PROJECT_ROOT, Settings
 from starter.figures import Measurement
 from workflows.contracts import DecideInput
+from workflows.families import SAME_TEXT, overlap, sketch, words
 from workflows.models import Budget
 from workflows.scope import RunScope
 from workflows.substance import evidence_problem
@@ -59,6 +73,9 @@ class Tally:
     exposed: int = 0  # questions with a false pass
     true_passes: int = 0  # distinct excerpts
     false_passes: int = 0
+    briefs: int = 0  # with a required question labelled with a phrase
+    answerable: int = 0  # every required question with a true pass
+    two_sources: int = 0  # of those, true passes from two source families
     listing: list[str] = field(default_factory=list)
 
     def row(self) -> dict[str, int]:
@@ -127,10 +144,38 @@ async def _measure(
     tally = Tally()
     async with httpx.AsyncClient(transport=transport) as client:
         for entry in golden.briefs:
+            answering: list[dict[str, list[int]]] = []  # per question: its pages' sketches
             for question in entry.questions:
                 if question.required and question.phrase:
-                    await _count(name, golden, entry, question, client, max_chars, tally)
+                    answering.append(
+                        await _count(name, golden, entry, question, client, max_chars, tally)
+                    )
+            tally.briefs += bool(answering)  # a brief with no phrase to look for is not measured
+            if answering and all(answering):
+                tally.answerable += 1
+                pages = {page: kept for found in answering for page, kept in found.items()}
+                tally.two_sources += _families(list(pages.values())) >= TWO_SOURCES
     return tally
+
+
+TWO_SOURCES = 2  # the gate's default min_sources
+
+
+def _families(sketches: list[list[int]]) -> int:
+    """How many source families the pages of these sketches make (`workflows.families`: a
+    page and another rendering of its text are one), chained as the gate chains them."""
+    roots: list[int] = list(range(len(sketches)))
+
+    def root(n: int) -> int:
+        while roots[n] != n:
+            n = roots[n]
+        return n
+
+    for n, current in enumerate(sketches):
+        for earlier in range(n):
+            if root(earlier) != root(n) and overlap(sketches[earlier], current) >= SAME_TEXT:
+                roots[root(n)] = root(earlier)
+    return len({root(n) for n in range(len(sketches))})
 
 
 async def _count(
@@ -141,16 +186,22 @@ async def _count(
     client: httpx.AsyncClient,
     max_chars: int,
     tally: Tally,
-) -> None:
-    """One question's true and false passes on its labelled pages, added to `tally`."""
+) -> dict[str, list[int]]:
+    """One question's true and false passes on its labelled pages, added to `tally`; when it
+    has a true pass, the pages the policy would cite for it (an excerpt passes the test, or
+    says what a further source must: `answers`), each with its text's sketch."""
     tally.questions += 1
+    answering: dict[str, list[int]] = {}
     wanted = wanted_for(golden, entry, question)
     phrase = plain(question.phrase or "")
     true = false = 0
     for number, page in enumerate(question.pages, start=1):
         passages = await page_passages(client, golden.url(page), f"S{number}", max_chars)
         tally.pages_missing += not passages
+        if any(answers(excerpt, wanted) for _, excerpt in every_excerpt(wanted, passages)):
+            answering[page] = _sketch(passages)  # a further source the policy would cite
         for excerpt in passing(wanted, passages):
+            answering.setdefault(page, _sketch(passages))
             if phrase in plain(excerpt.quote):
                 true += 1
                 continue
@@ -163,6 +214,11 @@ async def _count(
     tally.false_passes += false
     tally.recalled += true > 0
     tally.exposed += false > 0
+    return answering if true else {}
+
+
+def _sketch(passages: dict[str, Passage]) -> list[int]:
+    return sketch(words(" ".join(passage.text for passage in passages.values())))
 
 
 def main() -> None:
@@ -198,7 +254,8 @@ def _line(name: str, tally: Tally) -> str:
     return (
         f"{name}: {tally.questions} questions; a true pass for {tally.recalled}, a false pass "
         f"for {tally.exposed}; excerpts passing {tally.true_passes} with the phrase, "
-        f"{tally.false_passes} without"
+        f"{tally.false_passes} without; briefs {tally.briefs}, answerable {tally.answerable}, "
+        f"from two sources {tally.two_sources}"
     )
 
 

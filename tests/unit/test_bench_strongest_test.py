@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from baselines.golden import plain
-from bench.strongest_test import measure
+from bench.strongest_test import _families, measure
 from runtime.settings import PROJECT_ROOT
+from workflows.families import sketch, words
 
 DEMO = PROJECT_ROOT / "examples" / "golden" / "demo.json"
 
@@ -30,3 +31,18 @@ def test_a_set_whose_corpus_is_not_installed_is_skipped(tmp_path: Path) -> None:
 
 def test_a_phrase_is_compared_as_research_eval_reads_it() -> None:
     assert plain("With `git  clean`\u2019s\nhelp") == "with git clean's help"
+
+
+def test_a_brief_is_answerable_from_two_sources_only_when_its_pages_are_two_families() -> None:
+    tally = measure(DEMO, max_chars=200_000)
+    assert tally is not None
+    # demo.json's second brief labels no phrase: only the first is measured, and its pages
+    # make two families (the dead-letter guide and its mirror on another host are one)
+    assert (tally.briefs, tally.answerable, tally.two_sources) == (1, 1, 1)
+    page = sketch(words("a b c d e f g h " * 20))
+    rendering = sketch(words("a b c d e f g h " * 20 + "footer"))
+    other = sketch(words("one two three four five six seven eight nine ten " * 5))
+    assert _families([page, rendering]) == 1, "another rendering of a page is the same source"
+    assert _families([page, other]) == 2
+    assert _families([page, other, rendering]) == 2
+    assert _families([]) == 0
