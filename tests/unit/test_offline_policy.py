@@ -334,6 +334,22 @@ def test_names_looked_for_together_are_still_looked_for_one_by_one() -> None:
     assert _look_further([Find("lru_cach", 0, None)], ["lru_cach", "lru"], 2) is None
 
 
+def test_a_page_where_no_find_showed_anything_is_looked_at_for_one_word_more() -> None:
+    """A value the question quotes one way (`'store_true'`) and the page the other
+    (`"store_true"`): the first find shows nothing, so the other quote is looked for, though the
+    page was to be read once (budget 0); one word more, not every word."""
+    from baselines.offline import Find, _look_further
+
+    words = ["'store_true'", '"store_true"', "action"]
+    missed = Find("'store_true'", 0, None)
+    assert _look_further([missed], words, 0) == {"find": '"store_true"'}
+    assert _look_further([missed, Find('"store_true"', 0, None)], words, 0) is None
+    assert _look_further([Find("'store_true'", 0, None, found=2)], words, 0) is None
+    both = [missed, Find('"store_true"', 0, None)]  # a budget of two, both spent on nothing
+    assert _look_further(both, words, 2) == {"find": "action"}
+    assert _look_further([*both[:1], Find('"store_true"', 0, None, found=1)], words, 2) is None
+
+
 # Precision first: a required question is settled by a quote whose own words say it.
 WEAK = "Arguments of different kinds are kept apart for every call made to it."
 
