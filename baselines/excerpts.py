@@ -525,7 +525,9 @@ def answers(excerpt: Excerpt, wanted: Wanted) -> bool:
     related = set(wanted.asked) & RELATIONS <= keywords(said)
     reversed_too = keeps_reversal(wanted, excerpt.quote)
     # a question comparing is answered by a contrast, not by what both share
-    contrasted = not _COMPARES.search(wanted.question) or not _shares(said, wanted)
+    contrasted = not _COMPARES.search(wanted.question) or (
+        not _shares(said, wanted) and _sets_apart(said, defined, wanted)
+    )
     return (
         excerpt.own > 0
         and about
@@ -1139,6 +1141,41 @@ def _shares(statement: str, wanted: Wanted) -> bool:
     return False
 
 
+def _sets_apart(statement: str, defined: str, wanted: Wanted) -> bool:
+    """Of two things the question compares, `statement` sets one against the other: a contrast
+    word stands between a mention of one and a mention of the other ("match() checks ... only
+    at the beginning of the string, while search() ..."), the sentence opens with one and names
+    both after it ("Unlike drain(), purge() ..."), or it sits under the
+    definition of one and says the other with a contrast ("Like pop, but do not remove ..."
+    under `apply`). A contrast about one alone ("Otherwise, a new RLock object is created", "a
+    call to Lock.acquire(), RLock.acquire() ... while the main thread is blocked") does not.
+    With fewer than two things found to compare, nothing to check."""
+    groups = _compared(wanted)
+    if len(groups) < 2:
+        return True
+    tokens = [
+        (match.start(), _ITEM_TRIM.sub("", match.group()).lower())
+        for match in _ITEM.finditer(statement)
+    ]
+
+    def mentions(group: set[str]) -> list[int]:
+        return [start for start, token in tokens if token in group]
+
+    contrasts = [match.start() for match in _CONTRASTS.finditer(statement)]
+    # or it opens setting what follows against ("Unlike pop, apply ...", "Compared to --bare")
+    opens = _SETS_AGAINST.match(statement.lstrip()) is not None
+    above = {token.lower() for token in _WORD.findall(defined)}
+    for mine, theirs in (groups[:2], groups[1::-1]):
+        if mine & above and mentions(theirs):
+            return True  # under one's definition, the other said with a contrast
+        first, then = mentions(mine), mentions(theirs)
+        if first and then and opens:
+            return True
+        if any(a < c < b for a in first for b in then for c in contrasts):
+            return True
+    return False
+
+
 def _compared(wanted: Wanted) -> list[set[str]]:
     """The things a question compares, each as the words that tell it from the others (lower
     case): the names it writes as code (`re.match`, `re.search`: match, search), else the words
@@ -1591,7 +1628,9 @@ def _sentence_answers(
         if not rest - missing and not valued_entry and len(things) == 1 and not (under and first):
             return False
     if _COMPARES.search(wanted.question) and (
-        not _CONTRASTS.search(statement) or _shares(statement, wanted)
+        not _CONTRASTS.search(statement)
+        or _shares(statement, wanted)
+        or not _sets_apart(statement, defined, wanted)
     ):
         return False
     # What it tells may be the term its label defines ("ort: This is the default strategy"),

@@ -159,3 +159,21 @@ def test_a_comparison_is_said_again_by_a_contrast_not_by_what_both_share() -> No
     assert not says(shared), "what both share"
     clauses = "After purge(), drain() delivers no messages: each was deleted first."
     assert says(clauses), "two clauses, not a list of the two"
+
+
+def test_a_further_source_for_a_comparison_sets_one_against_the_other() -> None:
+    """As the strongest test asks (`_sets_apart`): a contrast between the two things compared
+    says what is asked; one about one of them alone does not."""
+    wanted = _wanted_of(
+        "How does the queue client remove messages?",
+        "What is the difference between queue.purge and queue.drain?",
+        "Why?",
+    )
+
+    def said(text: str) -> bool:
+        passage = Passage("S2", text, "Removing messages", "Queue guide")
+        return any(answers(e, wanted) for e in _excerpts("S2.P1", passage, wanted))
+
+    assert said("The queue.purge function deletes messages, while queue.drain delivers them.")
+    one = "Otherwise, a queue.drain call delivers the messages queue.purge has not deleted yet."
+    assert not said(one)

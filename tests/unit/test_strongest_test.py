@@ -90,6 +90,24 @@ def test_a_comparison_is_answered_by_a_sentence_that_contrasts() -> None:
     assert _settles(question, against, f"Notes\n\n{against}")
 
 
+def test_a_comparison_is_answered_by_a_contrast_that_sets_one_against_the_other() -> None:
+    """The contrast stands between the two things compared, opens the sentence before both, or
+    the sentence sits under one's definition and says the other: a contrast before both that
+    sets neither against the other ("Otherwise, ...": threading's "Otherwise, a new RLock object
+    is created and used as the underlying lock") is not."""
+    question = "What is the difference between queue.purge and queue.drain?"
+    for otherwise in (
+        "Otherwise, drain() is called on the queue that purge() emptied.",
+        "Otherwise, a new drain() call delivers what purge() left in the queue.",
+    ):
+        assert not _settles(question, otherwise, f"Notes\n\n{otherwise}")
+    between = "The purge() function deletes messages at once, while drain() delivers them first."
+    assert _settles(question, between, f"Notes\n\n{between}")
+    under = "Like drain(), but messages are deleted rather than delivered to a consumer first."
+    page = f"{SIGNATURE}\n\n{OPENING}\n\n{under}"
+    assert _settles(question, under, page)
+
+
 def test_a_name_after_a_leading_clause_or_under_another_definition_is_not_its_subject() -> None:
     later = "If you want to empty a queue safely, it is best to call queue.purge() with force off."
     assert not _settles("What does queue.purge do with force?", later, f"Recipes\n\n{later}")
