@@ -1419,6 +1419,12 @@ def _symbols(question: str) -> list[str]:
     return [token for token in tokens if token and not re.search(r"[\w]", token)]
 
 
+# a sentence that opens by sending the reader elsewhere
+_POINTER = re.compile(
+    r"(?:see|refer\s+to|consult)\b|for\s+(?:more|further|additional|full|complete)\s+"
+    r"(?:details|information|examples)\b",
+    re.IGNORECASE,
+)
 _LEADING_LABEL = re.compile(r"^[^\s:]+(?:\s+[^\s:]+){0,3}:\s+(?=\S)")  # up to four words
 
 
@@ -1467,6 +1473,10 @@ def _sentence_answers(
     sentence: str, excerpt: Excerpt, wanted: Wanted, *, first: bool, before: str = ""
 ) -> bool:
     if _row(sentence, excerpt) or not keeps_reversal(wanted, sentence):
+        return False
+    # a sentence sending the reader elsewhere ("See the section ...", "For more details on the
+    # available flags, ..., see the Rewrite Flags document") says nothing itself
+    if _POINTER.match(_LEADING_LABEL.sub("", sentence, count=1).lstrip()):
         return False
     pinned = wanted.whole or wanted.question  # a part is held to the whole's versions
     if _versions_of_another(pinned, sentence):

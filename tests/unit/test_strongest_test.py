@@ -70,6 +70,19 @@ def test_a_leading_label_and_an_aside_say_nothing() -> None:
     assert not _settles("What does queue.stats return?", aside, f"Notes\n\n{aside}")
 
 
+def test_a_sentence_sending_the_reader_elsewhere_answers_nothing() -> None:
+    """httpd's "For more details on the available flags, their meanings, and examples, see the
+    Rewrite Flags document" had passed for what the [NC] flag does."""
+    question = "What does the force flag of queue.purge do?"
+    for pointer in (
+        "For more details on the force flag and its effects on messages, see Purging.",
+        "See Purging for the force flag and its effects on messages being processed.",
+    ):
+        assert not _settles(question, pointer, f"{SIGNATURE}\n\n{OPENING}\n\n{pointer}")
+    says = "The force flag deletes even the messages being processed by a consumer."
+    assert _settles(question, says, f"{SIGNATURE}\n\n{OPENING}\n\n{says}")
+
+
 def test_a_table_row_answers_nothing() -> None:
     row = "force | Whether to delete messages being processed | bool, False by default."
     assert not _settles("What does force mean for queue.purge?", row, f"{SIGNATURE}\n\n{row}")
@@ -88,24 +101,12 @@ def test_a_comparison_is_answered_by_a_sentence_that_contrasts() -> None:
     assert not _settles(question, listed, f"Notes\n\n{listed}")
     against = "Unlike drain(), purge() and its batches do not deliver messages: they delete them."
     assert _settles(question, against, f"Notes\n\n{against}")
-
-
-def test_a_comparison_is_answered_by_a_contrast_that_sets_one_against_the_other() -> None:
-    """The contrast stands between the two things compared, opens the sentence before both, or
-    the sentence sits under one's definition and says the other: a contrast before both that
-    sets neither against the other ("Otherwise, ...": threading's "Otherwise, a new RLock object
-    is created and used as the underlying lock") is not."""
-    question = "What is the difference between queue.purge and queue.drain?"
-    for otherwise in (
-        "Otherwise, drain() is called on the queue that purge() emptied.",
-        "Otherwise, a new drain() call delivers what purge() left in the queue.",
-    ):
-        assert not _settles(question, otherwise, f"Notes\n\n{otherwise}")
-    between = "The purge() function deletes messages at once, while drain() delivers them first."
-    assert _settles(question, between, f"Notes\n\n{between}")
+    # the contrast sets one against the other: between them, or under one's definition; not a
+    # contrast before both (threading's "Otherwise, a new RLock object is created ...")
+    otherwise = "Otherwise, a new drain() call delivers what purge() left in the queue."
+    assert not _settles(question, otherwise, f"Notes\n\n{otherwise}")
     under = "Like drain(), but messages are deleted rather than delivered to a consumer first."
-    page = f"{SIGNATURE}\n\n{OPENING}\n\n{under}"
-    assert _settles(question, under, page)
+    assert _settles(question, under, f"{SIGNATURE}\n\n{OPENING}\n\n{under}")
 
 
 def test_a_name_after_a_leading_clause_or_under_another_definition_is_not_its_subject() -> None:
