@@ -1419,6 +1419,17 @@ def _symbols(question: str) -> list[str]:
     return [token for token in tokens if token and not re.search(r"[\w]", token)]
 
 
+# a note labelled with the version it came in ("Changed in version 3.5:", "New in Django 3.1:",
+# "Deprecated since version 3.4:")
+_VERSION_NOTE = re.compile(
+    r"(?:changed|new|added|deprecated|removed)\s+(?:in|since)\b[^:.]{0,30}\d[^:]{0,10}:",
+    re.IGNORECASE,
+)
+_ASKS_CHANGE = re.compile(
+    r"\b(?:version\w*|since|chang\w*|new|added|deprecat\w*|remov\w*|releas\w*|default\w*)\b"
+    r"|\d\.\d",
+    re.IGNORECASE,
+)
 # a sentence that opens by sending the reader elsewhere
 _POINTER = re.compile(
     r"(?:see|refer\s+to|consult)\b|for\s+(?:more|further|additional|full|complete)\s+"
@@ -1477,6 +1488,10 @@ def _sentence_answers(
     # a sentence sending the reader elsewhere ("See the section ...", "For more details on the
     # available flags, ..., see the Rewrite Flags document") says nothing itself
     if _POINTER.match(_LEADING_LABEL.sub("", sentence, count=1).lstrip()):
+        return False
+    # a version note ("Changed in version 3.5: Support for recursive globs ...") says what
+    # changed then: it answers a question about a change, a version or a default, no other
+    if _VERSION_NOTE.match(sentence.lstrip()) and not _ASKS_CHANGE.search(wanted.question):
         return False
     pinned = wanted.whole or wanted.question  # a part is held to the whole's versions
     if _versions_of_another(pinned, sentence):

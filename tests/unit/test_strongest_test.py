@@ -83,6 +83,17 @@ def test_a_sentence_sending_the_reader_elsewhere_answers_nothing() -> None:
     assert _settles(question, says, f"{SIGNATURE}\n\n{OPENING}\n\n{says}")
 
 
+def test_a_version_note_answers_only_a_question_about_a_change_a_version_or_a_default() -> None:
+    """Python's "Changed in version 3.5: Support for recursive globs using "**"." had passed
+    for what `recursive` does with `**`: a note says what changed then."""
+    note = "Changed in version 2.1: The force flag also deletes messages being processed."
+    page = f"{SIGNATURE}\n\n{OPENING}\n\n{note}"
+    assert not _settles("What does the force flag of queue.purge do?", note, page)
+    assert _settles("What changed for the force flag of queue.purge?", note, page)
+    says = "The force flag also deletes messages being processed by a consumer."
+    assert _settles("What does the force flag of queue.purge do?", says, page.replace(note, says))
+
+
 def test_a_table_row_answers_nothing() -> None:
     row = "force | Whether to delete messages being processed | bool, False by default."
     assert not _settles("What does force mean for queue.purge?", row, f"{SIGNATURE}\n\n{row}")
