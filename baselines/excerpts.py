@@ -1144,11 +1144,12 @@ def _shares(statement: str, wanted: Wanted) -> bool:
 def _sets_apart(statement: str, defined: str, wanted: Wanted) -> bool:
     """Of two things the question compares, `statement` sets one against the other: a contrast
     word stands between a mention of one and a mention of the other ("match() checks ... only
-    at the beginning of the string, while search() ..."), the sentence opens with one and names
-    both after it ("Unlike drain(), purge() ..."), or it sits under the
-    definition of one and says the other with a contrast ("Like pop, but do not remove ..."
-    under `apply`). A contrast about one alone ("Otherwise, a new RLock object is created", "a
-    call to Lock.acquire(), RLock.acquire() ... while the main thread is blocked") does not.
+    at the beginning of the string, while search() ..."), the sentence opens setting what
+    follows against ("Unlike drain(), purge() ...", not a "While" that tells a time) and names
+    both, or it sits under the definition of one and says the other with a contrast ("Like
+    pop, but do not remove ..." under `apply`). A contrast about one alone ("Otherwise, a new
+    RLock object is created", "a call to Lock.acquire(), RLock.acquire() ... while the main
+    thread is blocked") does not.
     With fewer than two things found to compare, nothing to check."""
     groups = _compared(wanted)
     if len(groups) < 2:
@@ -1163,15 +1164,13 @@ def _sets_apart(statement: str, defined: str, wanted: Wanted) -> bool:
 
     contrasts = [match.start() for match in _CONTRASTS.finditer(statement)]
     # or it opens setting what follows against ("Unlike pop, apply ...", "Compared to --bare")
-    opens = _SETS_AGAINST.match(statement.lstrip()) is not None
+    opens = _OPENS_AGAINST.match(statement.lstrip()) is not None
     above = {token.lower() for token in _WORD.findall(defined)}
     for mine, theirs in (groups[:2], groups[1::-1]):
-        if mine & above and mentions(theirs):
-            return True  # under one's definition, the other said with a contrast
         first, then = mentions(mine), mentions(theirs)
-        if first and then and opens:
-            return True
-        if any(a < c < b for a in first for b in then for c in contrasts):
+        if mine & above and then and contrasts:
+            return True  # under one's definition, the other said with a contrast
+        if first and then and (opens or any(min(first) < c < max(then) for c in contrasts)):
             return True
     return False
 
@@ -1199,6 +1198,12 @@ def _compared(wanted: Wanted) -> list[set[str]]:
 
 # either side of a comparison the question makes, up to where it goes on ("in a LogFormat
 # string", "when adding floats")
+# what opens a sentence setting what follows against: "Unlike pop, ...", "Compared to --bare"
+# (not "While a drain() call is running, ...": a time)
+_OPENS_AGAINST = re.compile(
+    r"(?:unlike|compared|in\s+contrast|as\s+opposed|contrary|whereas|differently\s+from)\b",
+    re.IGNORECASE,
+)
 _SIDE_END = r"(?=[?,;]|\s+(?:in|when|for|while|with|if)\s|$)"
 _COMPARED = re.compile(
     rf"\bbetween\s+(.+?)\s+and\s+(.+?){_SIDE_END}"
@@ -1422,18 +1427,17 @@ def _symbols(question: str) -> list[str]:
 # a note labelled with the version it came in ("Changed in version 3.5:", "New in Django 3.1:",
 # "Deprecated since version 3.4:")
 _VERSION_NOTE = re.compile(
-    r"(?:changed|new|added|deprecated|removed)\s+(?:in|since)\b[^:.]{0,30}\d[^:]{0,10}:",
+    r"(?:[A-Za-z]+:\s+)?(?:changed|new|added|deprecated|removed)\s+(?:in|since)\s+"
+    r"(?:version\s+|(?-i:[A-Z])[\w-]*\s+)?\d[\w.]*(?:,[^:]{0,60})?:",
     re.IGNORECASE,
 )
 _ASKS_CHANGE = re.compile(
-    r"\b(?:version\w*|since|chang\w*|new|added|deprecat\w*|remov\w*|releas\w*|default\w*)\b"
-    r"|\d\.\d",
-    re.IGNORECASE,
+    r"\b(?:version\w*|since|chang\w*|deprecat\w*|default\w*)\b|\d\.\d", re.IGNORECASE
 )
 # a sentence that opens by sending the reader elsewhere
 _POINTER = re.compile(
-    r"(?:see|refer\s+to|consult)\b|for\s+(?:more|further|additional|full|complete)\s+"
-    r"(?:details|information|examples)\b",
+    r"(?:(?:also\s+)?see|refer\s+to|consult)\s+(?:also\b|the\b|(?-i:[A-Z`'\"\u201c]))"
+    r"|for\s+(?:(?:more|further|additional|full|complete)\s+)?(?:details|information|examples)\b",
     re.IGNORECASE,
 )
 _LEADING_LABEL = re.compile(r"^[^\s:]+(?:\s+[^\s:]+){0,3}:\s+(?=\S)")  # up to four words

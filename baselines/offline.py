@@ -562,8 +562,10 @@ def _lacks(done: list[Find], words: list[str]) -> bool:
 def _look_further(done: list[Find], words: list[str], budget: int) -> dict[str, Any] | None:
     """The next `find` on a page for a question's words, within `budget` reads of them: the
     rest of the latest word's matches when its window said there are more, else the next
-    word. While none of them has shown a passage, one word more is looked for, whatever the
-    budget: a value the page quotes otherwise (`"store_true"`, not `'store_true'`)."""
+    word. While none of them has shown a passage, up to one read more than `budget` is made,
+    and two at least: a value the page quotes otherwise (`"store_true"`, not `'store_true'`)
+    after the first missed; on a page another question's find opened, the question's own
+    words."""
     mine = [find for find in done if find.term in words]
     missed = not any(find.found for find in mine)
     if len(mine) >= (max(budget, 1) + 1 if missed else budget):

@@ -46,3 +46,8 @@ def test_a_brief_is_answerable_from_two_sources_only_when_its_pages_are_two_fami
     assert _families([page, other]) == 2
     assert _families([page, other, rendering]) == 2
     assert _families([]) == 0
+    # a chain: A and C share little, B much with each, so the three are one family (in any
+    # order) as the gate chains them
+    text = [f"w{n}" for n in range(400)]
+    a, b, c = sketch(text[0:200]), sketch(text[50:250]), sketch(text[100:300])
+    assert _families([a, c, b]) == 1 and _families([a, c]) == 2

@@ -348,6 +348,10 @@ def test_a_page_where_no_find_showed_anything_is_looked_at_for_one_word_more() -
     both = [missed, Find('"store_true"', 0, None)]  # a budget of two, both spent on nothing
     assert _look_further(both, words, 2) == {"find": "action"}
     assert _look_further([*both[:1], Find('"store_true"', 0, None, found=1)], words, 2) is None
+    # a page another question's find opened: this question's own words, two at most
+    opened = Find("zzz", 0, None, found=3)
+    assert _look_further([opened], words, 0) == {"find": "'store_true'"}
+    assert _look_further([opened, missed, Find('"store_true"', 0, None)], words, 0) is None
 
 
 # Precision first: a required question is settled by a quote whose own words say it.

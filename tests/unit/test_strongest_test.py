@@ -5,6 +5,8 @@ way a completed run cited a sentence that does not say the answer (issue 24)."""
 from __future__ import annotations
 
 from baselines.excerpts import (
+    _POINTER,
+    _VERSION_NOTE,
     Passage,
     Wanted,
     _before,
@@ -87,6 +89,8 @@ def test_a_version_note_answers_only_a_question_about_a_change_a_version_or_a_de
     """Python's "Changed in version 3.5: Support for recursive globs using "**"." had passed
     for what `recursive` does with `**`: a note says what changed then."""
     note = "Changed in version 2.1: The force flag also deletes messages being processed."
+    for other in ("New in this release, the 2 options: force and keep.", "See that it is closed."):
+        assert not (_VERSION_NOTE.match(other) or _POINTER.match(other)), "not a note, no pointer"
     page = f"{SIGNATURE}\n\n{OPENING}\n\n{note}"
     assert not _settles("What does the force flag of queue.purge do?", note, page)
     assert _settles("What changed for the force flag of queue.purge?", note, page)
@@ -118,6 +122,9 @@ def test_a_comparison_is_answered_by_a_sentence_that_contrasts() -> None:
     assert not _settles(question, otherwise, f"Notes\n\n{otherwise}")
     under = "Like drain(), but messages are deleted rather than delivered to a consumer first."
     assert _settles(question, under, f"{SIGNATURE}\n\n{OPENING}\n\n{under}")
+    # "While" opening a sentence may tell a time, not a contrast
+    meanwhile = "While a drain() call is running, purge() waits for it to return."
+    assert not _settles(question, meanwhile, f"Notes\n\n{meanwhile}")
 
 
 def test_a_name_after_a_leading_clause_or_under_another_definition_is_not_its_subject() -> None:
