@@ -1146,8 +1146,10 @@ def _sets_apart(statement: str, defined: str, wanted: Wanted) -> bool:
     word stands between a mention of one and a mention of the other ("match() checks ... only
     at the beginning of the string, while search() ..."), the sentence opens setting what
     follows against ("Unlike drain(), purge() ...", not a "While" that tells a time) and names
-    both, or it sits under the definition of one and says the other with a contrast ("Like
-    pop, but do not remove ..." under `apply`). A contrast about one alone ("Otherwise, a new
+    both, or it sits under the definition of one and says the other ("Like pop, but do not
+    remove ..." under `apply`; the strongest test asks a contrast word of it besides, a further
+    source does not: "A recursive lock must be released by the thread that acquired it" under
+    `multiprocessing.RLock`). A contrast about one alone ("Otherwise, a new
     RLock object is created", "a call to Lock.acquire(), RLock.acquire() ... while the main
     thread is blocked") does not.
     With fewer than two things found to compare, nothing to check."""
@@ -1168,8 +1170,8 @@ def _sets_apart(statement: str, defined: str, wanted: Wanted) -> bool:
     above = {token.lower() for token in _WORD.findall(defined)}
     for mine, theirs in (groups[:2], groups[1::-1]):
         first, then = mentions(mine), mentions(theirs)
-        if mine & above and then and contrasts:
-            return True  # under one's definition, the other said with a contrast
+        if mine & above and then:
+            return True  # under one's definition, the other said
         if first and then and (opens or any(min(first) < c < max(then) for c in contrasts)):
             return True
     return False

@@ -177,7 +177,3 @@ def test_a_further_source_for_a_comparison_sets_one_against_the_other() -> None:
     assert said("The queue.purge function deletes messages, while queue.drain delivers them.")
     one = "Otherwise, a queue.drain call delivers the messages queue.purge has not deleted yet."
     assert not said(one)
-    # under one's definition, the other named with no contrast says nothing against it
-    alike = "Deletes the messages of the queue, as queue.drain does for delivered ones."
-    passage = Passage("S2", f"queue.purge(name)\n\n{alike}", "Client functions", "Queue guide")
-    assert not any(answers(e, wanted) for e in _excerpts("S2.P1", passage, wanted))
