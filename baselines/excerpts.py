@@ -1149,10 +1149,9 @@ def _sets_apart(statement: str, defined: str, wanted: Wanted) -> bool:
     both, or it sits under the definition of one and says the other ("Like pop, but do not
     remove ..." under `apply`; the strongest test asks a contrast word of it besides, a further
     source does not: "A recursive lock must be released by the thread that acquired it" under
-    `multiprocessing.RLock`). A contrast about one alone ("Otherwise, a new
-    RLock object is created", "a call to Lock.acquire(), RLock.acquire() ... while the main
-    thread is blocked") does not.
-    With fewer than two things found to compare, nothing to check."""
+    `multiprocessing.RLock`). A contrast about one alone ("Otherwise, a new RLock object is
+    created", "a call to Lock.acquire(), RLock.acquire() ... while the main thread is blocked")
+    does not. With fewer than two things found to compare, nothing to check."""
     groups = _compared(wanted)
     if len(groups) < 2:
         return True
@@ -1198,14 +1197,14 @@ def _compared(wanted: Wanted) -> list[set[str]]:
     return told if all(told) else []
 
 
-# either side of a comparison the question makes, up to where it goes on ("in a LogFormat
-# string", "when adding floats")
 # what opens a sentence setting what follows against: "Unlike pop, ...", "Compared to --bare"
 # (not "While a drain() call is running, ...": a time)
 _OPENS_AGAINST = re.compile(
     r"(?:unlike|compared|in\s+contrast|as\s+opposed|contrary|whereas|differently\s+from)\b",
     re.IGNORECASE,
 )
+# either side of a comparison the question makes, up to where it goes on ("in a LogFormat
+# string", "when adding floats")
 _SIDE_END = r"(?=[?,;]|\s+(?:in|when|for|while|with|if)\s|$)"
 _COMPARED = re.compile(
     rf"\bbetween\s+(.+?)\s+and\s+(.+?){_SIDE_END}"
