@@ -1490,9 +1490,10 @@ def _sentence_answers(
 ) -> bool:
     if _row(sentence, excerpt) or not keeps_reversal(wanted, sentence):
         return False
+    unlabelled = _LEADING_LABEL.sub("", sentence, count=1)  # "Changed in version 3.5:" aside
     # a sentence sending the reader elsewhere ("See the section ...", "For more details on the
     # available flags, ..., see the Rewrite Flags document") says nothing itself
-    if _POINTER.match(_LEADING_LABEL.sub("", sentence, count=1).lstrip()):
+    if _POINTER.match(unlabelled.lstrip()):
         return False
     # a version note ("Changed in version 3.5: Support for recursive globs ...") says what
     # changed then: it answers a question about a change, a version or a default, no other
@@ -1509,7 +1510,7 @@ def _sentence_answers(
         return False
     # What the sentence says: a leading label ("Changed in version 3.5.1:") and its asides
     # (what parentheses hold: "as e.g. returned by HMAC.hexdigest()") aside.
-    statement = _aside(_LEADING_LABEL.sub("", sentence, count=1))
+    statement = _aside(unlabelled)
     own = keywords(statement)
     # what the heading or signature above defines: a usage line's optional parts (`show
     # [-u|--include-untracked]`) are options it lists, not what the text under it defines
@@ -1521,7 +1522,7 @@ def _sentence_answers(
     # "MaxRequests Directive"), and nothing else it could point to ("see also the IdleTimeout
     # directive"), is about that: the name the two share is its own. Only the name: a number
     # the question sets is in it ("This setting defaults to 100" is not what 0 does).
-    if before and _POINTS_AT_OPENING.match(_LEADING_LABEL.sub("", sentence, count=1)):
+    if before and _POINTS_AT_OPENING.match(unlabelled):
         if not all(_says_number(number, sentence) for number in _numbers_asked(wanted.question)):
             return False
         borrowed = keywords(before) & above & (set(wanted.lead) | named)
@@ -1530,7 +1531,7 @@ def _sentence_answers(
     # A condition without its subject ("When not possible, refuse to merge ...", "If omitted,
     # ...") is the sentence before's, said again: the words the question asks that it says are
     # this one's too (whether it reverses them is its own: `keeps_reversal`).
-    elif before and _ELLIPTIC.match(_LEADING_LABEL.sub("", sentence, count=1)):
+    elif before and _ELLIPTIC.match(unlabelled):
         own |= keywords(before) & set(wanted.content)
     qualifying = {word for name in wanted.qualifiers for word in keywords(name)}
     things = wanted.things

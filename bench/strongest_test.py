@@ -36,7 +36,7 @@ from pathlib import Path
 import httpx
 
 from activities.pages.corpus_transport import CorpusTransport
-from activities.pages.extract import extract
+from activities.pages.extract import content_hash, extract
 from baselines.excerpts import (
     Excerpt,
     Passage,
@@ -57,8 +57,9 @@ from baselines.golden import (
 from runtime.settings import PROJECT_ROOT, Settings
 from starter.figures import Measurement
 from workflows.contracts import DecideInput
-from workflows.families import SAME_TEXT, overlap, sketch, words
-from workflows.models import Budget
+from workflows.families import sketch, words
+from workflows.gate import source_families
+from workflows.models import Budget, SourceRef
 from workflows.scope import RunScope
 from workflows.substance import evidence_problem
 
@@ -112,11 +113,11 @@ async def page_passages(
     }
 
 
-def passing(wanted: Wanted, passages: dict[str, Passage]) -> Iterator[Excerpt]:
-    """Every excerpt the policy could quote from `passages` that the host would accept as
-    evidence and the strongest test passes (each quote once)."""
+def passing(wanted: Wanted, excerpts: list[Excerpt]) -> Iterator[Excerpt]:
+    """Every excerpt of `excerpts` (what the policy could quote from a page, `every_excerpt`)
+    that the host would accept as evidence and the strongest test passes (each quote once)."""
     seen: set[str] = set()
-    for _, excerpt in every_excerpt(wanted, passages):
+    for excerpt in excerpts:
         quote = " ".join(excerpt.quote.split())
         if quote in seen:
             continue
@@ -144,7 +145,7 @@ async def _measure(
     tally = Tally()
     async with httpx.AsyncClient(transport=transport) as client:
         for entry in golden.briefs:
-            answering: list[dict[str, list[int]]] = []  # per question: its pages' sketches
+            answering: list[dict[str, SourceRef]] = []  # per question: the pages it cites
             for question in entry.questions:
                 if question.required and question.phrase:
                     answering.append(
@@ -161,21 +162,10 @@ async def _measure(
 TWO_SOURCES = 2  # the gate's default min_sources
 
 
-def _families(sketches: list[list[int]]) -> int:
-    """How many source families the pages of these sketches make (`workflows.families`: a
-    page and another rendering of its text are one), chained as the gate chains them."""
-    roots: list[int] = list(range(len(sketches)))
-
-    def root(n: int) -> int:
-        while roots[n] != n:
-            n = roots[n]
-        return n
-
-    for n, current in enumerate(sketches):
-        for earlier in range(n):
-            if root(earlier) != root(n) and overlap(sketches[earlier], current) >= SAME_TEXT:
-                roots[root(n)] = root(earlier)
-    return len({root(n) for n in range(len(sketches))})
+def _families(pages: list[SourceRef]) -> int:
+    """How many source families these pages make, as the gate counts them (rule 3,
+    `workflows.gate.source_families`: a mirror or another rendering of a page is one)."""
+    return len(source_families([page.id for page in pages], {page.id: page for page in pages}))
 
 
 async def _count(
@@ -186,22 +176,23 @@ async def _count(
     client: httpx.AsyncClient,
     max_chars: int,
     tally: Tally,
-) -> dict[str, list[int]]:
+) -> dict[str, SourceRef]:
     """One question's true and false passes on its labelled pages, added to `tally`; when it
     has a true pass, the pages the policy would cite for it (an excerpt passes the test, or
-    says what a further source must: `answers`), each with its text's sketch."""
+    says what a further source must: `answers`), each as the gate would know it."""
     tally.questions += 1
-    answering: dict[str, list[int]] = {}
+    answering: dict[str, SourceRef] = {}
     wanted = wanted_for(golden, entry, question)
     phrase = plain(question.phrase or "")
     true = false = 0
     for number, page in enumerate(question.pages, start=1):
         passages = await page_passages(client, golden.url(page), f"S{number}", max_chars)
         tally.pages_missing += not passages
-        if any(answers(excerpt, wanted) for _, excerpt in every_excerpt(wanted, passages)):
-            answering[page] = _sketch(passages)  # a further source the policy would cite
-        for excerpt in passing(wanted, passages):
-            answering.setdefault(page, _sketch(passages))
+        excerpts = [excerpt for _, excerpt in every_excerpt(wanted, passages)]
+        passed = list(passing(wanted, excerpts))
+        if passed or any(answers(excerpt, wanted) for excerpt in excerpts):
+            answering[page] = _source(page, passages)  # a source the policy would cite
+        for excerpt in passed:
             if phrase in plain(excerpt.quote):
                 true += 1
                 continue
@@ -217,8 +208,10 @@ async def _count(
     return answering if true else {}
 
 
-def _sketch(passages: dict[str, Passage]) -> list[int]:
-    return sketch(words(" ".join(passage.text for passage in passages.values())))
+def _source(page: str, passages: dict[str, Passage]) -> SourceRef:
+    """The page as the gate knows a stored source: its text's hash and sketch."""
+    text = " ".join(passage.text for passage in passages.values())
+    return SourceRef(id=page, url=page, content_hash=content_hash(text), sketch=sketch(words(text)))
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ from baselines.golden import plain
 from bench.strongest_test import _families, measure
 from runtime.settings import PROJECT_ROOT
 from workflows.families import sketch, words
+from workflows.models import SourceRef
 
 DEMO = PROJECT_ROOT / "examples" / "golden" / "demo.json"
 
@@ -39,9 +40,9 @@ def test_a_brief_is_answerable_from_two_sources_only_when_its_pages_are_two_fami
     # demo.json's second brief labels no phrase: only the first is measured, and its pages
     # make two families (the dead-letter guide and its mirror on another host are one)
     assert (tally.briefs, tally.answerable, tally.two_sources) == (1, 1, 1)
-    page = sketch(words("a b c d e f g h " * 20))
-    rendering = sketch(words("a b c d e f g h " * 20 + "footer"))
-    other = sketch(words("one two three four five six seven eight nine ten " * 5))
+    page = _page("page", words("a b c d e f g h " * 20))
+    rendering = _page("rendering", words("a b c d e f g h " * 20 + "footer"))
+    other = _page("other", words("one two three four five six seven eight nine ten " * 5))
     assert _families([page, rendering]) == 1, "another rendering of a page is the same source"
     assert _families([page, other]) == 2
     assert _families([page, other, rendering]) == 2
@@ -49,5 +50,9 @@ def test_a_brief_is_answerable_from_two_sources_only_when_its_pages_are_two_fami
     # a chain: A and C share little, B much with each, so the three are one family (in any
     # order) as the gate chains them
     text = [f"w{n}" for n in range(400)]
-    a, b, c = sketch(text[0:200]), sketch(text[50:250]), sketch(text[100:300])
+    a, b, c = _page("a", text[0:200]), _page("b", text[50:250]), _page("c", text[100:300])
     assert _families([a, c, b]) == 1 and _families([a, c]) == 2
+
+
+def _page(name: str, text: list[str]) -> SourceRef:
+    return SourceRef(id=name, url=f"https://docs.example/{name}.html", sketch=sketch(text))
