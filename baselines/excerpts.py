@@ -659,10 +659,57 @@ _REVERSAL = re.compile(
 # a sentence may say as such ("defaults to --mixed", "If <mode> is omitted").
 _UNSET_ASKED = re.compile(
     r"\b(?:not|no)\s+(?:[\w-]+\s+){0,3}?(?:(?:is|are)\s+)?"
-    r"(?:given|set|specified|configured|provided|passed|supplied)\b",
+    r"(?:given|set|specified|configured|provided|passed|supplied)\b"
+    # "when PASSWORD_HASHERS is left alone", "out of the box", "if I configure none"
+    r"|\b(?:is|are)\s+left\s+(?:alone|unset|empty|untouched|as\s+it\s+is)\b"
+    r"|\bout\s+of\s+the\s+box\b"
+    r"|\b(?:configure|set|specify|give|pass)\s+(?:none|nothing)\b",
     re.IGNORECASE,
 )
 _UNSET_SAID = re.compile(r"\b(?:defaults?|omitted|unset|absent|unspecified)\b", re.IGNORECASE)
+
+
+def unset_words(question: str) -> set[str]:
+    """The words of the clauses by which `question` asks for a default ("when LOGIN_URL is not
+    set", "when PASSWORD_HASHERS is left alone", "out of the box"), names aside: a sentence
+    saying the default answers them by saying "default" (`keeps_reversal`), a `Default:` value
+    by its label."""
+    clauses = " ".join(match.group() for match in _UNSET_ASKED.finditer(question))
+    return keywords(clauses) - {word for name in names(clauses) for word in keywords(name)}
+
+
+_LEFT_NAME = re.compile(
+    r"\b(?:when|if)\s+(?:the\s+)?(\S+)\s+(?:setting\s+|option\s+)?(?:is|are)\s+"
+    r"(?:not\s+(?:given|set|specified|configured|provided|passed|supplied)|left)\b",
+    re.IGNORECASE,
+)
+
+
+def left_at_default(question: str) -> set[str]:
+    """The names `question` leaves at their default ("when PASSWORD_HASHERS is left alone",
+    "when LOGIN_URL is not set"): the setting whose default is asked about, not its subject."""
+    # (not an option: what a command does without `--rebase-merges` is that option's to say)
+    return {
+        name
+        for match in _LEFT_NAME.finditer(question)
+        for name in names(match.group(1))
+        if not option_token(name)
+    }
+
+
+def _left_unnamed(statement: str, own: set[str], wanted: Wanted) -> set[str]:
+    """The words of the names a sentence saying the default need not say: "By default, Django
+    uses the PBKDF2 algorithm ..." answers what is used while a name is left at its default
+    ("when PASSWORD_HASHERS is left alone") without naming it, where it names nothing else as
+    code and says itself what else the question asks, but for one word (not a remark on another
+    entry's default that its context makes look like the question's)."""
+    left = left_at_default(wanted.question)
+    if not left or not _UNSET_SAID.search(statement) or _code_tokens(statement):
+        return set()
+    unnamed = {word for name in left for word in keywords(name)}
+    asked = set(wanted.content) - unnamed - unset_words(wanted.question) - LIGHT
+    asked -= quantity_asked(wanted.question)
+    return unnamed if len(_unsaid(asked - own, own)) <= 1 else set()
 
 
 def keeps_reversal(wanted: Wanted, quote: str) -> bool:
@@ -839,6 +886,7 @@ def _field_excerpts(
     table's rows up to it and the first sentence of the prose after, as one quote (a reference
     entry's description, syntax and default; or a row and the definition under it)."""
     asked = keywords(wanted.question)
+    asked |= keywords("default") if unset_words(wanted.question) else set()
     paragraphs = passage.text.split("\n\n")
     excerpts = []
     rows: list[str] = []  # the rows before this one of the table it is in
@@ -917,7 +965,8 @@ def _field_answers(excerpt: Excerpt, field: Field, wanted: Wanted) -> bool:
     the page's title or site, or the ground its sub-questions share; a quantity where it asks
     how many; and a value that tells something the question does not."""
     question = wanted.question
-    if _COMPARES.search(question) or _REVERSAL.search(question):
+    unset = unset_words(question)
+    if _COMPARES.search(question) or _REVERSAL.search(_UNSET_ASKED.sub(" ", question)):
         return False
     subject = f"{excerpt.above} {field.value}"
     if any(not holds_name(name, subject) for name in wanted.codes):
@@ -939,8 +988,11 @@ def _field_answers(excerpt: Excerpt, field: Field, wanted: Wanted) -> bool:
     # The entry is the one the question writes as code by name (`message_size_limit |
     # Use: main | Default: 50M`): one word of it may be said otherwise ("the maximum size of
     # message that Exim will process" for "accept"), never its lead words.
-    missing = set(wanted.content) - quantity - LIGHT - known - ground
-    pinned = any(holds_name(name, field.name) for name in wanted.things)
+    missing = set(wanted.content) - quantity - LIGHT - unset - known - ground
+    pinned = any(
+        holds_name(name, field.name) or _opening(excerpt.above) == name.lower()
+        for name in wanted.things
+    )  # (or the entry's heading is the name: `Default: '/accounts/login/'` under LOGIN_URL)
     if len(missing) > (1 if pinned else 0) or missing & set(wanted.lead):
         return False
     told = figures(field.value) - figures(question)
@@ -1235,9 +1287,17 @@ _QUANTITY = re.compile(
 )
 
 
+# what "how long" asks of: a duration the answer states ("How long does the cookie last?":
+# "31449600 (approximately 1 year, in seconds)")
+_LASTS = "last lasts live lives stay stays remain remains persist persists"
+
+
 def quantity_asked(question: str) -> set[str]:
-    """The words of "how many / how long" a question asks with: its answer is a quantity."""
-    return keywords(" ".join(_QUANTITY_ASKED.findall(question)))
+    """The words of "how many / how long" a question asks with: its answer is a quantity (and
+    of "how long", the verb of a duration: "last", "live", "stay")."""
+    asked = _QUANTITY_ASKED.findall(question)
+    lasts = [word for word in _LASTS.split() if re.search(rf"\b{word}\b", question, re.I)]
+    return keywords(" ".join(asked + (lasts if "long" in map(str.lower, asked) else [])))
 
 
 # Light verbs carry no content of their own ("the calls made by", "when given a dictionary").
@@ -1292,10 +1352,16 @@ def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
       own, a leading label ("Changed in version 3.5:") aside; a "no" to a yes-or-no question
       says it by its negation.
     - A version the question pins to a name ("Django 3.2") is written there or in the heading.
+    - A default asked by a clause ("when LOGIN_URL is not set", "when PASSWORD_HASHERS is left
+      alone", "out of the box") is said by "default" (or a `Default:` value), the clause's own
+      words aside; the name left alone need not be said by a sentence saying the rest itself.
+    - "How long does it last" is said by a duration, not the word "last".
+    - A yes-or-no question offering two alternatives ("reuse it ... or close it ...") is
+      answered by a sentence saying one of them.
     """
     if excerpt.field is not None:
         return _field_answers(excerpt, excerpt.field, wanted)
-    if _answering(excerpt, wanted):
+    if _answering(excerpt, wanted) or any(_answering(excerpt, one) for one in _either(wanted)):
         return True
     # A question asking two things ("What does time.monotonic return, and is it affected by
     # system clock updates?") is answered part by part, each by a sentence, in the order it
@@ -1329,6 +1395,44 @@ def asked_parts(wanted: Wanted) -> list[Wanted]:
         return [wanted]
     parts = [_part(wanted, clause) for clause in clauses]
     return parts if all(part.lead or part.things for part in parts) else [wanted]
+
+
+_OR = re.compile(r",?\s+or\s+")
+_FRONTED = re.compile(r"^\s*[^,?]{1,30},\s+")  # a phrase before the question opens
+
+
+def _either(wanted: Wanted) -> list[Wanted]:
+    """The two alternatives a yes-or-no question offers ("Does Django reuse a database
+    connection for the next request or close it when the request ends?"), each without the
+    words only the other asks: a sentence saying one of them ("closing the database connection
+    at the end of each request") answers. None where "or" joins no two clauses that each ask a
+    lead word of their own ("starts with '<' or '>'")."""
+    asks = _FRONTED.sub("", wanted.question, count=1)  # "Out of the box, does ...": both's
+    sides = _OR.split(asks)
+    if not _POLAR.match(asks) or len(sides) != 2:
+        return []
+    # (what the brief's questions stand on, "database connection", and what the question
+    # names as code, are both sides' though one side says them: "close it")
+    ground = set(wanted.shared) | set(wanted.subject) | wanted.name_words
+    one, other = (keywords(side) - ground for side in sides)
+    lead = set(wanted.lead)
+    if not (one - other) & lead or not (other - one) & lead:
+        return []
+    return [_without(wanted, other - one), _without(wanted, one - other)]
+
+
+def _without(wanted: Wanted, words: set[str]) -> Wanted:
+    def kept(items: list[str]) -> list[str]:
+        return [item for item in items if item not in words]
+
+    return replace(
+        wanted,
+        terms=kept(wanted.terms),
+        lead=kept(wanted.lead),
+        topic=kept(wanted.topic),
+        content=kept(wanted.content),
+        asked=kept(wanted.asked),
+    )
 
 
 def _part(wanted: Wanted, clause: str) -> Wanted:
@@ -1535,6 +1639,10 @@ def _sentence_answers(
         own |= keywords(before) & set(wanted.content)
     qualifying = {word for name in wanted.qualifiers for word in keywords(name)}
     things = wanted.things
+    unnamed = _left_unnamed(statement, own, wanted)  # the words of names it need not say
+    if unnamed:
+        things = [name for name in things if not keywords(name) <= unnamed]
+        named = named - unnamed
     # It sits under the definition of what the question names: the heading or signature above
     # holds the name, and what qualifies it is that definition's, the page's or the paragraph's
     # (a `glob` module's heading is not the definition of `Path.glob`).
@@ -1572,6 +1680,9 @@ def _sentence_answers(
     # a reversal asked ("cannot be resolved") is the sentence's to keep (`keeps_reversal`), in
     # any of its words ("When not possible")
     light |= keywords(" ".join(_REVERSAL.findall(wanted.question)))
+    # a default asked by a clause ("when PASSWORD_HASHERS is left alone") is said as one
+    light |= unset_words(wanted.question) if _UNSET_SAID.search(statement) else set()
+    light |= unnamed
     # "How does X differ from Y": the contrast says it, not the word "differ"
     light |= keywords(" ".join(_COMPARES.findall(wanted.question)))
     # the lead words that are not names: the sentence's own words hold them, or the signature

@@ -926,3 +926,79 @@ def test_a_condition_without_its_subject_is_the_sentence_before_s() -> None:
     assert _settles_for(wanted, says, f"--ff::\n--ff-only::\n\n{says}", **entry)
     other = says.replace("When not possible, refuse", "The server may not refuse")
     assert not _settles_for(wanted, other, f"--ff::\n--ff-only::\n\n{other}", **entry)
+
+
+def test_a_default_asked_by_a_clause_is_said_as_a_default() -> None:
+    """'Which URL does the client open when QUEUE_URL is not set?' asks the default: the
+    `Default:` line under QUEUE_URL's heading says it, a question without the clause is not
+    asked it, and the next setting's default is not QUEUE_URL's."""
+    wanted = _wanted_of(
+        "Where does the client connect?",
+        "Which URL does the client open when QUEUE_URL is not set?",
+        "Which port does the client use?",
+    )
+    entry = "Default: 'http://localhost/queues/'\n\nThe URL the client opens for the queue page."
+    quote = "Default: 'http://localhost/queues/'\nThe URL the client opens for the queue page."
+    assert _settles_for(wanted, quote, entry, section="QUEUE_URL")
+    assert not _settles_for(wanted, quote, entry, section="QUEUE_REDIRECT_URL")
+    plain = _wanted_of(
+        "Where does the client connect?",
+        "Which URL does the client open?",
+        "Which port does the client use?",
+    )
+    assert not _settles_for(plain, quote, entry, section="QUEUE_URL"), "no default asked"
+
+
+def test_a_name_left_at_its_default_need_not_be_said() -> None:
+    """'Which algorithm does the client sign messages with when SIGNER_CLASSES is left alone?': "By
+    default, the client signs messages with the HMAC algorithm" answers it without naming
+    SIGNER_CLASSES; a sentence on another entry's default that says little of the question does not,
+    nor one that does not say default, nor one naming another setting."""
+    wanted = _wanted_of(
+        "How does the client sign and verify messages?",
+        "Which algorithm does the client sign messages with when SIGNER_CLASSES is left alone?",
+        "How do I switch to Ed25519?",
+    )
+    says = "By default, the client signs messages with the HMAC algorithm and a SHA256 hash."
+    assert _settles_for(wanted, says, says, section="Signing")
+    other = "On large systems, the default should probably be increased to a higher number."
+    assert not _settles_for(wanted, other, other, section="Signing")
+    undefaulted = "The client signs messages with the HMAC algorithm and a SHA256 hash."
+    assert not _settles_for(wanted, undefaulted, undefaulted, section="Signing")
+    named = "By default, `client.sign` signs messages with the HMAC algorithm and a SHA256 hash."
+    assert not _settles_for(wanted, named, named, section="Signing")
+
+
+def test_how_long_something_lasts_is_said_by_its_duration() -> None:
+    """'How long does the session token last by default?': the token's `Default:` line gives a
+    duration (it need not say "last"); one with no quantity does not."""
+    wanted = _wanted_of(
+        "How does the client keep sessions?",
+        "How long does the session token last by default?",
+        "Where is the session token stored?",
+    )
+    entry = "Default: 86400 (one day, in seconds)\n\nThe age of session tokens, in seconds."
+    quote = "Default: 86400 (one day, in seconds)\nThe age of session tokens, in seconds."
+    assert _settles_for(wanted, quote, entry, section="SESSION_TOKEN_AGE")
+    none = entry.replace("86400 (one day, in seconds)", "empty")
+    assert not _settles_for(
+        wanted, quote.replace("86400 (one day, in seconds)", "empty"), none, section="X"
+    )
+
+
+def test_either_alternative_of_a_yes_or_no_question_answers_it() -> None:
+    """'Out of the box, does the client reuse a queue connection for the next call or close it
+    when the call ends?' is answered by a sentence saying the default is one of them; one
+    saying neither, or saying one without the default the question asks, is not."""
+    wanted = _wanted_of(
+        "Does the client keep queue connections open?",
+        "Out of the box, does the client reuse a queue connection for the next call or close "
+        "it when the call ends?",
+        "Which setting keeps a queue connection open?",
+    )
+    says = "The default is 0, closing the queue connection at the end of each call."
+    assert _settles_for(wanted, says, says, section="Connections", title=TITLE)
+    undefaulted = "At the end of each call, the client closes the queue connection if it failed."
+    assert not _settles_for(wanted, undefaulted, undefaulted, section="Connections", title=TITLE)
+    neither = "The default is 0, and queue connections are counted per client."
+    assert not _settles_for(wanted, neither, neither, section="Connections", title=TITLE)
