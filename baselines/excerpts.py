@@ -1554,6 +1554,11 @@ _CALL = re.compile(r"[\w.]\([^()]*\)")
 _DIGITS = re.compile(r"(?<![\w.~])\d+(?:\.\d+)*(?![\w.])")
 
 
+# an aside a question makes ("What does MaxConnectionsPerChild set to 0, its default, mean?")
+_QUESTION_ASIDE = re.compile(r",\s+(?:its|the)\s+default\s*,|\((?:its|the)\s+default\)")
+_SET_TO = re.compile(r"\b(?:set|sets|setting)\s+(?=to\s+\d)")  # a value it sets: "set to 0"
+
+
 def _numbers_asked(question: str) -> list[str]:
     return _DIGITS.findall(_CALL.sub(" ", _VERSIONED.sub(" ", question)))
 
@@ -1680,6 +1685,16 @@ def _sentence_answers(
     # a reversal asked ("cannot be resolved") is the sentence's to keep (`keeps_reversal`), in
     # any of its words ("When not possible")
     light |= keywords(" ".join(_REVERSAL.findall(wanted.question)))
+    # an aside the question makes (", its default,", "(the default)") is not what it asks; a
+    # value it sets ("set to 0") is said by the value ("If MaxConnectionsPerChild is 0, ...")
+    light |= keywords(" ".join(_QUESTION_ASIDE.findall(wanted.question)))
+    # (a value it sets is the sentence's to say: "sets the limit on the number of requests"
+    # does not say what 0 means)
+    numbers = _numbers_asked(wanted.question)
+    if _SET_TO.search(wanted.question) and numbers:
+        if not all(_says_number(number, sentence) for number in numbers):
+            return False
+        light |= keywords(" ".join(_SET_TO.findall(wanted.question)))
     # a default asked by a clause ("when PASSWORD_HASHERS is left alone") is said as one
     light |= unset_words(wanted.question) if _UNSET_SAID.search(statement) else set()
     light |= unnamed

@@ -1002,3 +1002,18 @@ def test_either_alternative_of_a_yes_or_no_question_answers_it() -> None:
     assert not _settles_for(wanted, undefaulted, undefaulted, section="Connections", title=TITLE)
     neither = "The default is 0, and queue connections are counted per client."
     assert not _settles_for(wanted, neither, neither, section="Connections", title=TITLE)
+
+
+def test_an_aside_of_the_question_and_a_value_it_sets_are_said_by_the_value() -> None:
+    """'What does MaxWorkersPerQueue set to 0, its default, mean?': "If MaxWorkersPerQueue is 0,
+    then the queue never stops taking workers" answers it (", its default," is an aside, "set
+    to 0" is said by "is 0"); a sentence without the 0 does not."""
+    wanted = _wanted_of(
+        "How does the server manage queue workers?",
+        "What does MaxWorkersPerQueue set to 0, its default, mean?",
+        "How many workers does a queue start with?",
+    )
+    says = "If MaxWorkersPerQueue is 0, then the queue never stops taking new workers."
+    assert _settles_for(wanted, says, says, section="MaxWorkersPerQueue Directive")
+    other = "If MaxWorkersPerQueue is reached, then the queue stops taking new workers."
+    assert not _settles_for(wanted, other, other, section="MaxWorkersPerQueue Directive")
