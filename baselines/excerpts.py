@@ -666,6 +666,12 @@ _UNSET_ASKED = re.compile(
     r"|\b(?:configure|set|specify|give|pass)\s+(?:none|nothing)\b",
     re.IGNORECASE,
 )
+# what a thing starts with, which is its default ("the root logger is created with level WARNING")
+_STARTS_WITH = re.compile(
+    r"\b(?:initially|(?:is|are)\s+(?:created|initiali[sz]ed)\s+(?:with|to|as)"
+    r"|starts?\s+(?:with|as|at|out))\b",
+    re.IGNORECASE,
+)
 _UNSET_SAID = re.compile(r"\b(?:defaults?|omitted|unset|absent|unspecified)\b", re.IGNORECASE)
 
 
@@ -1697,6 +1703,9 @@ def _sentence_answers(
         light |= keywords(" ".join(_SET_TO.findall(wanted.question)))
     # a default asked by a clause ("when PASSWORD_HASHERS is left alone") is said as one
     light |= unset_words(wanted.question) if _UNSET_SAID.search(statement) else set()
+    # "default" is said by what a thing starts with ("the root logger is created with level
+    # WARNING", "initially 0")
+    light |= keywords("default") if _STARTS_WITH.search(statement) else set()
     light |= unnamed
     # "How does X differ from Y": the contrast says it, not the word "differ"
     light |= keywords(" ".join(_COMPARES.findall(wanted.question)))

@@ -1017,3 +1017,17 @@ def test_an_aside_of_the_question_and_a_value_it_sets_are_said_by_the_value() ->
     assert _settles_for(wanted, says, says, section="MaxWorkersPerQueue Directive")
     other = "If MaxWorkersPerQueue is reached, then the queue stops taking new workers."
     assert not _settles_for(wanted, other, other, section="MaxWorkersPerQueue Directive")
+
+
+def test_a_default_is_said_by_what_a_thing_starts_with() -> None:
+    """'What is the default level of the root queue?': "Note that the root queue is created with
+    level WARNING." says it; a sentence on what a queue is set to later does not."""
+    wanted = _wanted_of(
+        "How does the client decide which messages to keep?",
+        "What is the default level of the root queue?",
+        "What does a queue do with a message below its level?",
+    )
+    says = "Note that the root queue is created with level WARNING."
+    assert _settles_for(wanted, says, says, section="Queue levels")
+    later = "Note that the root queue is later given level WARNING by the server."
+    assert not _settles_for(wanted, later, later, section="Queue levels")
