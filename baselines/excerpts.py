@@ -666,16 +666,16 @@ _UNSET_ASKED = re.compile(
     r"|\b(?:configure|set|specify|give|pass)\s+(?:none|nothing)\b",
     re.IGNORECASE,
 )
+_UNSET_SAID = re.compile(r"\b(?:defaults?|omitted|unset|absent|unspecified)\b", re.IGNORECASE)
 # what a thing starts with, which is its default ("the root logger is created with level WARNING")
 _STARTS_WITH = re.compile(
     r"\b(?:initially|(?:is|are)\s+(?:created|initiali[sz]ed)\s+(?:with|to|as)"
     r"|starts?\s+(?:with|as|at|out))\b",
     re.IGNORECASE,
 )
-_UNSET_SAID = re.compile(r"\b(?:defaults?|omitted|unset|absent|unspecified)\b", re.IGNORECASE)
 
 
-def unset_words(question: str) -> set[str]:
+def _unset_words(question: str) -> set[str]:
     """The words of the clauses by which `question` asks for a default ("when LOGIN_URL is not
     set", "when PASSWORD_HASHERS is left alone", "out of the box"), names aside: a sentence
     saying the default answers them by saying "default" (`keeps_reversal`), a `Default:` value
@@ -691,7 +691,7 @@ _LEFT_NAME = re.compile(
 )
 
 
-def left_at_default(question: str) -> set[str]:
+def _left_at_default(question: str) -> set[str]:
     """The names `question` leaves at their default ("when PASSWORD_HASHERS is left alone",
     "when LOGIN_URL is not set"): the setting whose default is asked about, not its subject."""
     # (not an option: what a command does without `--rebase-merges` is that option's to say)
@@ -709,11 +709,11 @@ def _left_unnamed(statement: str, own: set[str], wanted: Wanted) -> set[str]:
     ("when PASSWORD_HASHERS is left alone") without naming it, where it names nothing else as
     code and says itself what else the question asks, but for one word (not a remark on another
     entry's default that its context makes look like the question's)."""
-    left = left_at_default(wanted.question)
+    left = _left_at_default(wanted.question)
     if not left or not _UNSET_SAID.search(statement) or _code_tokens(statement):
         return set()
     unnamed = {word for name in left for word in keywords(name)}
-    asked = set(wanted.content) - unnamed - unset_words(wanted.question) - LIGHT
+    asked = set(wanted.content) - unnamed - _unset_words(wanted.question) - LIGHT
     asked -= quantity_asked(wanted.question)
     return unnamed if len(_unsaid(asked - own, own)) <= 1 else set()
 
@@ -892,7 +892,7 @@ def _field_excerpts(
     table's rows up to it and the first sentence of the prose after, as one quote (a reference
     entry's description, syntax and default; or a row and the definition under it)."""
     asked = keywords(wanted.question)
-    asked |= keywords("default") if unset_words(wanted.question) else set()
+    asked |= keywords("default") if _unset_words(wanted.question) else set()
     paragraphs = passage.text.split("\n\n")
     excerpts = []
     rows: list[str] = []  # the rows before this one of the table it is in
@@ -971,7 +971,7 @@ def _field_answers(excerpt: Excerpt, field: Field, wanted: Wanted) -> bool:
     the page's title or site, or the ground its sub-questions share; a quantity where it asks
     how many; and a value that tells something the question does not."""
     question = wanted.question
-    unset = unset_words(question)
+    unset = _unset_words(question)
     if _COMPARES.search(question) or _REVERSAL.search(_UNSET_ASKED.sub(" ", question)):
         return False
     subject = f"{excerpt.above} {field.value}"
@@ -1364,6 +1364,9 @@ def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
     - "How long does it last" is said by a duration, not the word "last".
     - A yes-or-no question offering two alternatives ("reuse it ... or close it ...") is
       answered by a sentence saying one of them.
+    - "Default" is said by what a thing starts with ("is created with level WARNING"); an
+      aside the question makes (", its default,") is not asked; a value it sets ("set to 0")
+      is in the sentence.
     """
     if excerpt.field is not None:
         return _field_answers(excerpt, excerpt.field, wanted)
@@ -1428,16 +1431,22 @@ def _either(wanted: Wanted) -> list[Wanted]:
 
 
 def _without(wanted: Wanted, words: set[str]) -> Wanted:
+    return _words_kept(wanted, lambda word: word not in words)
+
+
+def _words_kept(wanted: Wanted, keep: Callable[[str], bool]) -> Wanted:
+    """`wanted` with only the words `keep` keeps in its word lists (its names as they are)."""
+
     def kept(items: list[str]) -> list[str]:
-        return [item for item in items if item not in words]
+        return [item for item in items if keep(item)]
 
     return replace(
         wanted,
         terms=kept(wanted.terms),
         lead=kept(wanted.lead),
         topic=kept(wanted.topic),
-        content=kept(wanted.content),
         asked=kept(wanted.asked),
+        content=kept(wanted.content),
     )
 
 
@@ -1448,23 +1457,15 @@ def _part(wanted: Wanted, clause: str) -> Wanted:
     words = keywords(clause)
     names = any(holds_name(code, clause) for code in wanted.codes)
 
-    def held(items: list[str]) -> list[str]:
-        return [item for item in items if item in words]
-
     def written(items: list[str]) -> list[str]:
         return [item for item in items if holds_name(item, clause)] if names else items
 
     return replace(
-        wanted,
-        terms=held(wanted.terms),
-        lead=held(wanted.lead),
-        topic=held(wanted.topic),
+        _words_kept(wanted, words.__contains__),
         named=written(wanted.named),
-        asked=held(wanted.asked),
         written=written(wanted.written),
         codes=written(wanted.codes),
         qualifiers=written(wanted.qualifiers),
-        content=held(wanted.content),
         question=clause,
         whole=wanted.question,
     )
@@ -1702,7 +1703,7 @@ def _sentence_answers(
             return False
         light |= keywords(" ".join(_SET_TO.findall(wanted.question)))
     # a default asked by a clause ("when PASSWORD_HASHERS is left alone") is said as one
-    light |= unset_words(wanted.question) if _UNSET_SAID.search(statement) else set()
+    light |= _unset_words(wanted.question) if _UNSET_SAID.search(statement) else set()
     # "default" is said by what a thing starts with ("the root logger is created with level
     # WARNING", "initially 0")
     light |= keywords("default") if _STARTS_WITH.search(statement) else set()
