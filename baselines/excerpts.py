@@ -675,13 +675,34 @@ _STARTS_WITH = re.compile(
 )
 
 
+_CONDITION = re.compile(r"\b(?:when|if|unless|while|where|once)\b[^,;?]*$", re.IGNORECASE)
+
+
+def _unset_clauses(question: str) -> list[tuple[int, int]]:
+    """Where `question` asks for a default by a clause ("when LOGIN_URL is not set", "when
+    PASSWORD_HASHERS is left alone", "out of the box"): a negated verb only as a condition
+    ("Which headers are not passed to the upstream?" asks what is left out, not a default)."""
+    return [
+        match.span()
+        for match in _UNSET_ASKED.finditer(question)
+        if not re.match(r"(?:not|no)\b", match.group(), re.IGNORECASE)
+        or _CONDITION.search(question[: match.start()])
+    ]
+
+
 def _unset_words(question: str) -> set[str]:
-    """The words of the clauses by which `question` asks for a default ("when LOGIN_URL is not
-    set", "when PASSWORD_HASHERS is left alone", "out of the box"), names aside: a sentence
-    saying the default answers them by saying "default" (`keeps_reversal`), a `Default:` value
-    by its label."""
-    clauses = " ".join(match.group() for match in _UNSET_ASKED.finditer(question))
+    """The words of the clauses by which `question` asks for a default, names aside: a
+    sentence saying the default answers them by saying "default", a `Default:` value by its
+    label."""
+    clauses = " ".join(question[start:end] for start, end in _unset_clauses(question))
     return keywords(clauses) - {word for name in names(clauses) for word in keywords(name)}
+
+
+def _without_unset(question: str) -> str:
+    """`question` without the clauses by which it asks for a default."""
+    for start, end in reversed(_unset_clauses(question)):
+        question = f"{question[:start]} {question[end:]}"
+    return question
 
 
 _LEFT_NAME = re.compile(
@@ -713,9 +734,23 @@ def _left_unnamed(statement: str, own: set[str], wanted: Wanted) -> set[str]:
     if not left or not _UNSET_SAID.search(statement) or _code_tokens(statement):
         return set()
     unnamed = {word for name in left for word in keywords(name)}
+    # (each word of the name but the name written whole is the sentence's, in some form:
+    # "hash" for PASSWORD_HASHERS' "hasher", not "a connect timeout" for READ_TIMEOUT)
+    whole = {word for name in left for word in keywords(name.replace("-", "_")) if "_" in word}
+    if any(not _said_in_some_form(part, own) for part in unnamed - whole):
+        return set()
     asked = set(wanted.content) - unnamed - _unset_words(wanted.question) - LIGHT
     asked -= quantity_asked(wanted.question)
     return unnamed if len(_unsaid(asked - own, own)) <= 1 else set()
+
+
+def _said_in_some_form(word: str, said: set[str]) -> bool:
+    """`said` holds `word` or a form of it one holds the other's opening of ("hash" and
+    "hasher")."""
+    return word in said or any(
+        min(len(word), len(other)) >= 4 and (other.startswith(word) or word.startswith(other))
+        for other in said
+    )
 
 
 def keeps_reversal(wanted: Wanted, quote: str) -> bool:
@@ -972,7 +1007,7 @@ def _field_answers(excerpt: Excerpt, field: Field, wanted: Wanted) -> bool:
     how many; and a value that tells something the question does not."""
     question = wanted.question
     unset = _unset_words(question)
-    if _COMPARES.search(question) or _REVERSAL.search(_UNSET_ASKED.sub(" ", question)):
+    if _COMPARES.search(question) or _REVERSAL.search(_without_unset(question)):
         return False
     subject = f"{excerpt.above} {field.value}"
     if any(not holds_name(name, subject) for name in wanted.codes):
@@ -1295,15 +1330,21 @@ _QUANTITY = re.compile(
 
 # what "how long" asks of: a duration the answer states ("How long does the cookie last?":
 # "31449600 (approximately 1 year, in seconds)")
-_LASTS = "last lasts live lives stay stays remain remains persist persists"
+_LASTS = "last live stay remain persist"
+# (as the verb "how long" asks with, ending its clause: not "How long does a live migration
+# take?")
+_LASTING = (
+    r"\bhow\s+long\s+(?:does|do|did|will|would|can|could|should|may|might)\b[^?]*?\b{}\b"
+    r"\s*(?:[?,;]|$|\b(?:by|in|on|for|after|before|when|if|once|with|without|until|at)\b)"
+)
 
 
 def quantity_asked(question: str) -> set[str]:
     """The words of "how many / how long" a question asks with: its answer is a quantity (and
     of "how long", the verb of a duration: "last", "live", "stay")."""
     asked = _QUANTITY_ASKED.findall(question)
-    lasts = [word for word in _LASTS.split() if re.search(rf"\b{word}\b", question, re.I)]
-    return keywords(" ".join(asked + (lasts if "long" in map(str.lower, asked) else [])))
+    lasts = [word for word in _LASTS.split() if re.search(_LASTING.format(word), question, re.I)]
+    return keywords(" ".join(asked + lasts))
 
 
 # Light verbs carry no content of their own ("the calls made by", "when given a dictionary").
@@ -1362,15 +1403,13 @@ def says_answer(excerpt: Excerpt, wanted: Wanted) -> bool:
       alone", "out of the box") is said by "default" (or a `Default:` value), the clause's own
       words aside; the name left alone need not be said by a sentence saying the rest itself.
     - "How long does it last" is said by a duration, not the word "last".
-    - A yes-or-no question offering two alternatives ("reuse it ... or close it ...") is
-      answered by a sentence saying one of them.
     - "Default" is said by what a thing starts with ("is created with level WARNING"); an
       aside the question makes (", its default,") is not asked; a value it sets ("set to 0")
       is in the sentence.
     """
     if excerpt.field is not None:
         return _field_answers(excerpt, excerpt.field, wanted)
-    if _answering(excerpt, wanted) or any(_answering(excerpt, one) for one in _either(wanted)):
+    if _answering(excerpt, wanted):
         return True
     # A question asking two things ("What does time.monotonic return, and is it affected by
     # system clock updates?") is answered part by part, each by a sentence, in the order it
@@ -1404,34 +1443,6 @@ def asked_parts(wanted: Wanted) -> list[Wanted]:
         return [wanted]
     parts = [_part(wanted, clause) for clause in clauses]
     return parts if all(part.lead or part.things for part in parts) else [wanted]
-
-
-_OR = re.compile(r",?\s+or\s+")
-_FRONTED = re.compile(r"^\s*[^,?]{1,30},\s+")  # a phrase before the question opens
-
-
-def _either(wanted: Wanted) -> list[Wanted]:
-    """The two alternatives a yes-or-no question offers ("Does Django reuse a database
-    connection for the next request or close it when the request ends?"), each without the
-    words only the other asks: a sentence saying one of them ("closing the database connection
-    at the end of each request") answers. None where "or" joins no two clauses that each ask a
-    lead word of their own ("starts with '<' or '>'")."""
-    asks = _FRONTED.sub("", wanted.question, count=1)  # "Out of the box, does ...": both's
-    sides = _OR.split(asks)
-    if not _POLAR.match(asks) or len(sides) != 2:
-        return []
-    # (what the brief's questions stand on, "database connection", and what the question
-    # names as code, are both sides' though one side says them: "close it")
-    ground = set(wanted.shared) | set(wanted.subject) | wanted.name_words
-    one, other = (keywords(side) - ground for side in sides)
-    lead = set(wanted.lead)
-    if not (one - other) & lead or not (other - one) & lead:
-        return []
-    return [_without(wanted, other - one), _without(wanted, one - other)]
-
-
-def _without(wanted: Wanted, words: set[str]) -> Wanted:
-    return _words_kept(wanted, lambda word: word not in words)
 
 
 def _words_kept(wanted: Wanted, keep: Callable[[str], bool]) -> Wanted:
@@ -1564,6 +1575,7 @@ _DIGITS = re.compile(r"(?<![\w.~])\d+(?:\.\d+)*(?![\w.])")
 # an aside a question makes ("What does MaxConnectionsPerChild set to 0, its default, mean?")
 _QUESTION_ASIDE = re.compile(r",\s+(?:its|the)\s+default\s*,|\((?:its|the)\s+default\)")
 _SET_TO = re.compile(r"\b(?:set|sets|setting)\s+(?=to\s+\d)")  # a value it sets: "set to 0"
+_VALUE_IS = r"(?:\b(?:is|are|be|of|to|at)|=)\s+{}(?![\d.])"  # "is 0", "= 0", "set to 0"
 
 
 def _numbers_asked(question: str) -> list[str]:
@@ -1697,9 +1709,10 @@ def _sentence_answers(
     light |= keywords(" ".join(_QUESTION_ASIDE.findall(wanted.question)))
     # (a value it sets is the sentence's to say: "sets the limit on the number of requests"
     # does not say what 0 means)
+    # (as the value something is: "If MaxRequests is 10, ...; 0 is also accepted" does not)
     numbers = _numbers_asked(wanted.question)
     if _SET_TO.search(wanted.question) and numbers:
-        if not all(_says_number(number, sentence) for number in numbers):
+        if not all(re.search(_VALUE_IS.format(re.escape(n)), sentence) for n in numbers):
             return False
         light |= keywords(" ".join(_SET_TO.findall(wanted.question)))
     # a default asked by a clause ("when PASSWORD_HASHERS is left alone") is said as one

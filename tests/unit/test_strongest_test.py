@@ -947,16 +947,26 @@ def test_a_default_asked_by_a_clause_is_said_as_a_default() -> None:
         "Which port does the client use?",
     )
     assert not _settles_for(plain, quote, entry, section="QUEUE_URL"), "no default asked"
+    # a negated verb that is no condition asks what is left out, not a default
+    left_out = _wanted_of(
+        "Where does the client connect?",
+        "Which headers are not passed to the upstream?",
+        "Which port does the client use?",
+    )
+    headers = "Default: 'Host, Connection'\n\nThe headers sent to the upstream."
+    sent = "Default: 'Host, Connection'\nThe headers sent to the upstream."
+    assert not _settles_for(left_out, sent, headers, section="PROXY_HEADERS")
 
 
 def test_a_name_left_at_its_default_need_not_be_said() -> None:
-    """'Which algorithm does the client sign messages with when SIGNER_CLASSES is left alone?': "By
-    default, the client signs messages with the HMAC algorithm" answers it without naming
-    SIGNER_CLASSES; a sentence on another entry's default that says little of the question does not,
-    nor one that does not say default, nor one naming another setting."""
+    """'Which algorithm does the client sign messages with when MESSAGE_SIGNERS is left
+    alone?': "By default, the client signs messages with the HMAC algorithm" answers it without
+    naming MESSAGE_SIGNERS; a sentence on another entry's default that says little of the
+    question does not, nor one that does not say default, nor one naming another setting, nor
+    one that leaves out a word of the name ("a connect timeout" for READ_TIMEOUT)."""
     wanted = _wanted_of(
         "How does the client sign and verify messages?",
-        "Which algorithm does the client sign messages with when SIGNER_CLASSES is left alone?",
+        "Which algorithm does the client sign messages with when MESSAGE_SIGNERS is left alone?",
         "How do I switch to Ed25519?",
     )
     says = "By default, the client signs messages with the HMAC algorithm and a SHA256 hash."
@@ -967,11 +977,21 @@ def test_a_name_left_at_its_default_need_not_be_said() -> None:
     assert not _settles_for(wanted, undefaulted, undefaulted, section="Signing")
     named = "By default, `client.sign` signs messages with the HMAC algorithm and a SHA256 hash."
     assert not _settles_for(wanted, named, named, section="Signing")
+    timeout = _wanted_of(
+        "How does the client wait for the server?",
+        "What timeout does the client use when READ_TIMEOUT is not set?",
+        "How do I retry a request?",
+    )
+    connect = "By default, the client uses a connect timeout of 10 seconds."
+    assert not _settles_for(timeout, connect, connect, section="Timeouts")
+    read = "By default, the client uses a read timeout of 30 seconds."
+    assert _settles_for(timeout, read, read, section="Timeouts")
 
 
 def test_how_long_something_lasts_is_said_by_its_duration() -> None:
     """'How long does the session token last by default?': the token's `Default:` line gives a
-    duration (it need not say "last"); one with no quantity does not."""
+    duration (it need not say "last"); one with no quantity does not; "live" of 'How long does
+    a live migration take?' is no such verb."""
     wanted = _wanted_of(
         "How does the client keep sessions?",
         "How long does the session token last by default?",
@@ -980,28 +1000,13 @@ def test_how_long_something_lasts_is_said_by_its_duration() -> None:
     entry = "Default: 86400 (one day, in seconds)\n\nThe age of session tokens, in seconds."
     quote = "Default: 86400 (one day, in seconds)\nThe age of session tokens, in seconds."
     assert _settles_for(wanted, quote, entry, section="SESSION_TOKEN_AGE")
+    live = _wanted_of("How do I move queues?", "How long does a live migration take?", "Why?")
+    took = "A migration takes about 2 minutes for small queues."
+    assert not _settles_for(live, took, took, section="Migrations")
     none = entry.replace("86400 (one day, in seconds)", "empty")
     assert not _settles_for(
         wanted, quote.replace("86400 (one day, in seconds)", "empty"), none, section="X"
     )
-
-
-def test_either_alternative_of_a_yes_or_no_question_answers_it() -> None:
-    """'Out of the box, does the client reuse a queue connection for the next call or close it
-    when the call ends?' is answered by a sentence saying the default is one of them; one
-    saying neither, or saying one without the default the question asks, is not."""
-    wanted = _wanted_of(
-        "Does the client keep queue connections open?",
-        "Out of the box, does the client reuse a queue connection for the next call or close "
-        "it when the call ends?",
-        "Which setting keeps a queue connection open?",
-    )
-    says = "The default is 0, closing the queue connection at the end of each call."
-    assert _settles_for(wanted, says, says, section="Connections", title=TITLE)
-    undefaulted = "At the end of each call, the client closes the queue connection if it failed."
-    assert not _settles_for(wanted, undefaulted, undefaulted, section="Connections", title=TITLE)
-    neither = "The default is 0, and queue connections are counted per client."
-    assert not _settles_for(wanted, neither, neither, section="Connections", title=TITLE)
 
 
 def test_an_aside_of_the_question_and_a_value_it_sets_are_said_by_the_value() -> None:
@@ -1017,6 +1022,8 @@ def test_an_aside_of_the_question_and_a_value_it_sets_are_said_by_the_value() ->
     assert _settles_for(wanted, says, says, section="MaxWorkersPerQueue Directive")
     other = "If MaxWorkersPerQueue is reached, then the queue stops taking new workers."
     assert not _settles_for(wanted, other, other, section="MaxWorkersPerQueue Directive")
+    aside = "If MaxWorkersPerQueue is 10, the queue takes 10 workers at most; 0 is also valid."
+    assert not _settles_for(wanted, aside, aside, section="MaxWorkersPerQueue Directive")
 
 
 def test_a_default_is_said_by_what_a_thing_starts_with() -> None:
