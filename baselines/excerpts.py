@@ -657,9 +657,9 @@ _REVERSAL = re.compile(
 
 # "when no mode option is given", "if LOGIN_URL is not set": what it asks is the default, which
 # a sentence may say as such ("defaults to --mixed", "If <mode> is omitted").
+_UNSET_VERBS = r"(?:given|set|specified|configured|provided|passed|supplied)"
 _UNSET_ASKED = re.compile(
-    r"\b(?:not|no)\s+(?:[\w-]+\s+){0,3}?(?:(?:is|are)\s+)?"
-    r"(?:given|set|specified|configured|provided|passed|supplied)\b"
+    rf"\b(?:not|no)\s+(?:[\w-]+\s+){{0,3}}?(?:(?:is|are)\s+)?{_UNSET_VERBS}\b"
     # "when PASSWORD_HASHERS is left alone", "out of the box", "if I configure none"
     r"|\b(?:is|are)\s+left\s+(?:alone|unset|empty|untouched|as\s+it\s+is)\b"
     r"|\bout\s+of\s+the\s+box\b"
@@ -707,7 +707,7 @@ def _without_unset(question: str) -> str:
 
 _LEFT_NAME = re.compile(
     r"\b(?:when|if)\s+(?:the\s+)?(\S+)\s+(?:setting\s+|option\s+)?(?:is|are)\s+"
-    r"(?:not\s+(?:given|set|specified|configured|provided|passed|supplied)|left)\b",
+    rf"(?:not\s+{_UNSET_VERBS}|left)\b",
     re.IGNORECASE,
 )
 
@@ -1333,17 +1333,22 @@ _QUANTITY = re.compile(
 _LASTS = "last live stay remain persist"
 # (as the verb "how long" asks with, ending its clause: not "How long does a live migration
 # take?")
-_LASTING = (
-    r"\bhow\s+long\s+(?:does|do|did|will|would|can|could|should|may|might)\b[^?]*?\b{}\b"
-    r"\s*(?:[?,;]|$|\b(?:by|in|on|for|after|before|when|if|once|with|without|until|at)\b)"
-)
+_LASTING = {
+    verb: re.compile(
+        r"\bhow\s+long\s+(?:does|do|did|will|would|can|could|should|may|might)\b[^?]*?"
+        rf"\b{verb}\b\s*(?:[?,;]|$|\b(?:by|in|on|for|after|before|when|if|once|with|without"
+        r"|until|at)\b)",
+        re.IGNORECASE,
+    )
+    for verb in _LASTS.split()
+}
 
 
 def quantity_asked(question: str) -> set[str]:
     """The words of "how many / how long" a question asks with: its answer is a quantity (and
     of "how long", the verb of a duration: "last", "live", "stay")."""
     asked = _QUANTITY_ASKED.findall(question)
-    lasts = [word for word in _LASTS.split() if re.search(_LASTING.format(word), question, re.I)]
+    lasts = [verb for verb, lasting in _LASTING.items() if lasting.search(question)]
     return keywords(" ".join(asked + lasts))
 
 
@@ -1704,12 +1709,11 @@ def _sentence_answers(
     # a reversal asked ("cannot be resolved") is the sentence's to keep (`keeps_reversal`), in
     # any of its words ("When not possible")
     light |= keywords(" ".join(_REVERSAL.findall(wanted.question)))
-    # an aside the question makes (", its default,", "(the default)") is not what it asks; a
-    # value it sets ("set to 0") is said by the value ("If MaxConnectionsPerChild is 0, ...")
+    # an aside the question makes (", its default,", "(the default)") is not what it asks
     light |= keywords(" ".join(_QUESTION_ASIDE.findall(wanted.question)))
-    # (a value it sets is the sentence's to say: "sets the limit on the number of requests"
-    # does not say what 0 means)
-    # (as the value something is: "If MaxRequests is 10, ...; 0 is also accepted" does not)
+    # a value it sets ("set to 0") is the sentence's to say, as the value something is ("If
+    # MaxConnectionsPerChild is 0, ..."; not "sets the limit on the number of requests", nor
+    # "If MaxRequests is 10, ...; 0 is also accepted"), and says "set"
     numbers = _numbers_asked(wanted.question)
     if _SET_TO.search(wanted.question) and numbers:
         if not all(re.search(_VALUE_IS.format(re.escape(n)), sentence) for n in numbers):
