@@ -21,14 +21,20 @@ what its labelled pages alone allow: briefs **answerable** (every required quest
 pass) and of those the briefs whose labelled pages the policy would cite (an excerpt passes the
 test, or says what a further source must: `answers`) make **two sources** (two source families
 of the gate's rule 3: a page and its other rendering are one): about the most a policy reading
-only labelled pages could complete. Figures only, written dated to
-bench/results/strongest_test.json.
+only labelled pages could complete. Beyond them, every page of the corpus that the index reads
+and that holds the question's most specific word: of the answerable briefs, those whose pages
+the policy would cite **anywhere** in the corpus make two families (an upper bound: a page
+cited for a false pass counts), and of every measured brief, those whose labelled phrases the
+pages of two families hold, the test aside (**phrases on two sources**: whether the corpus
+itself says each answer in the labelled words on more than one page). Figures only, written
+dated to bench/results/strongest_test.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +83,8 @@ class Tally:
     briefs: int = 0  # with a required question labelled with a phrase
     answerable: int = 0  # every required question with a true pass
     two_sources: int = 0  # of those, true passes from two source families
+    anywhere: int = 0  # of the answerable, two families of pages cited from the whole corpus
+    phrase_twice: int = 0  # briefs whose phrases pages of two families hold, the test aside
     listing: list[str] = field(default_factory=list)
 
     def row(self) -> dict[str, int]:
@@ -136,11 +144,12 @@ def measure(path: Path, max_chars: int) -> Tally | None:
     if folder is None or not folder.is_dir():
         return None
     transport = CorpusTransport(folder, {golden.host: folder} if golden.host else None)
-    return asyncio.run(_measure(path.name, golden, transport, max_chars))
+    corpus = Corpus(corpus_pages(golden, folder), max_chars)
+    return asyncio.run(_measure(path.name, golden, transport, corpus, max_chars))
 
 
 async def _measure(
-    name: str, golden: GoldenSet, transport: CorpusTransport, max_chars: int
+    name: str, golden: GoldenSet, transport: CorpusTransport, corpus: Corpus, max_chars: int
 ) -> Tally:
     tally = Tally()
     async with httpx.AsyncClient(transport=transport) as client:
@@ -152,10 +161,15 @@ async def _measure(
                         await _count(name, golden, entry, question, client, max_chars, tally)
                     )
             tally.briefs += bool(answering)  # a brief with no phrase to look for is not measured
+            if answering:
+                phrased = await corpus.phrase_pages(golden, entry, client)
+                tally.phrase_twice += _families(phrased) >= TWO_SOURCES
             if answering and all(answering):
                 tally.answerable += 1
                 pages = {page: kept for found in answering for page, kept in found.items()}
                 tally.two_sources += _families(list(pages.values())) >= TWO_SOURCES
+                cited = await corpus.sources(golden, entry, client)
+                tally.anywhere += _families(cited) >= TWO_SOURCES
     return tally
 
 
@@ -208,6 +222,103 @@ async def _count(
     return answering if true else {}
 
 
+def corpus_pages(golden: GoldenSet, folder: Path) -> list[tuple[str, Path]]:
+    """Every page of the set's corpus that `research corpus index` indexes (its address and
+    file): a text document not under a folder or file named with "_" or "." (Sphinx's
+    `_sources/`). A set with a host has its folder; one without has a folder per host."""
+    hosts = (
+        [(golden.host, folder)]
+        if golden.host
+        else [(child.name, child) for child in sorted(folder.iterdir()) if child.is_dir()]
+    )
+    pages: list[tuple[str, Path]] = []
+    for host, root in hosts:
+        for path in sorted(root.rglob("*")):
+            relative = path.relative_to(root)
+            if (
+                path.is_file()
+                and path.suffix.lower() in TEXT_TYPES
+                and not any(part.startswith(("_", ".")) for part in relative.parts)
+            ):
+                pages.append((f"https://{host}/{relative.as_posix()}", path))
+    return pages
+
+
+TEXT_TYPES = frozenset({".html", ".htm", ".md", ".txt"})  # the corpus's documents but PDF
+
+
+class Corpus:
+    """The whole corpus of a set, for the ceiling beyond labelled pages: per answerable brief,
+    the pages anywhere in it that would make its sources. Only pages whose file holds the
+    question's most specific word (the last part of each name it asks about, else its first
+    lead word) are extracted, each once: a page without it has no excerpt the test passes."""
+
+    def __init__(self, pages: list[tuple[str, Path]], max_chars: int) -> None:
+        self._pages = pages
+        self._max_chars = max_chars
+        self._raw: dict[str, str] = {}  # address: the file's text, lower-cased
+        self._passages: dict[str, dict[str, Passage]] = {}  # address: as `read_page` stores it
+
+    async def sources(
+        self, golden: GoldenSet, entry: GoldenBrief, client: httpx.AsyncClient
+    ) -> list[SourceRef]:
+        """The pages of the corpus the policy would cite for a required question of the brief,
+        as `_count` has them on labelled pages: an excerpt passes the test or says what a
+        further source must (`answers`), whether or not it holds the phrase."""
+        cited: dict[str, SourceRef] = {}
+        for question in entry.questions:
+            if not (question.required and question.phrase):
+                continue
+            wanted = wanted_for(golden, entry, question)
+            for url in self._holding(_most_specific(wanted)):
+                passages = await self._read(client, url)
+                excerpts = [excerpt for _, excerpt in every_excerpt(wanted, passages)]
+                if any(passing(wanted, excerpts)) or any(answers(e, wanted) for e in excerpts):
+                    cited[url] = _source(url, passages)
+        return list(cited.values())
+
+    async def phrase_pages(
+        self, golden: GoldenSet, entry: GoldenBrief, client: httpx.AsyncClient
+    ) -> list[SourceRef]:
+        """The pages of the corpus whose text holds a required question's phrase (none when one
+        such question's phrase is on no page): whether the corpus says the answers in the
+        labelled words on more than one page, whatever the test makes of them."""
+        found: dict[str, SourceRef] = {}
+        for question in entry.questions:
+            if not (question.required and question.phrase):
+                continue
+            phrase = plain(question.phrase)
+            longest = max(re.findall(r"\w+", phrase), key=len, default=phrase)
+            holding = {}
+            for url in self._holding([longest]):
+                passages = await self._read(client, url)
+                if phrase in plain(" ".join(passage.text for passage in passages.values())):
+                    holding[url] = _source(url, passages)
+            if not holding:
+                return []
+            found.update(holding)
+        return list(found.values())
+
+    def _holding(self, words: list[str]) -> Iterator[str]:
+        for url, path in self._pages:
+            if url not in self._raw:
+                self._raw[url] = path.read_text(encoding="utf-8", errors="replace").lower()
+            if all(word in self._raw[url] for word in words):
+                yield url
+
+    async def _read(self, client: httpx.AsyncClient, url: str) -> dict[str, Passage]:
+        if url not in self._passages:
+            self._passages[url] = await page_passages(client, url, "S1", self._max_chars)
+        return self._passages[url]
+
+
+def _most_specific(wanted: Wanted) -> list[str]:
+    """What a page must hold to answer: the last part of each name the question asks about
+    (`run` of `subprocess.run`, `--soft`), else its first lead word (a stem: `mod`)."""
+    names = [thing.rsplit(".", 1)[-1].strip("()").lower() for thing in wanted.things]
+    return [name for name in names if name] or wanted.lead[:1]
+
+
 def _source(page: str, passages: dict[str, Passage]) -> SourceRef:
     """The page as the gate knows a stored source: its text's hash and sketch."""
     text = " ".join(passage.text for passage in passages.values())
@@ -248,7 +359,8 @@ def _line(name: str, tally: Tally) -> str:
         f"{name}: {tally.questions} questions; a true pass for {tally.recalled}, a false pass "
         f"for {tally.exposed}; excerpts passing {tally.true_passes} with the phrase, "
         f"{tally.false_passes} without; briefs {tally.briefs}, answerable {tally.answerable}, "
-        f"from two sources {tally.two_sources}"
+        f"from two sources {tally.two_sources} ({tally.anywhere} anywhere in the corpus); "
+        f"the phrases on two sources {tally.phrase_twice}"
     )
 
 
