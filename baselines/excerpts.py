@@ -1077,6 +1077,17 @@ def inner_capital(token: str) -> bool:
     return _INNER_CAPITAL.search(token.strip("?!,;:.()'\"`")) is not None
 
 
+_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+
+
+def name_parts(text: str) -> set[str]:
+    """The words of each name with inner capitals `text` writes (`LimitRequestBody`: limit,
+    request, body), as `keywords` has the parts of `allow_nan`: what a heading defining the name
+    says."""
+    tokens = [token for token in text.split() if inner_capital(token)]
+    return keywords(" ".join(part for token in tokens for part in _CAMEL_PART.findall(token)))
+
+
 @dataclass(frozen=True)
 class Under:
     """What a paragraph sits under: its heading and the paragraph before (`context`), the lead
@@ -1648,7 +1659,7 @@ def _sentence_answers(
     # what the heading or signature above defines: a usage line's optional parts (`show
     # [-u|--include-untracked]`) are options it lists, not what the text under it defines
     defined = _aside(excerpt.above)
-    above = keywords(defined)
+    above = keywords(defined) | name_parts(defined)
     named = wanted.name_words
     # A sentence opening pointing back ("If it is set to 0, ...") after one naming what the
     # heading or signature above defines ("The MaxRequests directive limits ...", under

@@ -1038,3 +1038,23 @@ def test_a_default_is_said_by_what_a_thing_starts_with() -> None:
     assert _settles_for(wanted, says, says, section="Queue levels")
     later = "Note that the root queue is later given level WARNING by the server."
     assert not _settles_for(wanted, later, later, section="Queue levels")
+
+
+def test_a_heading_says_the_words_of_the_name_it_defines() -> None:
+    """Under "LimitUploadBody Directive", "that limit" is the upload body's: the heading says
+    "body" as `keywords` says the parts of `upload_body`; under another heading it does not."""
+    wanted = _wanted_of(
+        "How does the queue server limit upload bodies?",
+        "What does the queue server do when a client's upload body exceeds the LimitUploadBody "
+        "limit?",
+        "What is the default value of LimitUploadBody?",
+    )
+    says = "If the client upload exceeds that limit, the server will return an error response."
+    title = "Queue server core features"
+    for heading, settles in [
+        ("LimitUploadBody Directive", True),
+        ("Upload limits", False),
+        ("LimitUpload Directive", False),
+    ]:
+        page = f"{heading}\n\n{says}"
+        assert _settles_for(wanted, says, page, section=heading, title=title) is settles, heading
