@@ -138,3 +138,17 @@ def test_a_name_is_written_without_the_prose_s_parentheses() -> None:
         "What is the default size (the main message_size_limit)? See lru_cache() (-v, --verbose)."
     )
     assert _code_tokens(text) == ["message_size_limit", "lru_cache()", "-v", "--verbose"]
+
+
+def test_pronouns_and_auxiliaries_are_no_words_a_question_asks() -> None:
+    """'my', 'whose' and 'being' are as closed-class as 'your', 'whom' and 'been', which were
+    already stop words: a question is not asking about them, and no answer need say them."""
+    assert keywords("my me mine myself us ours his him her hers whose being am shall") == set()
+    request, brief = _request(
+        "How do I handle warnings in my tests?",
+        "How can I make my warnings raise exceptions instead of just being printed?",
+        "Whose filter does catch_warnings restore?",
+    )
+    for question in brief.questions:
+        wanted = wanted_words(question, request)
+        assert not {"my", "being", "whos"} & {*wanted.lead, *wanted.content}, wanted
