@@ -1080,12 +1080,18 @@ def inner_capital(token: str) -> bool:
 _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 
 
-def name_parts(text: str) -> set[str]:
-    """The words of each name with inner capitals `text` writes (`LimitRequestBody`: limit,
-    request, body), as `keywords` has the parts of `allow_nan`: what a heading defining the name
-    says."""
-    tokens = [token for token in text.split() if inner_capital(token)]
-    return keywords(" ".join(part for token in tokens for part in _CAMEL_PART.findall(token)))
+def name_parts(text: str, asked: str) -> set[str]:
+    """The words of each word with capitals inside that `text` writes and `asked` writes too
+    (`LimitRequestBody`: limit, request, body), as `keywords` has the parts of `allow_nan`: what
+    a heading defining a name the question asks about says. Only a name the question writes: a
+    product's name is no phrase of its own (PowerShell is not "shell", FreeBSD not "free")."""
+    tokens = {token.strip("?!,;:.()[]<>'\"`=") for token in text.split()}
+    spelled = [
+        token
+        for token in tokens
+        if inner_capital(token) and re.search(rf"(?<!\w){re.escape(token)}(?!\w)", asked)
+    ]
+    return keywords(" ".join(part for token in spelled for part in _CAMEL_PART.findall(token)))
 
 
 @dataclass(frozen=True)
@@ -1659,7 +1665,7 @@ def _sentence_answers(
     # what the heading or signature above defines: a usage line's optional parts (`show
     # [-u|--include-untracked]`) are options it lists, not what the text under it defines
     defined = _aside(excerpt.above)
-    above = keywords(defined) | name_parts(defined)
+    above = keywords(defined)
     named = wanted.name_words
     # A sentence opening pointing back ("If it is set to 0, ...") after one naming what the
     # heading or signature above defines ("The MaxRequests directive limits ...", under
@@ -1753,8 +1759,10 @@ def _sentence_answers(
     if any(symbol not in sentence for symbol in _symbols(wanted.question)):
         return False
     # the page's title and the site's host name what every sentence of the page is about
-    # (`git-merge(1)` on git-scm.com: git and merge)
-    context = own | above | shown_words(f"{excerpt.title} {excerpt.site}")
+    # (`git-merge(1)` on git-scm.com: git and merge), and a heading defining a name the question
+    # writes says that name's words (`LimitRequestBody`: limit, request, body)
+    context = own | above | name_parts(defined, wanted.question)
+    context |= shown_words(f"{excerpt.title} {excerpt.site}")
     # What the brief's sub-questions share ("bisect run script", "exit code") is the ground
     # they stand on: the paragraph around may say it (its heading, the paragraph before, its
     # sentences before this one); the passage further off may not (a `return` statement's

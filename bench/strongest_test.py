@@ -23,11 +23,12 @@ test, or says what a further source must: `answers`) make **two sources** (two s
 of the gate's rule 3: a page and its other rendering are one): about the most a policy reading
 only labelled pages could complete. Beyond them, every page of the corpus that the index reads
 and that holds the question's most specific word: of the answerable briefs, those whose pages
-the policy would cite **anywhere** in the corpus make two families (an upper bound: a page
-cited for a false pass counts), and of every measured brief, those whose labelled phrases the
-pages of two families hold, the test aside (**phrases on two sources**: whether the corpus
-itself says each answer in the labelled words on more than one page). Figures only, written
-dated to bench/results/strongest_test.json.
+the policy would cite **anywhere** in the corpus make two families (a page cited for a false
+pass counts; a brief the labelled pages do not make answerable is not counted), and of every
+measured brief, those whose labelled phrases, all questions together, the pages of two families
+hold, the test aside (**phrases on two sources**: a test passing those sentences could cite two
+sources, as rule 3 counts them per report; it does not say each answer is written twice).
+Figures only, written dated to bench/results/strongest_test.json.
 """
 
 from __future__ import annotations
@@ -251,7 +252,9 @@ class Corpus:
     """The whole corpus of a set, for the ceiling beyond labelled pages: per answerable brief,
     the pages anywhere in it that would make its sources. Only pages whose file holds the
     question's most specific word (the last part of each name it asks about, else its first
-    lead word) are extracted, each once: a page without it has no excerpt the test passes."""
+    lead word) are extracted, each once: an approximation (a lead word of quantity need not be
+    said, and a stem such as `retry` is not in "retried"), which misses no page any golden
+    question answers on today."""
 
     def __init__(self, pages: list[tuple[str, Path]], max_chars: int) -> None:
         self._pages = pages
@@ -280,9 +283,9 @@ class Corpus:
     async def phrase_pages(
         self, golden: GoldenSet, entry: GoldenBrief, client: httpx.AsyncClient
     ) -> list[SourceRef]:
-        """The pages of the corpus whose text holds a required question's phrase (none when one
-        such question's phrase is on no page): whether the corpus says the answers in the
-        labelled words on more than one page, whatever the test makes of them."""
+        """The pages of the corpus whose text holds a required question's phrase, all questions
+        together (none when one such question's phrase is on no page): the sources a test
+        passing the labelled sentences could cite, whatever this test makes of them."""
         found: dict[str, SourceRef] = {}
         for question in entry.questions:
             if not (question.required and question.phrase):

@@ -55,7 +55,7 @@ STOPWORDS = frozenset(
         "if in into is it its may might must no not of on or our should so such than that the "
         "their them then there these they this those to was we were what when where which while "
         "who whom why will with would you your after about also any all each more most other "
-        "over same some very yes my me mine myself us ours his him her hers whose being am shall"
+        "over same some very yes my me myself his him her hers whose being shall"
     ).split()
 )
 

@@ -142,8 +142,10 @@ def test_a_name_is_written_without_the_prose_s_parentheses() -> None:
 
 def test_pronouns_and_auxiliaries_are_no_words_a_question_asks() -> None:
     """'my', 'whose' and 'being' are as closed-class as 'your', 'whom' and 'been', which were
-    already stop words: a question is not asking about them, and no answer need say them."""
-    assert keywords("my me mine myself us ours his him her hers whose being am shall") == set()
+    already stop words: a question is not asking about them, and no answer need say them. Not
+    'us', 'ours', 'am' or 'mine': the US locale, git's ours strategy, `git am`."""
+    assert keywords("my me myself his him her hers whose being shall") == set()
+    assert keywords("us ours am mine") == {"us", "our", "am", "min"}
     request, brief = _request(
         "How do I handle warnings in my tests?",
         "How can I make my warnings raise exceptions instead of just being printed?",

@@ -13,6 +13,7 @@ from baselines.excerpts import (
     _entry_name,
     _excerpts,
     best_excerpt,
+    name_parts,
     quote_settles,
     says_answer,
     wanted_words,
@@ -20,7 +21,7 @@ from baselines.excerpts import (
 from workflows.contracts import DecideInput
 from workflows.models import Brief, Budget
 from workflows.scope import RunScope
-from workflows.substance import evidence_problem
+from workflows.substance import evidence_problem, keywords
 
 SIGNATURE = "queue.purge(name, force=False)"
 TITLE = "queue — Harbor Queue client"
@@ -1058,3 +1059,16 @@ def test_a_heading_says_the_words_of_the_name_it_defines() -> None:
     ]:
         page = f"{heading}\n\n{says}"
         assert _settles_for(wanted, says, page, section=heading, title=title) is settles, heading
+    # only a name the question writes: a heading naming something else (a product, PowerShell's
+    # "shell") says none of its words
+    unnamed = _wanted_of(
+        "How does the queue server limit upload bodies?",
+        "What does the queue server do when a client's upload body exceeds the limit?",
+        "What is the default value of LimitUploadBody?",
+    )
+    page = f"LimitUploadBody Directive\n\n{says}"
+    assert not _settles_for(unnamed, says, page, section="LimitUploadBody Directive", title=title)
+    assert name_parts("<LimitUploadBody> Directive", "the LimitUploadBody limit") == keywords(
+        "limit upload body"
+    )
+    assert name_parts("PowerShell Integration", "Which shell starts by default?") == set()
