@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from workflows.contracts import DecideInput
 from workflows.models import Question
@@ -676,26 +677,33 @@ _STARTS_WITH = re.compile(
 
 
 _CONDITION = re.compile(r"\b(?:when|if|unless|while|where|once)\b[^,;?]*$", re.IGNORECASE)
+# What a question asks by is worked out once per question, not for every sentence the test
+# reads; a worker lives long, so the questions kept are bounded.
+QUESTIONS_CACHED = 256
 
 
-def _unset_clauses(question: str) -> list[tuple[int, int]]:
+@lru_cache(maxsize=QUESTIONS_CACHED)
+def _unset_clauses(question: str) -> tuple[tuple[int, int], ...]:
     """Where `question` asks for a default by a clause ("when LOGIN_URL is not set", "when
     PASSWORD_HASHERS is left alone", "out of the box"): a negated verb only as a condition
     ("Which headers are not passed to the upstream?" asks what is left out, not a default)."""
-    return [
+    return tuple(
         match.span()
         for match in _UNSET_ASKED.finditer(question)
         if not re.match(r"(?:not|no)\b", match.group(), re.IGNORECASE)
         or _CONDITION.search(question[: match.start()])
-    ]
+    )
 
 
-def _unset_words(question: str) -> set[str]:
+@lru_cache(maxsize=QUESTIONS_CACHED)
+def _unset_words(question: str) -> frozenset[str]:
     """The words of the clauses by which `question` asks for a default, names aside: a
     sentence saying the default answers them by saying "default", a `Default:` value by its
     label."""
     clauses = " ".join(question[start:end] for start, end in _unset_clauses(question))
-    return keywords(clauses) - {word for name in names(clauses) for word in keywords(name)}
+    return frozenset(
+        keywords(clauses) - {word for name in names(clauses) for word in keywords(name)}
+    )
 
 
 def _without_unset(question: str) -> str:
@@ -712,16 +720,17 @@ _LEFT_NAME = re.compile(
 )
 
 
-def _left_at_default(question: str) -> set[str]:
+@lru_cache(maxsize=QUESTIONS_CACHED)
+def _left_at_default(question: str) -> frozenset[str]:
     """The names `question` leaves at their default ("when PASSWORD_HASHERS is left alone",
     "when LOGIN_URL is not set"): the setting whose default is asked about, not its subject."""
     # (not an option: what a command does without `--rebase-merges` is that option's to say)
-    return {
+    return frozenset(
         name
         for match in _LEFT_NAME.finditer(question)
         for name in names(match.group(1))
         if not option_token(name)
-    }
+    )
 
 
 def _left_unnamed(statement: str, own: set[str], wanted: Wanted) -> set[str]:
@@ -1086,11 +1095,7 @@ def name_parts(text: str, asked: str) -> set[str]:
     a heading defining a name the question asks about says. Only a name the question writes: a
     product's name is no phrase of its own (PowerShell is not "shell", FreeBSD not "free")."""
     tokens = {token.strip("?!,;:.()[]<>'\"`=") for token in text.split()}
-    spelled = [
-        token
-        for token in tokens
-        if inner_capital(token) and re.search(rf"(?<!\w){re.escape(token)}(?!\w)", asked)
-    ]
+    spelled = [token for token in tokens if inner_capital(token) and holds_name(token, asked)]
     return keywords(" ".join(part for token in spelled for part in _CAMEL_PART.findall(token)))
 
 
@@ -1361,12 +1366,13 @@ _LASTING = {
 }
 
 
-def quantity_asked(question: str) -> set[str]:
+@lru_cache(maxsize=QUESTIONS_CACHED)
+def quantity_asked(question: str) -> frozenset[str]:
     """The words of "how many / how long" a question asks with: its answer is a quantity (and
     of "how long", the verb of a duration: "last", "live", "stay")."""
     asked = _QUANTITY_ASKED.findall(question)
     lasts = [verb for verb, lasting in _LASTING.items() if lasting.search(question)]
-    return keywords(" ".join(asked + lasts))
+    return frozenset(keywords(" ".join(asked + lasts)))
 
 
 # Light verbs carry no content of their own ("the calls made by", "when given a dictionary").
