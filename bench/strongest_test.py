@@ -44,6 +44,7 @@ import httpx
 
 from activities.pages.corpus_transport import CorpusTransport
 from activities.pages.extract import content_hash, extract
+from activities.search.corpus import corpus_hosts, indexed_path
 from baselines.excerpts import (
     Excerpt,
     Passage,
@@ -224,28 +225,16 @@ async def _count(
 
 
 def corpus_pages(golden: GoldenSet, folder: Path) -> list[tuple[str, Path]]:
-    """Every page of the set's corpus that `research corpus index` indexes (its address and
-    file): a text document not under a folder or file named with "_" or "." (Sphinx's
-    `_sources/`). A set with a host has its folder; one without has a folder per host."""
-    hosts = (
-        [(golden.host, folder)]
-        if golden.host
-        else [(child.name, child) for child in sorted(folder.iterdir()) if child.is_dir()]
-    )
-    pages: list[tuple[str, Path]] = []
-    for host, root in hosts:
-        for path in sorted(root.rglob("*")):
-            relative = path.relative_to(root)
-            if (
-                path.is_file()
-                and path.suffix.lower() in TEXT_TYPES
-                and not any(part.startswith(("_", ".")) for part in relative.parts)
-            ):
-                pages.append((f"https://{host}/{relative.as_posix()}", path))
-    return pages
-
-
-TEXT_TYPES = frozenset({".html", ".htm", ".md", ".txt"})  # the corpus's documents but PDF
+    """Every page of the set's corpus that `research corpus index` reads (`indexed_path`), its
+    address and file, but PDFs (the raw-text filter of `Corpus` cannot see into them). A set with
+    a host has its folder; one without has a folder per host (`corpus_hosts`)."""
+    hosts = [(golden.host, folder)] if golden.host else corpus_hosts(folder)
+    return [
+        (f"https://{host}/{relative}", path)
+        for host, root in hosts
+        for path in sorted(root.rglob("*"))
+        if path.suffix.lower() != ".pdf" and (relative := indexed_path(root, path)) is not None
+    ]
 
 
 class Corpus:

@@ -279,19 +279,27 @@ def _host_name(host_dir: Path) -> str | None:
     return host
 
 
-def _document(host: str, host_dir: Path, path: Path, max_chars: int) -> CorpusDocument | None:
+def indexed_path(host_dir: Path, path: Path) -> str | None:
+    """Where the index reads `path` under its host (`guide/a.html`), or None when it does not: a
+    file of a type it extracts, no part of its path named with `_` or `.` (Sphinx's `_sources/`)."""
     relative = path.relative_to(host_dir)
     if not path.is_file() or any(part.startswith(("_", ".")) for part in relative.parts):
         return None
-    content_type = CONTENT_TYPES.get(path.suffix.lower())
-    if content_type is None:
+    return relative.as_posix() if path.suffix.lower() in CONTENT_TYPES else None
+
+
+def _document(host: str, host_dir: Path, path: Path, max_chars: int) -> CorpusDocument | None:
+    relative = indexed_path(host_dir, path)
+    if relative is None:
         return None
     try:
-        extracted = extract(path.read_bytes(), content_type, max_chars=max_chars)
+        extracted = extract(
+            path.read_bytes(), CONTENT_TYPES[path.suffix.lower()], max_chars=max_chars
+        )
     except ValueError as error:
         logger.warning("corpus: skipping %s: %s", path, error)
         return None
-    url = f"https://{host}/{relative.as_posix()}"
+    url = f"https://{host}/{relative}"
     return CorpusDocument(
         url=url,
         host=host,
