@@ -9,7 +9,7 @@ CHECKOV_SCAN := BC_SKIP_MAPPING=TRUE $(CHECKOV) --quiet --compact --skip-downloa
 # The embedded stack's state folder: RESEARCH_STATE_DIR when set (as the research CLI reads it).
 STATE := $(or $(RESEARCH_STATE_DIR),.research)
 
-.PHONY: help demo dev test lint format clean eval bench chaos
+.PHONY: help demo dev test lint format hooks clean eval bench chaos
 .DEFAULT_GOAL := demo
 
 help: ## this list
@@ -56,6 +56,11 @@ lint: $(STAMP) $(CHECKOV) ## ruff, mypy, hadolint and checkov, as CI runs them
 format: $(STAMP) ## ruff format and the fixes ruff can make
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+# Points this clone's git at .githooks/: commit-msg refuses a subject over 72 characters, wrapped
+# onto a second line, or naming internal jargon ("stop 44", "issue 24"). See docs/testing.md.
+hooks: ## install the commit-message check (.githooks/commit-msg) in this clone
+	git config core.hooksPath .githooks
 
 # Deletes the embedded stack's state: the ledger of every run and the dev server's histories.
 # Asks first (a terminal answers "yes"); `make clean FORCE=1` does not ask.
