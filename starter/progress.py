@@ -31,6 +31,8 @@ QUERY_TIMEOUT = timedelta(seconds=5)
 # least every minute (a long poll), so an older poll is a worker that went away.
 POLLER_FRESH = timedelta(seconds=75)
 WORKER_CHECK_SECONDS = 5.0
+# How long a command waits to learn whether a worker polls a queue before it says none does.
+NO_WORKER_CHECK = timedelta(seconds=2)
 
 
 # `research status --json`: the same keys, in this order, whatever the state (docs/operations.md).
@@ -168,9 +170,14 @@ class WorkerWatch:
     one starts. Asked only while the run's progress query goes unanswered."""
 
     def __init__(
-        self, client: Client, task_queue: str, clock: Callable[[], float] = time.monotonic
+        self,
+        client: Client,
+        task_queue: str,
+        clock: Callable[[], float] = time.monotonic,
+        timeout: timedelta = QUERY_TIMEOUT,
     ) -> None:
         self._client = client
+        self._timeout = timeout
         self._task_queue = task_queue
         self._clock = clock
         self._next_check = 0.0
@@ -183,28 +190,35 @@ class WorkerWatch:
         if not await self._polled():
             self.warned = True
             queue = self._task_queue
-            display.warn(
-                f"no worker is polling task queue {queue}, so the run waits until one starts "
-                f"(`research worker`, or `python worker.py` with RESEARCH_TASK_QUEUE={queue})"
-            )
+            display.warn(no_worker_sentence(queue))
 
     async def _polled(self) -> bool:
         """Whether a worker polled the queue for workflow tasks lately (True when Temporal
         cannot tell: no warning is better than a wrong one)."""
-        pollers = await polling_workers(self._client, self._task_queue)
+        pollers = await polling_workers(self._client, self._task_queue, self._timeout)
         return pollers is None or bool(pollers)
 
 
-async def polling_workers(client: Client, task_queue: str) -> list[str] | None:
+def no_worker_sentence(task_queue: str, waits: str = "the run") -> str:
+    """What a run waits for while no worker polls its task queue, and how to start one."""
+    return (
+        f"no worker is polling task queue {task_queue}, so {waits} waits until one starts "
+        f"(`research worker`, or `python worker.py` with RESEARCH_TASK_QUEUE={task_queue})"
+    )
+
+
+async def polling_workers(
+    client: Client, task_queue: str, within: timedelta = QUERY_TIMEOUT
+) -> list[str] | None:
     """The identities of the workers that polled `task_queue` for workflow tasks lately (a live
-    worker polls at least every minute), or None when Temporal cannot tell."""
+    worker polls at least every minute), or None when Temporal cannot tell `within` that time."""
     request = DescribeTaskQueueRequest(
         namespace=client.namespace,
         task_queue=TaskQueue(name=task_queue),
         task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
     )
     try:
-        response = await client.workflow_service.describe_task_queue(request, timeout=QUERY_TIMEOUT)
+        response = await client.workflow_service.describe_task_queue(request, timeout=within)
     except (TemporalError, RuntimeError, TimeoutError):
         return None
     now = datetime.now(UTC)

@@ -1,4 +1,4 @@
-"""Commands on runs through a Temporal server: start, status, report, signal, extend, cancel."""
+"""Commands on runs through a Temporal server: start, status, report (steering: `starter.steer`)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,10 @@ import asyncio
 import json
 import sys
 import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from temporalio.client import (
-    Client,
-    WorkflowHandle,
-    WorkflowUpdateFailedError,
-)
+from temporalio.client import Client, WorkflowHandle
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
@@ -22,7 +19,9 @@ from runtime.settings import Settings
 from runtime.temporal import connect
 from starter.briefs import load_brief
 from starter.errors import EXIT_USAGE, CliError, no_such_run
+from starter.live import PlainDisplay
 from starter.progress import (
+    NO_WORKER_CHECK,
     Summary,
     WorkerWatch,
     closed_summary,
@@ -32,18 +31,7 @@ from starter.progress import (
     result_summary,
 )
 from workflows.cleaning import as_text
-from workflows.hosts import has_credentials, without_credentials
-from workflows.models import (
-    Brief,
-    ExtendLimitsInput,
-    FinishNowInput,
-    GuidanceInput,
-    RefusedSeed,
-    RunResult,
-    RunStatus,
-    SeedsAdded,
-    SeedUrlsInput,
-)
+from workflows.models import Brief, RunResult, RunStatus
 
 if TYPE_CHECKING:
     # The ledger (psycopg, its pool, its spans) is imported only by a command that reads it; the
@@ -83,7 +71,10 @@ async def start_run(
             static_details=static_details(brief, run_id),
         )
     except WorkflowAlreadyStartedError:
-        raise CliError(f"a run with id {run_id} already exists: pick another --id") from None
+        # Bad input (docs/operations.md, Exit codes): the id names a run already.
+        raise CliError(
+            f"a run with id {run_id} already exists: pick another --id", EXIT_USAGE
+        ) from None
 
 
 def static_details(brief: Brief, run_id: str) -> str:
@@ -114,6 +105,9 @@ async def start(settings: Settings, args: argparse.Namespace) -> int:
     if not args.wait:
         print(
             f"Follow it: research status {handle.id}  |  Web UI: {web_ui_link(settings, handle.id)}"
+        )
+        await WorkerWatch(client, settings.task_queue, timeout=NO_WORKER_CHECK).check(
+            PlainDisplay(sys.stdout)
         )
         return 0
     from starter.live import display_for
@@ -150,8 +144,8 @@ async def finish_output(
 
 
 async def status(settings: Settings, args: argparse.Namespace) -> int:
-    handle, state = await _existing(settings, args.id)
-    summary = await _summary(handle, state)
+    run = await existing_run(settings, args.id)
+    summary = await _summary(run.handle, run.state)
     print(json.dumps(summary.json_data(), indent=2) if args.json else summary.text())
     return 0
 
@@ -180,80 +174,18 @@ async def report(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-async def signal(settings: Settings, args: argparse.Namespace) -> int:
-    from workflows.research import ResearchWorkflow
+@dataclass(frozen=True)
+class ExistingRun:
+    """A run Temporal knows: its handle, its state (`running`, `completed`, ...) and the task
+    queue its workers poll."""
 
-    handle = await _running(settings, args.id)
-    if args.signal == "guidance":
-        await handle.signal(ResearchWorkflow.add_guidance, GuidanceInput(text=" ".join(args.text)))
-    elif args.signal == "seed":
-        return await add_seeds(handle, args.urls)
-    else:
-        await handle.signal(ResearchWorkflow.finish_now, FinishNowInput(reason=args.reason))
-    print(f"Sent {args.signal} to run {args.id}")
-    return 0
+    client: Client
+    handle: WorkflowHandle[Any, RunResult]
+    state: str
+    task_queue: str
 
 
-async def add_seeds(handle: WorkflowHandle[Any, RunResult], urls: list[str]) -> int:
-    """Seed URLs through the `add_seeds` update: the run says which it took and why it refused
-    each other one (exit 1 when any was refused). A URL with credentials is never sent."""
-    added = SeedsAdded()
-    sent = []
-    for url in urls:
-        if has_credentials(url):
-            shown = without_credentials(url)
-            added.refused.append(RefusedSeed(url=shown, reason="carries a user name or password"))
-        else:
-            sent.append(url)
-    if sent:
-        from workflows.research import ResearchWorkflow
-
-        answer = await handle.execute_update(ResearchWorkflow.add_seeds, SeedUrlsInput(urls=sent))
-        added = answer.model_copy(update={"refused": [*added.refused, *answer.refused]})
-    for url in added.accepted:
-        print(f"Added seed URL {url} to run {handle.id}")
-    for url in added.known:
-        print(f"Seed URL {url} was already a seed of run {handle.id}")
-    for refused in added.refused:
-        print(f"Refused seed URL {refused.url}: it {refused.reason}", file=sys.stderr)
-    return 1 if added.refused else 0
-
-
-async def extend(settings: Settings, args: argparse.Namespace) -> int:
-    request = ExtendLimitsInput(
-        max_steps=args.steps,
-        max_searches=args.searches,
-        max_page_fetches=args.pages,
-        max_tokens=args.tokens,
-        deadline_seconds=args.deadline,
-    )
-    if not request.model_dump(exclude_none=True):
-        raise CliError(
-            "extend needs at least one of --steps --searches --pages --tokens --deadline",
-            EXIT_USAGE,
-        )
-    from workflows.research import ResearchWorkflow
-
-    handle = await _running(settings, args.id)
-    try:
-        limits = await handle.execute_update(ResearchWorkflow.extend_limits, request)
-    except WorkflowUpdateFailedError as error:
-        reason = getattr(error.cause, "message", None) or str(error.cause)
-        raise CliError(f"run {args.id} refused the new limits: {reason}") from None
-    values = ", ".join(f"{name} {value}" for name, value in limits.model_dump().items())
-    print(f"Limits of run {args.id}: {values}")
-    return 0
-
-
-async def cancel(settings: Settings, args: argparse.Namespace) -> int:
-    handle = await _running(settings, args.id)
-    await handle.cancel()
-    print(f"Cancellation requested for run {args.id}: it saves a partial report and ends cancelled")
-    return 0
-
-
-async def _existing(settings: Settings, run_id: str) -> tuple[WorkflowHandle[Any, RunResult], str]:
-    """The run's handle and its Temporal status (`running`, `completed`, ...)."""
+async def existing_run(settings: Settings, run_id: str) -> ExistingRun:
     client = await connect(settings)
     handle = client.get_workflow_handle(run_id, result_type=RunResult)
     try:
@@ -263,16 +195,15 @@ async def _existing(settings: Settings, run_id: str) -> tuple[WorkflowHandle[Any
             raise no_such_run(run_id) from None
         raise
     state = description.status.name.lower() if description.status else "unknown"
-    return handle, state
+    return ExistingRun(client, handle, state, description.task_queue)
 
 
-async def _running(settings: Settings, run_id: str) -> WorkflowHandle[Any, RunResult]:
-    """A run that can still be steered; an ended one is a one-sentence error."""
-    handle, state = await _existing(settings, run_id)
-    if state != "running":
-        # The run's own outcome (`incomplete`, ...), not Temporal's word for a closed workflow.
-        summary = await _summary(handle, state)
-        stop = summary.data.get("stop_reason")
-        ended = f"{summary.status}, {stop}" if stop else summary.status
-        raise CliError(f"run {run_id} has already ended ({ended}): it can no longer change")
-    return handle
+async def refuse_ended(run: ExistingRun) -> None:
+    """A run that can still be steered passes; an ended one is a one-sentence error."""
+    if run.state == "running":
+        return
+    # The run's own outcome (`incomplete`, ...), not Temporal's word for a closed workflow.
+    summary = await _summary(run.handle, run.state)
+    stop = summary.data.get("stop_reason")
+    ended = f"{summary.status}, {stop}" if stop else summary.status
+    raise CliError(f"run {run.handle.id} has already ended ({ended}): it can no longer change")

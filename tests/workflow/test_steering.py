@@ -23,7 +23,7 @@ from temporalio.exceptions import ApplicationError, CancelledError
 from activities.markdown import render_markdown
 from activities.model.prompt import messages
 from activities.model.provider_errors import Provider, status_failure
-from starter.runs import add_seeds
+from starter.steer import Steered, seed
 from tests.workflow.harness import (
     PAGE_A,
     PAGE_B,
@@ -231,7 +231,7 @@ async def test_add_seeds_names_each_refused_url_and_shows_the_model_the_accepted
     ]
 
     async with held_run(client, web, script, make_brief(max_steps=3), turn=2) as (handle, held):
-        refused_exit = await add_seeds(handle, sent)
+        refused_exit = await seed(Steered(handle, "", polled=True), handle.id, sent)
         again = await handle.execute_update(ResearchWorkflow.add_seeds, SeedUrlsInput(urls=[extra]))
         held.released.set()
         await finished(handle)
@@ -242,12 +242,12 @@ async def test_add_seeds_names_each_refused_url_and_shows_the_model_the_accepted
         f"Added seed URL {extra} to run {handle.id}",
         f"Seed URL {extra} was already a seed of run {handle.id}",
     ]
-    assert printed.err.splitlines() == [
+    assert printed.err.splitlines() == [  # the URLs no run could read first: never sent
+        "Refused seed URL http://127.0.0.1/admin: it names an IP address, not a host name",
         "Refused seed URL https://a.example/private: it carries a user name or password",
+        "Refused seed URL a.example/no-scheme: it is not an http(s) URL",
         "Refused seed URL https://evil.example/x: it is on evil.example, not an allowed host "
         "(a.example, b.example)",
-        "Refused seed URL http://127.0.0.1/admin: it names an IP address, not a host name",
-        "Refused seed URL a.example/no-scheme: it is not an http(s) URL",
     ]
     assert "hunter2" not in printed.out + printed.err
     assert (again.accepted, again.known, again.refused) == ([], [extra], [])

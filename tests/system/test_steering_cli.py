@@ -1,0 +1,78 @@
+"""Steering a run no worker serves, as an operator types it: `start` and every steering command
+say at once that no worker polls the run's task queue and that the request waits for one; when a
+worker starts, the run takes every request it was sent (the new limits, guidance, the seed URL,
+the cancellation). A second run under the same id is bad input (exit 2)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
+
+from activities.ledger import Ledger
+from starter.local import DEMO_BRIEF
+from tests.system.conftest import WorkerProcess, research
+
+pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
+
+NO_WORKER = "warning: no worker is polling task queue {queue}, so {who} waits until one starts"
+
+
+async def test_every_steering_command_says_no_worker_polls_and_takes_effect_when_one_does(
+    worker_env: dict[str, str],
+    spawn_worker: type[WorkerProcess],
+    corpus_ledger: Ledger,
+    dev_client: Client,
+) -> None:
+    cli = worker_env  # the CLI and the worker that starts later share one task queue
+    run_id = f"research-steer-{uuid.uuid4().hex[:6]}"
+    queue = cli["RESEARCH_TASK_QUEUE"]
+
+    started = research(cli, "start", str(DEMO_BRIEF), "--id", run_id)
+    assert started.returncode == 0, started.stderr
+    assert started.stderr.startswith(NO_WORKER.format(queue=queue, who="the run")), started.stderr
+
+    again = research(cli, "start", str(DEMO_BRIEF), "--id", run_id)
+    assert (again.returncode, again.stderr) == (  # bad input: exit 2, as the docs say
+        2,
+        f"error: a run with id {run_id} already exists: pick another --id\n",
+    )
+
+    commands = [
+        ["extend", run_id, "--steps", "30"],
+        ["signal", run_id, "guidance", "prefer the official docs"],
+        ["signal", run_id, "seed", "https://docs.harborq.example/faq.html"],
+        ["cancel", run_id],
+    ]
+    for command in commands:
+        done = research(cli, *command)
+        assert done.returncode == 0, (command, done.stderr)
+        warning = NO_WORKER.format(queue=queue, who=f"run {run_id}")
+        assert done.stderr.startswith(warning), (command, done.stderr)
+        assert "the request waits at the Temporal server and takes effect then" in done.stderr
+        assert done.stderr.count("\n") == 1
+
+    worker = spawn_worker()
+    handle = dev_client.get_workflow_handle(run_id)
+    try:
+        with pytest.raises(WorkflowFailureError):  # cancelled
+            await handle.result()
+    finally:
+        worker.stop()
+
+    assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
+    events = (await handle.fetch_history()).events
+    updated = [
+        event.workflow_execution_update_completed_event_attributes.outcome
+        for event in events
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED
+    ]
+    assert len(updated) == 1 and b'"max_steps":30' in updated[0].success.payloads[0].data
+    signals = [
+        event.workflow_execution_signaled_event_attributes.signal_name
+        for event in events
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED
+    ]
+    assert signals == ["add_guidance", "add_seed_urls"]
