@@ -52,6 +52,12 @@ from workflows.research import ResearchWorkflow
 GRACEFUL_SHUTDOWN = timedelta(seconds=10)
 T = TypeVar("T")
 HEARTBEAT_THROTTLE = timedelta(seconds=4)
+# How long a run's next workflow task waits on its worker's sticky queue (where the run is cached)
+# before any worker may take it from the task queue, replaying the history. A live worker takes a
+# sticky task in milliseconds; a killed one never does, and Temporal counts its sticky queue alive
+# for 10 s after its last poll: with the SDK's 10 s, a run whose activity was retried elsewhere
+# then waited 10 s more for nothing (docs/operations.md, "When things fail").
+STICKY_TIMEOUT = timedelta(seconds=1)
 _NOT_CURRENT = (
     "not current: pinned runs only until promoted with `temporal worker deployment "
     "set-current-version --deployment-name {version.deployment_name} --build-id "
@@ -89,6 +95,7 @@ async def run_worker(
             max_concurrent_activity_task_polls=POLLERS,
             max_concurrent_workflow_task_polls=POLLERS,
             max_cached_workflows=settings.workflow_cache,
+            sticky_queue_schedule_to_start_timeout=STICKY_TIMEOUT,
             # A heartbeat reaches the server at least every 4 s (the SDK's default would wait
             # 0.8 x the 8 s timeout, leaving 1.6 s of slack for a busy event loop).
             max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
