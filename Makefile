@@ -29,6 +29,8 @@ $(STAMP): pyproject.toml
 	@echo "$(VENV) is ready"
 
 $(CHECKOV): | $(STAMP)
+	@echo "installing checkov (the IaC scanner lint and the deploy tests run) into $(VENV)/checkov,"
+	@echo "an environment of its own: about 20 seconds, once"
 	@if command -v uv >/dev/null 2>&1; then \
 		uv venv --allow-existing -q $(VENV)/checkov && uv pip install -q -p $(VENV)/checkov/bin/python 'checkov==3.3.30'; \
 	else \
@@ -42,7 +44,7 @@ demo: $(STAMP) ## the sample brief on the embedded stack, offline (no key, no ne
 dev: $(STAMP) ## Temporal + PostgreSQL + a worker until Ctrl-C (prints the addresses)
 	$(BIN)/research dev
 
-test: $(STAMP) $(CHECKOV) ## the whole test suite (about 5 minutes)
+test: $(STAMP) $(CHECKOV) ## the whole test suite (unit, workflow, integration, system, deploy)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP) $(CHECKOV) ## ruff, mypy, hadolint and checkov, as CI runs them

@@ -185,7 +185,7 @@ async def _serve() -> None:
     check_model_settings(settings)  # a missing key stops the worker before it connects
     check_verifier_settings(settings)
     check_search_settings(settings)
-    configure_logging()
+    configure_logging(debug=settings.debug)
     async with telemetry():  # flushes spans, logs and metrics when the worker stops
         client = await connect(settings, wait_seconds=settings.startup_wait_seconds)
         stop = asyncio.Event()

@@ -157,6 +157,8 @@ class Settings:
     continue_after_steps: int = STEPS_PER_EXECUTION
     # How long a starting worker waits for Temporal, and then for PostgreSQL, to answer (0: not).
     startup_wait_seconds: float = 60.0
+    # RESEARCH_DEBUG: a failed activity attempt is logged with its traceback (else one line).
+    debug: bool = False
     # APPLICATIONINSIGHTS_CONNECTION_STRING (runtime.telemetry reads it): its InstrumentationKey
     # is scrubbed like a key.
     telemetry_connection_string: str | None = field(default=None, repr=False)
@@ -255,6 +257,7 @@ class Settings:
             workflow_cache=_int(env, "RESEARCH_WORKFLOW_CACHE", 1_000, zero=True),
             continue_after_steps=_continue_after_steps(env),
             startup_wait_seconds=_float(env, "RESEARCH_STARTUP_WAIT_SECONDS", 60.0, zero=True),
+            debug=_bool(env, "RESEARCH_DEBUG", False),
             telemetry_connection_string=env.get("APPLICATIONINSIGHTS_CONNECTION_STRING") or None,
         )
 

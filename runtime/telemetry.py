@@ -174,7 +174,8 @@ class JsonFormatter(logging.Formatter):
 
 
 class TextFormatter(logging.Formatter):
-    """For a terminal: time, level, message, then run and step when the record has them."""
+    """For a terminal: time, level, message, then run and step when the record has them (and
+    the traceback when the record kept one: RESEARCH_DEBUG)."""
 
     def format(self, record: logging.LogRecord) -> str:
         fields = " ".join(
@@ -183,25 +184,74 @@ class TextFormatter(logging.Formatter):
             if getattr(record, key, None) not in (None, "")
         )
         stamp = self.formatTime(record, "%H:%M:%S")
-        return f"{stamp} {record.levelname.lower():7} {record.getMessage()}" + (
+        line = f"{stamp} {record.levelname.lower():7} {record.getMessage()}" + (
             f"  [{fields}]" if fields else ""
         )
+        return f"{line}\n{self.formatException(record.exc_info)}" if record.exc_info else line
 
 
-def configure_logging(stream: Any = None) -> None:
+class _OneLineFailures(logging.Filter):
+    """The Temporal SDK logs every failed activity attempt (a provider's 500, a timeout) with
+    its traceback, dozens of lines each: here it is one line, the activity, the attempt and the
+    error's first line, with the run's id; the traceback only with `debug` (RESEARCH_DEBUG)."""
+
+    def __init__(self, debug: bool) -> None:
+        super().__init__()
+        self._debug = debug
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        activity = getattr(record, "temporal_activity", None)
+        if error is None or not isinstance(activity, dict):
+            return True
+        detail = (str(error).strip().splitlines() or [""])[0][:300]
+        record.msg = (
+            f"{activity.get('activity_type', 'activity')} attempt {activity.get('attempt', '?')} "
+            f"failed: {type(error).__name__}: {detail}"
+        )
+        record.args = ()
+        record.run_id = activity.get("workflow_id", "")
+        delattr(record, "temporal_activity")  # said above; JSON would repeat it as a dict
+        if not self._debug:
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+def configure_logging(stream: Any = None, *, debug: bool = False) -> None:
     """The research loggers (`research.workflow` per step, `research.activity` per refusal) to
-    stderr: JSON lines off a terminal, short text on one. Once per process."""
+    stderr: JSON lines off a terminal, short text on one. Once per process. The Temporal SDK's
+    warnings go the same way, a failed activity attempt on one line (`quiet_activity_failures`)."""
     logger = logging.getLogger(LOGGER)
     if any(isinstance(handler, _StderrHandler) for handler in logger.handlers):
         return
     out = stream or sys.stderr
-    handler = _StderrHandler(out)
+    handler = _stderr_handler(out)
     handler.addFilter(_TraceIds())
-    tty = hasattr(out, "isatty") and out.isatty()
-    handler.setFormatter(TextFormatter() if tty else JsonFormatter())
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     logger.propagate = False
+    quiet_activity_failures(out, debug=debug)
+
+
+def quiet_activity_failures(stream: Any = None, *, debug: bool = False) -> None:
+    """The SDK's `temporalio` loggers to `stream` (stderr), warnings and above, each failed
+    activity attempt on one line (with `debug`, its traceback too). Once per process: a worker
+    calls it through `configure_logging`, `research dev` and `demo` for their in-process worker."""
+    logger = logging.getLogger("temporalio")
+    if any(isinstance(handler, _StderrHandler) for handler in logger.handlers):
+        return
+    handler = _stderr_handler(stream or sys.stderr)
+    handler.addFilter(_OneLineFailures(debug))
+    handler.setLevel(logging.WARNING)
+    logger.addHandler(handler)
+    logger.propagate = False
+
+
+def _stderr_handler(out: Any) -> _StderrHandler:
+    handler = _StderrHandler(out)
+    tty = hasattr(out, "isatty") and out.isatty()
+    handler.setFormatter(TextFormatter() if tty else JsonFormatter())
+    return handler
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]

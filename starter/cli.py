@@ -39,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument(
         "--processes", type=int, default=1, metavar="N", help="worker processes (default 1)"
     )
+    worker.add_argument(
+        "--debug", action="store_true", help="log a failed activity attempt with its traceback"
+    )
     _add_corpus(commands)
     start = _add(commands, "start", "validate a brief and start a run")
     start.add_argument("brief", metavar="BRIEF.json")

@@ -19,6 +19,7 @@ from activities.search import corpus_hosts, index_corpus
 from runtime.database import apply_migrations, create_roles
 from runtime.privileges import LedgerRoles
 from runtime.settings import PROJECT_ROOT, Settings
+from runtime.telemetry import quiet_activity_failures
 from runtime.temporal import connect, running_dev_address
 from starter.briefs import load_brief
 from starter.devstack import (
@@ -46,6 +47,7 @@ WORKER_STOP_SECONDS = 15.0
 async def background_worker(stack: EmbeddedStack) -> AsyncIterator[asyncio.Task[None]]:
     """An in-process worker for the length of the block; stopped (drained) on the way out."""
     stop, ready = asyncio.Event(), asyncio.Event()
+    quiet_activity_failures(debug=stack.settings.debug)  # a failed attempt: one line, not 40
     # On the local dev server this worker is the build: new runs come to it at once.
     take_over = runs_dev_server(stack.settings)
     task = asyncio.create_task(

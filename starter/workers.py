@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 from contextlib import suppress
@@ -27,7 +28,8 @@ async def workers(settings: Settings, args: argparse.Namespace) -> int:
     check_model_settings(settings)  # one sentence here, not N tracebacks from the children
     check_search_settings(settings)
     command = [sys.executable, str(PROJECT_ROOT / "worker.py")]
-    children = [await asyncio.create_subprocess_exec(*command) for _ in range(count)]
+    env = {**os.environ, "RESEARCH_DEBUG": "1"} if args.debug else None  # None: this one's
+    children = [await asyncio.create_subprocess_exec(*command, env=env) for _ in range(count)]
     print(f"started {count} worker process(es): {', '.join(str(c.pid) for c in children)}")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

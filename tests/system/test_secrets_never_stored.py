@@ -174,6 +174,9 @@ async def test_no_form_of_a_secret_is_stored_shown_or_sent(
         "model prompts": json.dumps([request["messages"] for request in fake.requests]),
     }
     assert "answered HTTP 500" in places["worker log"], "the provider's errors were logged"
+    failed = [line for line in worker.output if '"message": "decide attempt ' in line]
+    assert failed and all("answered HTTP 500" in line for line in failed)
+    assert "Traceback" not in places["worker log"], "one line per failed attempt, no traceback"
     assert len(otlp.collected.spans) > 10
     found = [
         (key_name, form_name, place)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -87,3 +88,47 @@ def test_without_an_exporter_nothing_is_installed() -> None:
     assert telemetry.tracing_enabled(
         {"APPLICATIONINSIGHTS_CONNECTION_STRING": "InstrumentationKey=x"}
     )
+
+
+@pytest.fixture
+def sdk_log() -> Iterator[Callable[[bool], io.StringIO]]:
+    """`quiet_activity_failures` onto a fresh stream; the SDK's logger as it was afterwards."""
+    logger = logging.getLogger("temporalio")
+    before, propagate = list(logger.handlers), logger.propagate
+
+    def install(debug: bool) -> io.StringIO:
+        stream = io.StringIO()
+        telemetry.quiet_activity_failures(stream, debug=debug)
+        return stream
+
+    yield install
+    logger.handlers[:], logger.propagate = before, propagate
+
+
+def _failed_attempt() -> None:
+    """What the SDK's activity worker logs for a failed attempt (temporalio/worker/_activity.py:
+    `temporalio.activity.logger.warning("Completing activity as failed", exc_info=True)`, whose
+    adapter adds the activity's details as the `temporal_activity` extra)."""
+    details = {"activity_type": "decide", "attempt": 2, "workflow_id": "research-r1"}
+    try:
+        raise RuntimeError("the model provider answered 500\nwith a body of many lines")
+    except RuntimeError:
+        logging.getLogger("temporalio.activity").warning(
+            "Completing activity as failed", exc_info=True, extra={"temporal_activity": details}
+        )
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_failed_activity_attempt_is_one_line_and_its_traceback_only_for_debug(
+    sdk_log: Callable[[bool], io.StringIO], debug: bool
+) -> None:
+    stream = sdk_log(debug)
+
+    _failed_attempt()
+
+    line = json.loads(stream.getvalue())
+    assert line["message"] == (
+        "decide attempt 2 failed: RuntimeError: the model provider answered 500"
+    )
+    assert (line["level"], line["run_id"]) == ("warning", "research-r1")
+    assert ("Traceback" in line.get("error", "")) is debug
