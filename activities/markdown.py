@@ -6,13 +6,16 @@ Two kinds of text meet here, and a reader must tell them apart at a glance:
   (`as_text`) so it cannot open a heading, a quote block, a link, an image, a table or HTML, and
   it sits under labels that say who wrote it.
 - **From the ledger** (quotes, URLs, evidence ids, status): only the host produces the structure
-  that carries them (`### E001`, `> quote`, `Source: <url>`, **bold** citations). Page text inside
-  a quote is escaped the same way, so a page cannot forge a block either.
+  that carries them (`### E001`, the quote's fenced block, `Source: <url>`, **bold** citations).
+  A quote is copied exactly, byte for byte as the ledger holds it, inside a fence longer than any
+  run of backticks it holds: nothing in it is markup, and no line of it can close the block.
+  (Reports saved before that escaped quotes as other text: `QuoteStyle`.)
 """
 
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from workflows.cleaning import as_text
 from workflows.models import Evidence, Report, RunStatus, SourceRef, StopReason
@@ -30,6 +33,11 @@ MEANING = {
 }
 
 
+# "exact": a fenced block holding the ledger's quote as it is; "escaped": a `>` block of the quote
+# escaped as Markdown text, as reports were saved before (`research audit` reads those).
+QuoteStyle = Literal["exact", "escaped"]
+
+
 def _one_line(text: str) -> str:
     return as_text(" ".join(text.split()))
 
@@ -43,6 +51,7 @@ def render_markdown(
     *,
     question: str = "",
     verification: Verification | None = None,
+    quotes: QuoteStyle = "exact",
 ) -> str:
     """The report a reader gets: every finding names its evidence, every evidence its quote+URL,
     and, when a verifier read them, its verdict."""
@@ -57,7 +66,7 @@ def render_markdown(
         _outcome(report, status, stop_reason, checked),
         f"## Answer\n\n{label}\n\n{answer}",
         _findings(report, verdicts),
-        _evidence(_cited_ids(report, evidence), evidence, sources),
+        _evidence(_cited_ids(report, evidence), evidence, sources, quotes),
         f"## Limitations\n\n{_paragraphs(report.limitations) or 'None stated.'}",
         _open_questions(report),
     ]
@@ -126,7 +135,9 @@ def _cited_ids(report: Report, evidence: list[Evidence]) -> list[str]:
 _EVIDENCE_ID = re.compile(r"(?<![A-Za-z0-9])E\d{3,}(?![A-Za-z0-9])")
 
 
-def _evidence(cited: list[str], evidence: list[Evidence], sources: list[SourceRef]) -> str:
+def _evidence(
+    cited: list[str], evidence: list[Evidence], sources: list[SourceRef], quotes: QuoteStyle
+) -> str:
     if not cited:
         return ""
     by_id = {item.id: item for item in evidence}
@@ -137,12 +148,12 @@ def _evidence(cited: list[str], evidence: list[Evidence], sources: list[SourceRe
         if item is None:
             blocks.append(f"### {_one_line(evidence_id)}\n\nNot recorded in the ledger.")
             continue
-        blocks.append(_evidence_block(item, urls.get(item.source_id, "")))
+        blocks.append(_evidence_block(item, urls.get(item.source_id, ""), quotes))
     return "\n\n".join(blocks)
 
 
-def _evidence_block(item: Evidence, url: str) -> str:
-    quote = "\n".join(f"> {line}" for line in as_text(item.quote).splitlines()) or "> (empty)"
+def _evidence_block(item: Evidence, url: str, quotes: QuoteStyle) -> str:
+    quote = _fenced(item.quote) if quotes == "exact" else _escaped_quote(item.quote)
     where = f"{item.source_id}, passage {item.passage_id}" if item.passage_id else item.source_id
     return "\n\n".join(
         [
@@ -152,6 +163,20 @@ def _evidence_block(item: Evidence, url: str) -> str:
             f"Source: {where}, <{_url(url)}>" if url else f"Source: {where}",
         ]
     )
+
+
+def _fenced(quote: str) -> str:
+    """The quote as it is, in a fence longer than any run of backticks inside it (CommonMark: a
+    shorter or other fence inside cannot close it)."""
+    if not quote:
+        return "(empty quote)"
+    longest = max((len(run) for run in re.findall(r"`+", quote)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{quote}\n{fence}"
+
+
+def _escaped_quote(quote: str) -> str:
+    return "\n".join(f"> {line}" for line in as_text(quote).splitlines()) or "> (empty)"
 
 
 def _url(url: str) -> str:

@@ -1,10 +1,11 @@
 """`research export RUN DIR`: one run for a reader with no database access, and back.
 
-One JSON file per ledger table (the rows as they are), the report as Markdown and as JSON (quotes
-and URLs), every snapshot as a text file, and the workflow history when Temporal still has it:
-`history.json` the latest execution's, and for a run that continued as new `history-1.json`,
-`history-2.json`, ... the executions before it, oldest first. `research audit DIR` and `research
-replay DIR` read the folder as they read the ledger and the server.
+One JSON file per ledger table (the rows as they are), the report as Markdown, as JSON (quotes
+and URLs) and as a review page (`report.html`, `starter.page`), every snapshot as a text file,
+and the workflow history when Temporal still has it: `history.json` the latest execution's, and
+for a run that continued as new `history-1.json`, `history-2.json`, ... the executions before
+it, oldest first. `research audit DIR` and `research replay DIR` read the folder as they read
+the ledger and the server.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from runtime.settings import Settings
 from runtime.temporal import TemporalUnavailable
 from starter.errors import EXIT_USAGE, CliError
 from starter.history import fetch_histories, read_history_file
+from starter.links import web_ui_link
+from starter.page import PageLinks, render_page
 from starter.review import ReportView, ledger_for, load_rows, report_view
 
 TABLES: dict[str, type[BaseModel]] = {
@@ -47,6 +50,7 @@ TABLES: dict[str, type[BaseModel]] = {
 # Tables an older export may lack (read as no rows).
 OPTIONAL_TABLES: dict[str, type[BaseModel]] = {"verdicts": VerdictRow}
 HISTORY = "history.json"
+REVIEW_PAGE = "report.html"
 EARLIER = re.compile(r"^history-(\d+)\.json$")  # an execution before the latest (continue-as-new)
 
 
@@ -60,7 +64,8 @@ async def export(settings: Settings, args: argparse.Namespace) -> int:
     why_not = "not asked for (--no-history)"
     if not args.no_history:
         history, why_not = await _history(settings, args.id)
-    files = await asyncio.to_thread(write_export, rows, history, folder)
+    links = PageLinks(web_ui=web_ui_link(settings, args.id))
+    files = await asyncio.to_thread(write_export, rows, history, folder, links)
     print(f"exported run {args.id} to {folder}: {', '.join(files)}")
     if history is None:
         print(f"no {HISTORY}: {why_not}")
@@ -81,10 +86,13 @@ async def _history(settings: Settings, run_id: str) -> tuple[list[WorkflowHistor
 
 
 def write_export(
-    rows: RunRows, history: WorkflowHistory | list[WorkflowHistory] | None, folder: Path
+    rows: RunRows,
+    history: WorkflowHistory | list[WorkflowHistory] | None,
+    folder: Path,
+    links: PageLinks | None = None,
 ) -> list[str]:
     """Write the folder; the names of the files written (snapshots as `snapshots/`). `history`:
-    the run's executions, oldest first (or the one)."""
+    the run's executions, oldest first (or the one); `links`: what the review page links to."""
     histories = [history] if isinstance(history, WorkflowHistory) else history or []
     (folder / "snapshots").mkdir(parents=True, exist_ok=True)
     written = {"run.json": _dump(rows.run)}
@@ -97,6 +105,7 @@ def write_export(
     if rows.report is not None:
         written["report.json"] = _dump(report_view(rows))
         (folder / "report.md").write_text(rows.report.markdown, encoding="utf-8")
+        (folder / REVIEW_PAGE).write_text(render_page(rows, links), encoding="utf-8")
     for name, value in written.items():
         (folder / name).write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
     for source in rows.sources:
@@ -107,7 +116,7 @@ def write_export(
     for name, one in zip(history_names, histories, strict=True):
         (folder / name).write_text(one.to_json(), encoding="utf-8")
     (folder / "README.md").write_text(_readme(rows, len(histories)), encoding="utf-8")
-    names = sorted([*written, *(["report.md"] if rows.report else [])])
+    names = sorted([*written, *(["report.md", REVIEW_PAGE] if rows.report else [])])
     return ["README.md", *names, *history_names, "snapshots/"]
 
 
@@ -119,6 +128,7 @@ def _readme(rows: RunRows, executions: int) -> str:
         f"Question: {' '.join(run.question.split())}",
         f"Status: {run.status} | Stop: {run.stop_reason or '-'}",
         "",
+        "- `report.html`: the report to review in a browser, each quote highlighted in its passage",
         "- `report.md`, `report.json`: the report; the JSON lists each cited quote with its URL",
         "- `evidence.json`: every piece of evidence, its quote, offsets and source URL",
         "- `sources.json`, `snapshots/`: every page read (URL, final URL, content hash, outcome)",

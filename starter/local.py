@@ -32,8 +32,9 @@ from starter.devstack import (
     stack_gone,
 )
 from starter.errors import EXIT_USAGE, CliError
+from starter.links import web_ui_link
 from starter.progress import follow, polling_workers
-from starter.runs import finish_output, new_run_id, start_run, web_ui_link
+from starter.runs import finish_output, new_run_id, start_run
 from worker import run_worker
 from workflows.hosts import normalise_host
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
@@ -14,6 +16,7 @@ from activities.ledger import Ledger, RunListing, RunRows
 from runtime.settings import Settings
 from starter.devstack import open_existing_ledger
 from starter.errors import EXIT_USAGE, CliError, no_such_run
+from starter.links import web_ui_link
 from workflows.cleaning import for_terminal, json_for_terminal
 from workflows.models import Finding
 from workflows.verification import Verification
@@ -140,13 +143,30 @@ def report_view(rows: RunRows) -> ReportView:
 
 
 async def report(settings: Settings, args: argparse.Namespace) -> int:
-    if not args.json:
+    if not (args.json or args.html or args.output):
         await print_report(settings, args.id)
         return 0
     async with ledger_for(settings) as ledger:
         rows = await load_rows(ledger, args.id)
-    print(json_for_terminal(report_view(rows).model_dump_json(indent=2)))
+        if args.html:
+            text = review_page(settings, rows)
+        elif args.json:
+            text = report_view(rows).model_dump_json(indent=2)
+        else:
+            text = await _stored_report(ledger, args.id)
+    if args.output:  # the file as it is: a quote in report.md is the ledger's, byte for byte
+        await asyncio.to_thread(Path(args.output).write_text, text, encoding="utf-8")
+        print(f"wrote {args.output}")
+    else:
+        print(json_for_terminal(text) if args.json else for_terminal(text))
     return 0
+
+
+def review_page(settings: Settings, rows: RunRows) -> str:
+    """The run's review page (`starter.page`), linking to its Temporal Web UI page."""
+    from starter.page import PageLinks, render_page  # the gate's conflict rule: only when asked
+
+    return render_page(rows, PageLinks(web_ui=web_ui_link(settings, rows.run.run_id)))
 
 
 async def runs(settings: Settings, args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ from runtime.settings import Settings
 from runtime.temporal import connect
 from starter.briefs import load_brief
 from starter.errors import EXIT_USAGE, CliError, no_such_run
+from starter.links import web_ui_link
 from starter.live import PlainDisplay
 from starter.progress import (
     NO_WORKER_CHECK,
@@ -44,13 +45,6 @@ STATIC_SUMMARY_CHARS = 200
 
 def new_run_id() -> str:
     return f"research-{uuid.uuid4().hex[:8]}"
-
-
-def web_ui_link(settings: Settings, run_id: str) -> str:
-    return (
-        f"http://localhost:{settings.ui_port}/namespaces/{settings.temporal_namespace}"
-        f"/workflows/{run_id}"
-    )
 
 
 async def start_run(

@@ -62,14 +62,21 @@ USAGE: dict[str, tuple[str, list[str]]] = {
         [f"research status {RUN}", f"research status {RUN} --json"],
     ),
     "report": (
-        "A run's report from the ledger: the Markdown as saved, or with --json the report with "
-        "every cited quote and the URL it was read from. Needs no Temporal server.",
-        [f"research report {RUN}", f"research report {RUN} --json | jq -r '.evidence[].url'"],
+        "A run's report from the ledger: the Markdown as saved, with --json the report with "
+        "every cited quote and the URL it was read from, or with --html one self-contained page "
+        "to review it in a browser (each quote highlighted in its passage, verdicts, bounds, "
+        "timeline; it loads nothing). Needs no Temporal server.",
+        [
+            f"research report {RUN}",
+            f"research report {RUN} --json | jq -r '.evidence[].url'",
+            f"research report {RUN} --html -o {RUN}.html",
+        ],
     ),
     "export": (
         "Write one run to a new folder for a reader without database access: the report "
-        "(Markdown and JSON), evidence with quotes, sources with their snapshots, the ledger's "
-        "other rows as JSON, and the workflow history when Temporal still has it.",
+        "(Markdown, JSON and a review page, report.html), evidence with quotes, sources with "
+        "their snapshots, the ledger's other rows as JSON, and the workflow history when "
+        "Temporal still has it.",
         [f"research export {RUN} exports/{RUN}", f"research export {RUN} out --no-history"],
     ),
     "audit": (

@@ -4,8 +4,9 @@ and says what the rows say (a composed report is composed again; the Markdown re
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import get_args
 
-from activities.markdown import render_markdown
+from activities.markdown import QuoteStyle, render_markdown
 from starter.audit.base import AuditData, check
 from workflows import gate
 from workflows.composer import compose
@@ -131,17 +132,22 @@ def markdown_matches_rows(data: AuditData) -> Iterator[str]:
     saved = data.rows.report
     if saved is None or saved.stop_reason not in _STOP_REASONS:
         return
-    rendered = render_markdown(
-        saved.report,
-        list(data.evidence_models().values()),
-        list(data.source_refs().values()),
-        saved.status,
-        StopReason(saved.stop_reason),
-        question=data.rows.run.question,
-        verification=saved.verification,
-    )
-    if rendered != saved.markdown:
-        line = _first_difference(rendered, saved.markdown)
+    # A report saved before quotes were copied exactly has them escaped: either form is the rows'.
+    rendered = [
+        render_markdown(
+            saved.report,
+            list(data.evidence_models().values()),
+            list(data.source_refs().values()),
+            saved.status,
+            StopReason(saved.stop_reason),
+            question=data.rows.run.question,
+            verification=saved.verification,
+            quotes=quotes,
+        )
+        for quotes in get_args(QuoteStyle)
+    ]
+    if saved.markdown not in rendered:
+        line = _first_difference(rendered[0], saved.markdown)
         yield f"the saved Markdown differs from the rows at line {line}"
 
 

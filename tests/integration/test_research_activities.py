@@ -215,7 +215,7 @@ async def test_evidence_step_and_report(harness: Harness) -> None:
     assert [row.step for row in await harness.ledger.steps(harness.run_id)] == [1]
     markdown = await harness.ledger.report(harness.run_id)
     assert markdown is not None
-    assert "> Invalidation messages travel over pub/sub" in markdown
+    assert "```text\nInvalidation messages travel over pub/sub" in markdown
     assert harness.url("cache.html") in markdown and "**E001**" in markdown
     assert "Status: completed | Stop: coverage_gate_passed" in markdown
 

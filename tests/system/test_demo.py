@@ -51,7 +51,7 @@ def test_demo_completes_and_the_ledger_shows_its_evidence(tmp_path: Path) -> Non
     evidence = int(re.search(r"Evidence: (\d+)", output).group(1))  # type: ignore[union-attr]
     assert evidence >= 2
     assert f"/namespaces/default/workflows/{run_id}" in output
-    assert "## Evidence" in output and "> " in output  # the Markdown report with its quotes
+    assert "## Evidence" in output and "```text\n" in output  # the Markdown report, its quotes
 
     server, url = start_embedded_postgres(state / "pg")
     try:

@@ -26,7 +26,6 @@ from tests.fakes.openai_server import FakeOpenAI, harborq_script_at, serve
 from tests.fakes.page_server import PageServer
 from tests.fakes.telemetry_servers import IngestionServer, OtlpReceiver, Span
 from tests.system.conftest import WorkerProcess, real_provider_env
-from workflows.cleaning import as_text
 from workflows.models import RunResult, RunStatus
 
 OPENAI_KEY = "sk-telemetry-secret-0123456789"
@@ -139,8 +138,8 @@ async def test_each_investigation_is_one_trace_in_otlp_and_application_insights(
     assert head.startswith("**Research status: completed** | stop: coverage_gate_passed | steps ")
     assert f"`research report {from_client}`" in head
     assert report.startswith("# ")
-    for quote in client_result.quotes:  # as the report shows page text: escaped, never markup
-        assert all(f"> {line}" in details for line in as_text(quote.quote).splitlines())
+    for quote in client_result.quotes:  # as the report shows a quote: fenced, exactly
+        assert f"```text\n{quote.quote}\n```" in details
     spans = otlp.collected.spans
     roots = {span.attributes["research.run_id"]: span for span in spans if span.name == ROOT}
     assert sorted(roots) == sorted([from_cli, from_client]), [s.name for s in spans]
