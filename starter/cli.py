@@ -45,7 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_corpus(commands)
     start = _add(commands, "start", "validate a brief and start a run")
     start.add_argument("brief", metavar="BRIEF.json")
-    start.add_argument("--id", help="workflow id (default: research-<8 hex>)")
+    start.add_argument(
+        "--id", help="workflow id (default: research-<words of the question>-<6 hex>)"
+    )
     start.add_argument("--wait", action="store_true", help="follow the run and print its report")
     _add_review(commands)
     _add_signal(commands)

@@ -87,7 +87,7 @@ async def demo(settings: Settings, args: argparse.Namespace) -> int:
     async with embedded_stack(settings, "demo") as stack, background_worker(stack) as worker:
         for line in _stack_lines(stack):
             print(line)
-        handle = await start_run(stack.client, stack.settings, brief, new_run_id())
+        handle = await start_run(stack.client, stack.settings, brief, new_run_id(brief.question))
         print(f"Started run {handle.id}: {brief.question}", flush=True)
         summary = await follow(handle, worker=worker)
         code = await finish_output(stack.settings, summary, handle.id, stack.ledger)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
+import unicodedata
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -43,8 +45,25 @@ if TYPE_CHECKING:
 STATIC_SUMMARY_CHARS = 200
 
 
-def new_run_id() -> str:
-    return f"research-{uuid.uuid4().hex[:8]}"
+RUN_ID_WORDS = 3  # content words of the question in a run's id
+RUN_ID_WORD_CHARS = 20
+_ID_WORD = re.compile(r"[a-z0-9]+")
+
+
+def new_run_id(question: str = "") -> str:
+    """A run's id, its workflow id: `research-`, the question's first content words and a few
+    random hex digits (`research-hybridcache-replace-redis-1fd3a2`), so that the Web UI's list
+    and `research runs` tell runs apart by what they ask; `research-<8 hex>` without a question."""
+    from workflows.substance import STOPWORDS  # here: `research status` never needs it
+
+    ascii_text = unicodedata.normalize("NFKD", question).encode("ascii", "ignore").decode()
+    words = [
+        word
+        for word in _ID_WORD.findall(ascii_text.lower())
+        if len(word) > 1 and word not in STOPWORDS
+    ]
+    named = "".join(f"{word[:RUN_ID_WORD_CHARS]}-" for word in words[:RUN_ID_WORDS])
+    return f"research-{named}{uuid.uuid4().hex[: 6 if named else 8]}"
 
 
 async def start_run(
@@ -82,9 +101,10 @@ def static_details(brief: Brief, run_id: str) -> str:
     limits = brief.limits
     return (
         f"{questions}\n\nHosts: {', '.join(brief.allowed_hosts)}\n\n"
-        f"Limits: {limits.max_steps} steps, {limits.max_searches} searches, "
+        f"Limits at the start: {limits.max_steps} steps, {limits.max_searches} searches, "
         f"{limits.max_page_fetches} pages, {limits.max_tokens} tokens, "
-        f"{limits.deadline_seconds} s\n\n"
+        f"{limits.deadline_seconds} s (`research extend` raises them: the current details and "
+        f"`research status {run_id}` show the limits now)\n\n"
         f"While it runs: `research status {run_id}`; once it ends: `research report {run_id}` "
         "(the run's own outcome is its ResearchStatus: Temporal's Completed includes incomplete "
         "and failed runs)"
@@ -94,7 +114,7 @@ def static_details(brief: Brief, run_id: str) -> str:
 async def start(settings: Settings, args: argparse.Namespace) -> int:
     brief = load_brief(args.brief)  # before any connection: a bad brief starts nothing
     client = await connect(settings)
-    handle = await start_run(client, settings, brief, args.id or new_run_id())
+    handle = await start_run(client, settings, brief, args.id or new_run_id(brief.question))
     print(f"Started run {handle.id} on task queue {settings.task_queue}", flush=True)
     if not args.wait:
         print(

@@ -276,6 +276,7 @@ class ResearchWorkflow:
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.CONTEXT_LIMIT)
         self._state.add_usage(decision.usage)
         tracing.tokens(decision.usage.input_tokens, decision.usage.output_tokens)
+        self._publish()  # the Web UI's details count the tokens as `research status` does
         return await self._act(decision)
 
     async def _stopped(self, stop: StopReason) -> Outcome:
@@ -416,6 +417,7 @@ class ResearchWorkflow:
             if stop is not None:  # a later call of a parallel turn meets a bound
                 return await self._stopped(stop)
             self._state.take_step()
+            self._publish()  # the step in flight, as the progress query counts it
             call = bounded_call(requested)
             with tracing.tool_step(call.name, call.id, self._state.counters.steps) as span:
                 handled = await self._tools.dispatch(call)
@@ -696,7 +698,9 @@ class ResearchWorkflow:
 
     @workflow.update
     def extend_limits(self, request: ExtendLimitsInput) -> Limits:
-        return self._state.extend(request)
+        limits = self._state.extend(request)
+        self._publish()  # the Web UI's details show the new limits at once
+        return limits
 
     @extend_limits.validator
     def _validate_extend(self, request: ExtendLimitsInput) -> None:

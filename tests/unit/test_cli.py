@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import tracemalloc
 from pathlib import Path
@@ -12,6 +13,8 @@ import pytest
 
 from runtime.database import DatabaseError
 from starter.cli import main
+from starter.runs import new_run_id, static_details
+from workflows.models import Brief
 
 GOOD_BRIEF: dict[str, Any] = {
     "question": "How does Harbor Queue handle poison messages?",
@@ -250,3 +253,31 @@ def test_a_database_that_cannot_be_used_is_one_sentence_and_exit_1(
     code = main(["init-db"])
 
     assert (code, capsys.readouterr().err) == (1, f"error: {sentence}\n")
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("Can HybridCache replace Redis as the distributed cache?", "hybridcache-replace-redis"),
+        ("How does Harbor Queue deal with a poison message?", "harbor-queue-deal"),
+        ("Wie lange dauert ein Über-Update?", "wie-lange-dauert"),
+    ],
+)
+def test_a_run_id_says_what_the_run_asks(question: str, named: str) -> None:
+    """The Web UI's list and `research runs` show run ids: each starts with its question's first
+    content words, and random hex keeps two runs of one question apart."""
+    first, second = new_run_id(question), new_run_id(question)
+
+    assert first.startswith(f"research-{named}-") and len(first) == len(f"research-{named}-") + 6
+    assert first != second
+
+
+def test_a_run_id_without_words_is_research_and_hex() -> None:
+    assert re.fullmatch(r"research-[0-9a-f]{8}", new_run_id("¿? !"))
+
+
+def test_the_static_details_say_their_limits_are_the_start_limits() -> None:
+    details = static_details(Brief.model_validate(GOOD_BRIEF), "research-x")
+
+    assert "Limits at the start: 20 steps, 4 searches, 6 pages, 100000 tokens, 300 s" in details
+    assert "`research status research-x` show the limits now" in details

@@ -139,9 +139,11 @@ async def test_extend_limits_raises_max_steps_on_a_running_run(client: Client) -
     script = [SEARCH, READ_A, REREAD_A]
 
     async with held_run(client, web, script, make_brief(max_steps=3), turn=2) as (handle, held):
+        before = await _details(handle)
         limits: Limits = await handle.execute_update(
             ResearchWorkflow.extend_limits, ExtendLimitsInput(max_steps=6, max_tokens=200_000)
         )
+        after = await _details(handle)
         held.released.set()
         result = await finished(handle)
         progress = await handle.query(ResearchWorkflow.progress)
@@ -151,6 +153,15 @@ async def test_extend_limits_raises_max_steps_on_a_running_run(client: Client) -
     assert result.counters.steps == 6
     assert web.decide_calls[2].budget.steps_left == 4
     assert progress.limits.max_steps == 6
+    # The Web UI's current details follow the limits as `research status` does, at once.
+    assert before.startswith("**step 1/3** searches 1/4 |") and "tokens 10/100000" in before
+    assert after.startswith("**step 1/6** searches 1/4 |") and "tokens 10/200000" in after
+
+
+async def _details(handle: WorkflowHandle[Any, Any]) -> str:
+    """The run's current details, as the Web UI reads them."""
+    metadata = await handle.query("__temporal_workflow_metadata")
+    return str(metadata.current_details)
 
 
 @pytest.mark.parametrize(
