@@ -9,7 +9,7 @@ CHECKOV_SCAN := BC_SKIP_MAPPING=TRUE $(CHECKOV) --quiet --compact --skip-downloa
 # The embedded stack's state folder: RESEARCH_STATE_DIR when set (as the research CLI reads it).
 STATE := $(or $(RESEARCH_STATE_DIR),.research)
 
-.PHONY: help demo dev test lint format hooks clean eval bench chaos
+.PHONY: help demo dev test browser lint format hooks clean eval bench chaos
 .DEFAULT_GOAL := demo
 
 help: ## this list
@@ -44,8 +44,22 @@ demo: $(STAMP) ## the sample brief on the embedded stack, offline (no key, no ne
 dev: $(STAMP) ## Temporal + PostgreSQL + a worker until Ctrl-C (prints the addresses)
 	$(BIN)/research dev
 
-test: $(STAMP) $(CHECKOV) ## the whole test suite (unit, workflow, integration, system, deploy)
+test: $(STAMP) $(CHECKOV) browser ## the whole test suite (unit, workflow, integration, system, deploy)
 	$(BIN)/python -m pytest
+
+# The review page's browser test (tests/system/test_demo.py) opens it in headless Chromium: the
+# distribution's package, installed here when apt-get can (as root); else that test is skipped.
+browser: ## install Chromium for the review page's browser test (apt-get, as root)
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
+		exit 0; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing chromium (apt-get) for the review page's browser test"; \
+		{ apt-get install -y -qq chromium >/dev/null 2>&1 || \
+			{ apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; } || \
+		echo "chromium could not be installed: the browser test will be skipped"; \
+	else \
+		echo "no chromium, and no apt-get as root to install it: the browser test will be skipped"; \
+	fi
 
 lint: $(STAMP) $(CHECKOV) ## ruff, mypy, hadolint and checkov, as CI runs them
 	$(BIN)/ruff format --check .

@@ -34,6 +34,7 @@ from starter.devstack import (
 from starter.errors import EXIT_USAGE, CliError
 from starter.links import web_ui_link
 from starter.progress import follow, polling_workers
+from starter.review import save_review_page
 from starter.runs import finish_output, new_run_id, start_run
 from worker import run_worker
 from workflows.hosts import normalise_host
@@ -91,11 +92,13 @@ async def demo(settings: Settings, args: argparse.Namespace) -> int:
         print(f"Started run {handle.id}: {brief.question}", flush=True)
         summary = await follow(handle, worker=worker)
         code = await finish_output(stack.settings, summary, handle.id, stack.ledger)
+        page = await save_review_page(stack.settings, stack.ledger, handle.id)
         reused = stack.dev_server_reused
     print()
     print(f"Web UI: {web_ui_link(settings, handle.id)}")
     if not reused:
         print("(the Web UI is up only while `research dev` runs: start it to browse this run)")
+    print(f"Review page: {page} (open it in a browser; it loads nothing)")
     return code
 
 

@@ -162,6 +162,15 @@ async def report(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def save_review_page(settings: Settings, ledger: Ledger, run_id: str) -> Path:
+    """The run's review page written to `reports/RUN.html` in the state folder; its path."""
+    page = review_page(settings, await load_rows(ledger, run_id))
+    path = settings.state_dir / "reports" / f"{run_id}.html"
+    await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
+    await asyncio.to_thread(path.write_text, page, encoding="utf-8")
+    return path
+
+
 def review_page(settings: Settings, rows: RunRows) -> str:
     """The run's review page (`starter.page`), linking to its Temporal Web UI page."""
     from starter.page import PageLinks, render_page  # the gate's conflict rule: only when asked

@@ -94,7 +94,7 @@ def test_runs_lists_recent_runs_newest_first_with_a_status_filter_and_json(runs:
     assert (bad.returncode, bad.stderr) == (2, "error: --limit must be 1 or more, got 0\n")
 
 
-def test_status_and_report_as_json(runs: Runs) -> None:
+def test_status_and_report_as_json_html_and_markdown(runs: Runs, tmp_path: Path) -> None:
     status = research(runs.env, "status", runs.completed, "--json")
     assert status.returncode == 0, status.stderr
     summary = json.loads(status.stdout)
@@ -111,6 +111,16 @@ def test_status_and_report_as_json(runs: Runs) -> None:
     for item in report["evidence"]:
         assert item["url"].startswith("https://") and f"<{item['final_url']}>" in markdown
         assert item["quote"] and item["quote"].splitlines()[0] in markdown
+    page = tmp_path / "review.html"
+    wrote = research(runs.env, "report", runs.completed, "--html", "-o", str(page))
+    assert wrote.stdout == f"wrote {page}\n", wrote.stderr
+    html = page.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and 'id="evidence-E001"' in html
+    assert f"/workflows/{runs.completed}" in html  # the run's Web UI page
+    saved = tmp_path / "report.md"
+    research(runs.env, "report", runs.completed, "-o", str(saved))
+    for item in report["evidence"]:  # the Markdown file holds each quote byte for byte
+        assert f"\n{item['quote']}\n" in saved.read_text(encoding="utf-8")
 
 
 def test_export_holds_the_run_for_a_reader_and_audits_and_replays_clean(
@@ -121,6 +131,7 @@ def test_export_holds_the_run_for_a_reader_and_audits_and_replays_clean(
     assert exported.returncode == 0, exported.stderr
     names = {path.name for path in folder.iterdir()}
     assert names >= {"README.md", "report.md", "report.json", "evidence.json", "sources.json"}
+    assert "report.html" in names
     assert {"history.json", "snapshots", "steps.json", "run.json"} <= names
     sources = json.loads((folder / "sources.json").read_text())
     for item in json.loads((folder / "evidence.json").read_text()):
