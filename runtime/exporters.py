@@ -31,7 +31,7 @@ from temporalio.contrib.opentelemetry._id_generator import TemporalIdGenerator
 from temporalio.plugin import SimplePlugin
 from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
 
-from runtime.telemetry import LOGGER, SERVICE_NAME
+from runtime.names import LOGGER, SERVICE_NAME
 
 __all__ = ["Exporting", "MetricsExporter", "exporting"]
 

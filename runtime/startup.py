@@ -9,7 +9,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from runtime.telemetry import LOGGER
+from runtime.names import LOGGER
 
 T = TypeVar("T")
 

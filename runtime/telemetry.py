@@ -34,6 +34,8 @@ from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from runtime.names import LOGGER
+
 if TYPE_CHECKING:
     from temporalio.plugin import SimplePlugin
     from temporalio.runtime import MetricBuffer, Runtime
@@ -41,8 +43,6 @@ if TYPE_CHECKING:
 # The OpenTelemetry SDK, Temporal's tracing plugin and the exporters load only when an exporter is
 # configured (`runtime.exporters`): a CLI command that exports nothing imports none of them.
 
-SERVICE_NAME = "research-agent"
-LOGGER = "research"
 # The GenAI conventions' switch for prompt and completion content; off by default.
 CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 CONTENT_CAP = 1_000  # characters of content an attribute may carry when capture is on
