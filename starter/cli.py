@@ -213,7 +213,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cancel": ("starter.steer", "cancel"),
     "check-url": ("starter.check", "check_url"),
     "search": ("starter.search", "search"),
-    "eval": ("baselines.evaluation", "evaluate"),
+    "eval": ("starter.evaluation", "evaluate"),
     "worker": ("starter.workers", "workers"),
 }
 

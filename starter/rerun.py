@@ -14,9 +14,9 @@ import sys
 import uuid
 
 from activities.ledger import Ledger, RunRows
-from baselines.comparison import compare, render, run_view
 from runtime.settings import Settings
 from runtime.temporal import connect
+from starter.comparison import compare, render, run_view
 from starter.errors import EXIT_USAGE, CliError, no_such_run
 from starter.live import PlainDisplay
 from starter.progress import WorkerWatch, follow

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from baselines.evaluation import figures, render, summarise
 from baselines.golden import Cited, GoldenSet, load_golden, score
+from starter.evaluation import figures, render, summarise
 from workflows.rules import RULES, refusal, refused_by
 
 GOLDEN = GoldenSet.model_validate(

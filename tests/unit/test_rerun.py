@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from baselines.comparison import EvidenceView, RunView, StepView, compare, render
+from starter.comparison import EvidenceView, RunView, StepView, compare, render
 from workflows.models import Brief, Counters, Finding
 
 BRIEF = {"question": "How are retries bounded?", "allowed_hosts": ["docs.example"]}
