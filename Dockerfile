@@ -19,6 +19,7 @@ COPY worker.py ./
 COPY workflows workflows
 COPY activities activities
 COPY runtime runtime
+COPY composition composition
 COPY starter starter
 COPY baselines baselines
 # Editable, without dependencies: the `research` command and the import path point at /app, so

@@ -61,10 +61,11 @@ browser: ## install Chromium for the review page's browser test (apt-get, as roo
 		echo "no chromium, and no apt-get as root to install it: the browser test will be skipped"; \
 	fi
 
-lint: $(STAMP) $(CHECKOV) ## ruff, mypy, hadolint and checkov, as CI runs them
+lint: $(STAMP) $(CHECKOV) ## ruff, mypy, lint-imports, hadolint and checkov, as CI runs them
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache --no-logo
 	$(BIN)/hadolint Dockerfile
 	$(CHECKOV_SCAN) --framework bicep -d infra
 	$(CHECKOV_SCAN) --framework dockerfile -f Dockerfile

@@ -3,7 +3,8 @@
 Run as its own process (`python worker.py`) with only environment variables (TEMPORAL_ADDRESS,
 DATABASE_URL, RESEARCH_TASK_QUEUE, RESEARCH_MODEL_PROVIDER, RESEARCH_SEARCH_PROVIDER, ...), or
 in-process through `run_worker` (`research dev` and `research demo`). Every client is created once,
-here (the model and search clients by `starter.providers`).
+here: the model, verifier and search clients by `composition.providers`, the ledger by
+`composition.ledger`.
 """
 
 from __future__ import annotations
@@ -30,15 +31,8 @@ from activities.pages.fetch import build_http_client
 from activities.research import ResearchActivities
 from activities.secrets import MIN_SECRET_CHARS, short_secrets
 from baselines import local_policy  # the one place product wiring names a baseline
-from runtime.database import DatabaseError, ledger_failure, pending_migrations, wait_for_database
-from runtime.sandbox import compile_once
-from runtime.settings import Settings, SettingsError
-from runtime.slots import ACTIVITY_SLOTS, POLLERS, WORKFLOW_TASK_SLOTS
-from runtime.telemetry import configure_logging, telemetry
-from runtime.temporal import TemporalUnavailable, connect, settle_before_exit
-from runtime.versioning import VersioningError, deployment_version, make_current
-from starter.devstack import open_ledger, open_worker_database
-from starter.providers import (
+from composition.ledger import open_ledger, open_worker_database
+from composition.providers import (
     check_model_settings,
     check_search_settings,
     check_verifier_settings,
@@ -46,6 +40,13 @@ from starter.providers import (
     open_search,
     open_verifier_client,
 )
+from runtime.database import DatabaseError, ledger_failure, pending_migrations, wait_for_database
+from runtime.sandbox import compile_once
+from runtime.settings import Settings, SettingsError
+from runtime.slots import ACTIVITY_SLOTS, POLLERS, WORKFLOW_TASK_SLOTS
+from runtime.telemetry import configure_logging, telemetry
+from runtime.temporal import TemporalUnavailable, connect, settle_before_exit
+from runtime.versioning import VersioningError, deployment_version, make_current
 from workflows.research import ResearchWorkflow
 
 # A SIGTERM lets running activities finish (or heartbeat their way out) before the worker exits.

@@ -47,11 +47,11 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
 from activities.search import index_corpus
+from composition.ledger import open_database, open_ledger
 from runtime.database import apply_migrations
 from runtime.settings import PROJECT_ROOT, Settings
 from runtime.temporal import DevServer, connect, start_dev_server
 from starter.briefs import load_brief
-from starter.devstack import open_database, open_ledger
 from starter.figures import Measurement
 from starter.local import DEMO_BRIEF
 from tests.conftest import free_port

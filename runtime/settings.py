@@ -452,7 +452,7 @@ def _local_hosts(raw: str) -> tuple[str, ...]:
 
 
 # --- model and search providers. Only formats are checked here: whether the chosen provider has
-# its key or URL is checked where its client is built (starter.providers), so that commands that
+# its key or URL is checked where its client is built (composition.providers), so that commands that
 # call no model and search nothing (`research status`, `report`, ...) run without secrets.
 
 Choice = TypeVar("Choice", bound=str)

@@ -27,13 +27,13 @@ from typing import Any
 from activities.ledger.review import StepRow
 from activities.search import index_corpus
 from baselines.golden import GoldenSet, corpus_folder, load_golden, score
+from composition.providers import check_model_settings
 from runtime.options import LOCAL_PROVIDERS
 from runtime.settings import Settings, SettingsError
 from starter.devstack import EmbeddedStack, embedded_stack
 from starter.errors import EXIT_USAGE, CliError
 from starter.figures import Measurement
 from starter.local import background_worker
-from starter.providers import check_model_settings
 from starter.runs import start_run
 from workflows.rules import refused_by
 from workflows.tools import GateFailed

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 
 from activities.search import corpus_hosts, index_corpus
+from composition.ledger import embedded_data_dir, open_database, open_ledger
 from runtime.database import apply_migrations, create_roles
 from runtime.privileges import LedgerRoles
 from runtime.settings import PROJECT_ROOT, Settings
@@ -24,10 +25,7 @@ from runtime.temporal import connect, running_dev_address
 from starter.briefs import load_brief
 from starter.devstack import (
     EmbeddedStack,
-    embedded_data_dir,
     embedded_stack,
-    open_database,
-    open_ledger,
     runs_dev_server,
     stack_gone,
 )

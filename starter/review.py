@@ -13,8 +13,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from activities.ledger import Ledger, RunListing, RunRows
+from composition.ledger import open_existing_ledger
 from runtime.settings import Settings
-from starter.devstack import open_existing_ledger
 from starter.errors import EXIT_USAGE, CliError, no_such_run
 from starter.links import web_ui_link
 from workflows.cleaning import for_terminal, json_for_terminal

@@ -6,10 +6,10 @@ import argparse
 import json
 
 from activities.search import keep_allowed
+from composition.ledger import open_existing_ledger
+from composition.providers import open_search
 from runtime.settings import Settings
-from starter.devstack import open_existing_ledger
 from starter.errors import EXIT_USAGE, CliError
-from starter.providers import open_search
 from workflows.contracts import SearchInput
 from workflows.hosts import host_matches, normalise_host
 from workflows.tools import search_data

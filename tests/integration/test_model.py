@@ -1,4 +1,4 @@
-"""The `decide` activity through the real `openai` client, built by `starter.providers` from
+"""The `decide` activity through the real `openai` client, built by `composition.providers` from
 settings, against a local server speaking the chat-completions wire format: native function calls
 become a Decision, usage is the provider's, refusals are typed, Azure's auth reaches the wire."""
 
@@ -19,9 +19,9 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.ledger import Ledger
 from activities.model import ModelActivities
+from composition.providers import AZURE_SCOPE, open_model_client
 from runtime.database import open_pool
 from runtime.settings import Settings
-from starter.providers import AZURE_SCOPE, open_model_client
 from tests.conftest import free_port
 from tests.fakes.openai_server import FakeOpenAI, Message, Reply, serve
 from workflows.contracts import PROVIDER_ERROR, PROVIDER_RETRYABLE, DecideInput

@@ -1,4 +1,4 @@
-"""Serper and SearXNG providers, built from settings by `starter.providers`, against real local
+"""Serper and SearXNG providers, built from settings by `composition.providers`, against real local
 servers of their shape: what is sent (site: scoping, key header), what comes back (allowed hosts
 only, once each, in the provider's order, capped), and how refusals become typed errors."""
 
@@ -17,9 +17,9 @@ from temporalio.testing import ActivityEnvironment
 from activities.ledger import Ledger
 from activities.research import ResearchActivities
 from activities.search import CorpusSearch, SearchProvider
+from composition.providers import open_search
 from runtime.database import open_pool
 from runtime.settings import Settings
-from starter.providers import open_search
 from tests.conftest import free_port
 from tests.fakes.search_servers import Answer, FakeSearch, Shape, serve
 from workflows import contracts

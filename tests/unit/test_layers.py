@@ -1,11 +1,16 @@
 """The layers, read from the imports of every module (ast): no import runs against them.
 
+`make lint` also runs lint-imports (import-linter, contracts in pyproject.toml): the packages'
+floors, rooms that stand apart, and no import cycle inside a package. `worker.py` is a module, not
+a package, so import-linter does not see it: its arrows are checked here.
+
 - `workflows` is deterministic: it imports nothing that does I/O.
 - `runtime` is the base layer: it imports no activities, no starter, no baselines.
 - The ledger (`activities/ledger`) is plain SQL: no fetcher (`activities.pages`), no gate rules.
 - Activities are built from small config objects (`runtime.options`), not from `Settings`.
-- Product code (workflows, activities, runtime, worker.py) imports no baseline, except the one
-  composition root that wires the offline policy (`BASELINE_WIRING`).
+- Product code (workflows, activities, runtime, composition, worker.py) imports no baseline,
+  except the one composition root that wires the offline policy (`BASELINE_WIRING`).
+- The composition root (`worker.py`) imports no CLI (`starter`), and only the CLI imports it.
 - A package's `__init__` only re-exports: its code lives in named modules.
 """
 
@@ -18,10 +23,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("workflows", "activities", "runtime", "starter", "baselines")
-PRODUCT = ("workflows", "activities", "runtime", "worker")
+PACKAGES = ("workflows", "activities", "runtime", "composition", "starter", "baselines")
+PRODUCT = ("workflows", "activities", "runtime", "composition", "worker")
 # Modules that do I/O (or wire it): never imported by the deterministic workflow code.
-IO_MODULES = ("activities", "runtime", "starter", "baselines", "worker", "httpx", "psycopg")
+IO_MODULES = ("activities", "runtime", "composition", "starter", "baselines", "worker")
+IO_MODULES += ("httpx", "psycopg")
 IO_MODULES += ("psycopg_pool", "openai")
 GATE_RULES = ("workflows.gate", "workflows.substance")
 # The composition root chooses the policy `decide` runs (the offline policy is a baseline).
@@ -81,7 +87,15 @@ def test_workflows_import_nothing_that_does_io() -> None:
 
 
 def test_runtime_imports_no_activities_starter_or_baselines() -> None:
-    assert _offending(("runtime",), ("activities", "starter", "baselines", "worker")) == []
+    above = ("activities", "composition", "starter", "baselines", "worker")
+    assert _offending(("runtime",), above) == []
+
+
+def test_the_composition_root_imports_no_cli_and_only_the_cli_imports_it() -> None:
+    assert _offending(("worker",), ("starter",)) == []
+    below = ("workflows", "activities", "runtime", "composition", "baselines")
+    assert _offending(below, ("worker",)) == []
+    assert "worker" in _imports("starter.local")  # the check reads the arrow that exists
 
 
 def test_the_ledger_imports_no_fetcher_and_no_gate_rules() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import worker
+from composition.providers import check_model_settings, check_search_settings
 from runtime.settings import (
     PROJECT_ROOT,
     SERPER_URL,
@@ -19,7 +20,6 @@ from runtime.settings import (
     code_build_id,
 )
 from starter import cli
-from starter.providers import check_model_settings, check_search_settings
 from tests.conftest import free_port
 
 

@@ -17,9 +17,9 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.ledger import Ledger
 from activities.model import ModelActivities
+from composition.providers import open_model_client
 from runtime.database import open_pool
 from runtime.settings import Settings
-from starter.providers import open_model_client
 from tests.fakes.openai_server import FakeOpenAI, serve
 from tests.workflow.harness import (
     PAGE_A,
