@@ -128,11 +128,11 @@ def _cited_ids(report: Report, evidence: list[Evidence]) -> list[str]:
     cited = [eid for finding in report.findings for eid in finding.evidence_ids]
     texts = [report.answer, *(finding.text for finding in report.findings), report.limitations]
     recorded = {item.id for item in evidence}
-    named = [match[0] for text in texts for match in _EVIDENCE_ID.finditer(text)]
+    named = [match[0] for text in texts for match in EVIDENCE_ID.finditer(text)]
     return list(dict.fromkeys([*cited, *(eid for eid in named if eid in recorded)]))
 
 
-_EVIDENCE_ID = re.compile(r"(?<![A-Za-z0-9])E\d{3,}(?![A-Za-z0-9])")
+EVIDENCE_ID = re.compile(r"(?<![A-Za-z0-9])E\d{3,}(?![A-Za-z0-9])")
 
 
 def _evidence(

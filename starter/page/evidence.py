@@ -9,7 +9,7 @@ findings that cite it.
 from __future__ import annotations
 
 from activities.ledger.review import EvidenceRow, PassageRow, RunRows, SourceRow
-from starter.page.markup import Html, anchor, cut, element, join, link
+from starter.page.markup import Html, anchor, cut, element, join, link, section
 
 CONTEXT_CHARS = 600  # of the passage shown on either side of a quote
 MAX_QUOTE_CHARS = 20_000  # a longer quote is shown cut (report.json holds it whole)
@@ -36,12 +36,11 @@ def evidence_section(rows: RunRows, cited_by: dict[str, list[tuple[str, str]]]) 
     if not blocks:
         blocks = [element("p", "No evidence was recorded.")]
     note = "Quotes highlighted where they stand in the stored page snapshots."
-    return element(
-        "section",
-        element("h2", "Evidence"),
+    return section(
+        "evidence",
+        "Evidence",
         element("p", note, class_="note"),
         blocks,
-        id="evidence",
     )
 
 

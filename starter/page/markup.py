@@ -126,3 +126,13 @@ def cut(value: str, limit: int) -> str:
     if len(value) <= limit:
         return value
     return f"{value[:limit]} [... {len(value) - limit:,} more characters not shown]"
+
+
+def definitions(facts: list[tuple[str, object]]) -> Html:
+    """A `dl` of name and value pairs."""
+    return element("dl", [[element("dt", name), element("dd", value)] for name, value in facts])
+
+
+def section(fragment: str, title: str, *body: object) -> Html:
+    """A `section` with its `h2` title, reached at `#fragment`."""
+    return element("section", element("h2", title), *body, id=fragment)

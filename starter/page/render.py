@@ -25,12 +25,12 @@ from starter.page.report import (
     limitations_section,
     more_section,
     open_questions_section,
-    other_verdicts_section,
     outcome_section,
     question_header,
 )
 from starter.page.run import bounds_section, reproduce_section, timeline_section
 from starter.page.style import STYLE
+from starter.page.verdicts import other_verdicts_section
 from starter.review import report_view
 
 STYLE_HASH = base64.b64encode(hashlib.sha256(STYLE.encode()).digest()).decode()
@@ -63,7 +63,7 @@ def render_page(rows: RunRows, links: PageLinks | None = None) -> str:
         conflicts_section(evidence, sources),
         open_questions_section(view, questions),
         limitations_section(view, recorded),
-        other_verdicts_section(view),
+        other_verdicts_section(view, recorded),
         more_section(view),
         bounds_section(rows),
         timeline_section(rows),

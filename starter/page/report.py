@@ -1,31 +1,25 @@
 """The report's parts on the review page: question, outcome, answer, findings with their verdicts,
 conflicts, open questions, limitations, and anything else the saved report or verifier holds.
-
-Verdicts are read as the rows have them (`model_dump`), grouped by what each says it judges
-(`subject`: a claim when it says nothing), so a kind of verdict this page was not written for
-still shows, with its word, reason and supporting sentence.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from activities.ledger.review import RunRows
-from starter.page.markup import Html, cut, element, join, jump
+from activities.markdown import EVIDENCE_ID
+from starter.page.markup import Html, cut, definitions, element, join, jump, section
+from starter.page.verdicts import cite, claim_verdicts, verdict_block
 from starter.review import ReportView
 from workflows import gate
 from workflows.models import Evidence, SourceRef
 
 MAX_TEXT_CHARS = 20_000  # an answer, a finding, a reason, the limitations
-EVIDENCE_ID = re.compile(r"(?<![A-Za-z0-9])E\d{3,}(?![A-Za-z0-9])")
 # Report fields this module shows in their own place; any other is shown under "More".
 SHOWN_FIELDS = frozenset(
     {"run_id", "question", "status", "stop_reason", "composed", "answer", "findings"}
     | {"limitations", "open_questions", "evidence", "saved_at", "verification"}
 )
-VERDICT_FIELDS = ("verdict", "said", "reason", "sentence", "evidence_id", "model")
-BADGES = {"supported": "good", "partly": "warn", "not_supported": "bad", "contradicted": "bad"}
 
 
 def question_header(view: ReportView) -> Html:
@@ -59,24 +53,20 @@ def outcome_section(view: ReportView, rows: RunRows) -> Html:
         ),
         ("Report saved", view.saved_at.isoformat(timespec="seconds")),
     ]
-    return _section("outcome", "Outcome", definitions(facts))
+    return section("outcome", "Outcome", definitions(facts))
 
 
 def _status(status: str) -> str:
     return {"completed": "good", "incomplete": "warn", "cancelled": "warn"}.get(status, "bad")
 
 
-def definitions(facts: list[tuple[str, object]]) -> Html:
-    return element("dl", [[element("dt", name), element("dd", value)] for name, value in facts])
-
-
 def answer_section(view: ReportView, recorded: set[str]) -> Html:
     verdicts = claim_verdicts(view).get(0, [])
-    return _section(
+    return section(
         "answer",
         "Answer",
         paragraphs(view.answer, recorded) or element("p", "(no answer)"),
-        [verdict_block(verdict) for verdict in verdicts],
+        [verdict_block(verdict, recorded) for verdict in verdicts],
     )
 
 
@@ -89,9 +79,7 @@ def findings_section(
         asked = dict.fromkeys(
             evidence[e].question_id for e in finding.evidence_ids if e in evidence
         )
-        cites = [
-            jump("evidence", eid, element("code", cut(eid, 80))) for eid in finding.evidence_ids
-        ]
+        cites = [cite(eid, eid in evidence) for eid in finding.evidence_ids]
         items.append(
             element(
                 "li",
@@ -109,107 +97,20 @@ def findings_section(
                     element("span", "Cites: ", class_="label"),
                     join(cites) if cites else "no evidence",
                 ),
-                [verdict_block(verdict) for verdict in verdicts.get(number, [])],
+                [verdict_block(verdict, set(evidence)) for verdict in verdicts.get(number, [])],
                 id=f"finding-{number}",
                 class_="finding",
             )
         )
     body = element("ol", items) if items else element("p", "No findings.")
-    return _section("findings", "Findings", body)
-
-
-def claim_verdicts(view: ReportView) -> dict[int, list[dict[str, Any]]]:
-    """The verdicts on claims, by claim number (0: the answer)."""
-    found: dict[int, list[dict[str, Any]]] = {}
-    for verdict in _verdict_rows(view):
-        if verdict.get("subject", "claim") in ("claim", "", None):
-            found.setdefault(int(verdict.get("number", 0)), []).append(verdict)
-    return found
-
-
-def _verdict_rows(view: ReportView) -> list[dict[str, Any]]:
-    return [verdict.model_dump(mode="json") for verdict in view.verification.verdicts]
-
-
-def verdict_block(verdict: dict[str, Any]) -> Html:
-    """The verifier's word as a badge, its full reason, and the sentence it copied."""
-    word = str(verdict.get("verdict", ""))
-    said = str(verdict.get("said", ""))
-    parts: list[object] = [
-        element("span", "Verifier: ", class_="label"),
-        element(
-            "span", word.replace("_", " ") or "?", class_=f"badge {BADGES.get(word, 'neutral')}"
-        ),
-    ]
-    if said and said != word:
-        parts.append(element("span", f" (it said {said.replace('_', ' ')})", class_="note"))
-    reason = str(verdict.get("reason", ""))
-    sentence = str(verdict.get("sentence", ""))
-    evidence_id = str(verdict.get("evidence_id", ""))
-    return element(
-        "div",
-        element("p", parts),
-        element("p", element("span", "Reason: ", class_="label"), cut(reason, MAX_TEXT_CHARS))
-        if reason
-        else None,
-        element(
-            "p",
-            element("span", "Supporting sentence", class_="label"),
-            [" (", jump("evidence", evidence_id, element("code", evidence_id)), ")"]
-            if evidence_id
-            else None,
-            ": ",
-            element("q", cut(sentence, MAX_TEXT_CHARS)),
-        )
-        if sentence
-        else None,
-        _more_fields(verdict),
-        class_="verdict",
-    )
-
-
-def _more_fields(verdict: dict[str, Any]) -> Html | None:
-    """Any other text a verdict row holds (a question, a subject): shown, not interpreted."""
-    skip = {*VERDICT_FIELDS, "number", "claim", "usage", "subject"}
-    extra = [(k, v) for k, v in verdict.items() if k not in skip and isinstance(v, str) and v]
-    return (
-        definitions([(k.replace("_", " "), cut(v, MAX_TEXT_CHARS)) for k, v in extra])
-        if extra
-        else None
-    )
-
-
-def other_verdicts_section(view: ReportView) -> Html | None:
-    """Verdicts on anything but a claim (coverage of a sub-question, the limitations, ...),
-    grouped by subject."""
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for verdict in _verdict_rows(view):
-        subject = str(verdict.get("subject") or "claim")
-        if subject != "claim":
-            groups.setdefault(subject, []).append(verdict)
-    if not groups:
-        return None
-    blocks = []
-    for subject, verdicts in groups.items():
-        blocks.append(element("h3", subject.replace("_", " ").capitalize()))
-        for verdict in verdicts:
-            what = str(verdict.get("claim") or verdict.get("question") or "")
-            blocks.append(
-                element(
-                    "div",
-                    element("p", cut(what, MAX_TEXT_CHARS)) if what else None,
-                    verdict_block(verdict),
-                    class_="judged",
-                )
-            )
-    return _section("verdicts", "More verdicts", blocks)
+    return section("findings", "Findings", body)
 
 
 def conflicts_section(evidence: dict[str, Evidence], sources: dict[str, SourceRef]) -> Html:
     """The conflicts the host's rule finds among the recorded evidence (the gate's own check)."""
     found = gate.conflicts(evidence, sources)
     if not found:
-        return _section(
+        return section(
             "conflicts", "Conflicts", element("p", "None found among the recorded evidence.")
         )
     items = [
@@ -223,12 +124,12 @@ def conflicts_section(evidence: dict[str, Evidence], sources: dict[str, SourceRe
         )
         for conflict in found
     ]
-    return _section("conflicts", "Conflicts", element("ul", items))
+    return section("conflicts", "Conflicts", element("ul", items))
 
 
 def open_questions_section(view: ReportView, questions: dict[str, str]) -> Html:
     if not view.open_questions:
-        return _section("open-questions", "Open questions", element("p", "None."))
+        return section("open-questions", "Open questions", element("p", "None."))
     items = [
         element(
             "li",
@@ -236,11 +137,11 @@ def open_questions_section(view: ReportView, questions: dict[str, str]) -> Html:
         )
         for qid in view.open_questions
     ]
-    return _section("open-questions", "Open questions", element("ul", items))
+    return section("open-questions", "Open questions", element("ul", items))
 
 
 def limitations_section(view: ReportView, recorded: set[str]) -> Html:
-    return _section(
+    return section(
         "limitations",
         "Limitations",
         paragraphs(view.limitations, recorded) or element("p", "None stated."),
@@ -253,7 +154,7 @@ def more_section(view: ReportView) -> Html | None:
     shown = {name: value for name, value in extra.items() if value not in (None, "", [], {})}
     if not shown:
         return None
-    return _section(
+    return section(
         "more",
         "More in the report",
         [
@@ -310,7 +211,3 @@ def citations(view: ReportView, recorded: set[str]) -> dict[str, list[tuple[str,
             if eid in recorded:
                 cited.setdefault(eid, []).append((fragment, label))
     return cited
-
-
-def _section(fragment: str, title: str, *body: object) -> Html:
-    return element("section", element("h2", title), *body, id=fragment)

@@ -8,7 +8,7 @@ import shlex
 from typing import Any
 
 from activities.ledger.review import RunRows, StepRow, VerdictRow
-from starter.page.markup import Html, cut, element, link
+from starter.page.markup import Html, cut, element, link, section
 
 MAX_STEPS_SHOWN = 400  # the first and last half of a longer run's steps
 MAX_ARGUMENT_CHARS = 80  # one argument's value in the timeline
@@ -49,12 +49,11 @@ def bounds_section(rows: RunRows) -> Html:
         for name, value, limit in used
     ]
     note = "Limits as the brief set them (an operator may have raised them while it ran)."
-    return element(
-        "section",
-        element("h2", "Bounds used"),
+    return section(
+        "bounds",
+        "Bounds used",
         element("table", rows_html, class_="bounds"),
         element("p", note, class_="note"),
-        id="bounds",
     )
 
 
@@ -79,11 +78,10 @@ def timeline_section(rows: RunRows) -> Html:
         element("tbody", body),
         class_="timeline",
     )
-    return element(
-        "section",
-        element("h2", "Timeline"),
+    return section(
+        "timeline",
+        "Timeline",
         table if steps else element("p", "No steps were recorded."),
-        id="timeline",
     )
 
 
@@ -133,10 +131,9 @@ def reproduce_section(run_id: str, web_ui: str) -> Html:
     ]
     items = [element("li", element("code", command), f": {what}") for command, what in commands]
     ui = link(web_ui) if web_ui else "not known here (run `research dev` and open its Web UI)"
-    return element(
-        "section",
-        element("h2", "Check and reproduce"),
+    return section(
+        "reproduce",
+        "Check and reproduce",
         element("ul", items),
         element("p", element("span", "Temporal Web UI: ", class_="label"), ui),
-        id="reproduce",
     )

@@ -86,7 +86,7 @@ def hostile_rows() -> RunRows:
     report.limitations = SCRIPTED
     report.open_questions = [SCRIPTED]
     report.findings = [
-        Finding(text=SCRIPTED, evidence_ids=["E001", '"><script>x</script>']),
+        Finding(text=SCRIPTED, evidence_ids=["E001", '"><script>x</script>', "E999"]),
         Finding(text=SCRIPTED * 100, evidence_ids=["E002", "E003"]),
     ]
     rows.report.verification = Verification(
@@ -94,8 +94,8 @@ def hostile_rows() -> RunRows:
         verifier=SCRIPTED,
         verdicts=[
             Verdict(number=n, claim=SCRIPTED, verdict="contradicted", said="supported",
-                    sentence=SCRIPTED, evidence_id='E001"><script>', reason=SCRIPTED)
-            for n in (0, 1, 2)
+                    sentence=SCRIPTED, evidence_id=cited, reason=SCRIPTED)
+            for n, cited in ((0, 'E001"><script>'), (1, "E998"), (2, "E002"))
         ],
     )  # fmt: skip
     for step in rows.steps:
