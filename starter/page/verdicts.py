@@ -75,7 +75,7 @@ def verdict_block(verdict: dict[str, Any], recorded: set[str]) -> Html:
 
 def _more_fields(verdict: dict[str, Any]) -> Html | None:
     """Any other text a verdict row holds (a question, a subject): shown, not interpreted."""
-    skip = {*VERDICT_FIELDS, "number", "claim", "usage", "subject"}
+    skip = {*VERDICT_FIELDS, "number", "claim", "question", "usage", "subject"}
     extra = [(k, v) for k, v in verdict.items() if k not in skip and isinstance(v, str) and v]
     return (
         definitions([(k.replace("_", " "), cut(v, MAX_TEXT_CHARS)) for k, v in extra])

@@ -240,3 +240,28 @@ def test_an_export_writes_the_review_page(tmp_path: Path) -> None:
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert page == render_page(rows, PageLinks(web_ui=WEB_UI))
     assert "report.html" in (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+
+
+class _CoverageVerdict(Verdict):
+    """A verdict of a kind the page was not written for: its subject and the question judged."""
+
+    subject: str = "coverage"
+    question: str = ""
+
+
+def test_a_verdict_on_another_subject_shows_under_that_subject() -> None:
+    rows = demo_rows()
+    assert rows.report is not None
+    judged = _CoverageVerdict(number=1, claim="", verdict="not_supported", said="not_supported",
+                              reason="Q2 is not answered: the quote names no default.",
+                              question="Q2: What is the default visibility timeout?")  # fmt: skip
+    rows.report.verification = Verification(mode="model", verifier="openai m", verdicts=[judged])
+
+    document = parse(render_page(rows))
+
+    section = next(e for e in document.iter() if e.get("id") == "verdicts")
+    shown = text_of(section)
+    assert "Coverage" in shown and "not supported" in shown
+    assert judged.reason in shown and shown.count(judged.question) == 1
+    finding = next(e for e in document.iter() if e.get("id") == "finding-1")
+    assert "Verifier" not in text_of(finding), "not taken for a verdict on finding 1"
