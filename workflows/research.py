@@ -714,17 +714,26 @@ class ResearchWorkflow:
 
 _NUMBERED = re.compile(r"^(\d+)\. (.*)$")
 _UNDER_ITEM = re.compile(r"^ {3}(\S.*)$")
+_FENCE = re.compile(r"^(`{3,})")
 
 
 def for_web_ui(markdown: str) -> str:
     """The report as the Web UI's current details render it: that renderer shows a numbered list
     (`1. finding` with its indented verifier line) as one run-on paragraph, so each numbered item
-    and each line under it becomes a paragraph of its own (`**1.** finding`). The report in the
-    ledger and in `research report` is unchanged."""
+    and each line under it becomes a paragraph of its own (`**1.** finding`). A fenced block (a
+    quote) is left as it is. The report in the ledger and in `research report` is unchanged."""
     lines: list[str] = []
     in_item = False  # the lines under a numbered item, until a line that is not
+    fence = ""  # the fence of the code block (a quote) the line is in: its text stays as it is
     for line in markdown.split("\n"):
         numbered, under = _NUMBERED.match(line), _UNDER_ITEM.match(line)
+        opened = _FENCE.match(line)
+        if fence or opened:
+            lines.append(line)
+            closes = fence and re.fullmatch(rf"`{{{len(fence)},}}\s*", line)
+            fence = "" if closes else fence or (opened[1] if opened else "")
+            in_item = False
+            continue
         if numbered:
             lines += ["", f"**{numbered[1]}.** {numbered[2]}"]
         elif under and in_item:

@@ -41,3 +41,13 @@ def test_the_rest_of_the_report_is_left_as_it_was() -> None:
     tail = REPORT[REPORT.index("## Evidence") :]
     assert shown.endswith(tail)
     assert for_web_ui("# Title\n\nNo list here.\n") == "# Title\n\nNo list here.\n"
+
+
+def test_a_quote_in_its_fence_is_left_as_the_ledger_has_it() -> None:
+    quote = "Steps:\n1. stop the consumer\n   2. indented\n```\n1. after a shorter fence"
+    report = f"## Evidence\n\n````text\n{quote}\n````\n\n1. a finding after it\n"
+
+    shown = for_web_ui(report)
+
+    assert f"````text\n{quote}\n````" in shown
+    assert "**1.** a finding after it" in shown
