@@ -146,19 +146,28 @@ def progress_summary(progress: Progress, run_id: str) -> Summary:
     return summary
 
 
-def closed_summary(run_id: str, status: str, reason: str = "") -> Summary:
-    """A run whose outcome no worker can tell (it closed before recording one)."""
-    lines = [f"Run: {run_id}", f"Status: {status} | Stop: -"]
-    lines.append(f"Reason: {reason}" if reason else "(no worker answered the progress query)")
-    data = {"run_id": run_id, "status": status, "stop_reason": None, "message": reason}
+def closed_summary(run_id: str, status: str, reason: str = "", stop: str = "") -> Summary:
+    """A run told without its counters: one that ended (its outcome from its search attributes;
+    the counters are in its report), or one no worker answers for."""
+    lines = [f"Run: {run_id}", f"Status: {status} | Stop: {stop or '-'}"]
+    if reason:
+        lines.append(f"Reason: {reason}")
+    elif status == RunStatus.RUNNING:
+        lines.append("(no worker answered the progress query)")
+    else:
+        lines.append(f"(its counters and report: `research report {run_id}`)")
+    data = {"run_id": run_id, "status": status, "stop_reason": stop or None, "message": reason}
     return Summary(lines, status, data)
 
 
-async def query_progress(handle: WorkflowHandle[Any, Any]) -> Progress | None:
-    """The run's progress, or None while it cannot answer (not started, no worker, ...)."""
+async def query_progress(
+    handle: WorkflowHandle[Any, Any], within: timedelta = QUERY_TIMEOUT
+) -> Progress | None:
+    """The run's progress, or None while it cannot answer `within` that time (not started, no
+    worker, ...)."""
     try:
         progress: Progress = await handle.query(
-            PROGRESS_QUERY, result_type=Progress, rpc_timeout=QUERY_TIMEOUT
+            PROGRESS_QUERY, result_type=Progress, rpc_timeout=within
         )
     except (TemporalError, RuntimeError, TimeoutError):  # RPC and query failures alike
         return None

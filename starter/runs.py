@@ -12,8 +12,8 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from temporalio.client import Client, WorkflowHandle
-from temporalio.common import WorkflowIDReusePolicy
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.common import SearchAttributeKey, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -29,6 +29,8 @@ from starter.progress import (
     WorkerWatch,
     closed_summary,
     follow,
+    no_worker_sentence,
+    polling_workers,
     progress_summary,
     query_progress,
     result_summary,
@@ -43,6 +45,9 @@ if TYPE_CHECKING:
     from activities.ledger import Ledger
 
 STATIC_SUMMARY_CHARS = 200
+# The workflow's search attributes, by name (tests/unit/test_cli_startup.py keeps them its own).
+STATUS_ATTRIBUTE = SearchAttributeKey.for_keyword("ResearchStatus")
+STOP_REASON_ATTRIBUTE = SearchAttributeKey.for_keyword("ResearchStopReason")
 
 
 RUN_ID_WORDS = 3  # content words of the question in a run's id
@@ -159,21 +164,40 @@ async def finish_output(
 
 async def status(settings: Settings, args: argparse.Namespace) -> int:
     run = await existing_run(settings, args.id)
-    summary = await _summary(run.handle, run.state)
+    summary = await _summary(run)
     print(json.dumps(summary.json_data(), indent=2) if args.json else summary.text())
     return 0
 
 
-async def _summary(handle: WorkflowHandle[Any, RunResult], state: str) -> Summary:
-    if state == "completed":
+async def _summary(run: ExistingRun) -> Summary:
+    """The run's summary, asking no worker for a run that has ended, and a worker for a running
+    one only when one polls its task queue (the answer bounded by NO_WORKER_CHECK)."""
+    handle, state = run.handle, run.state
+    if state == "completed":  # the workflow's result, from the server
         return result_summary(await handle.result())
-    progress = await query_progress(handle)
-    if progress is not None and state != "running" and progress.status == RunStatus.RUNNING:
-        # Closed before the workflow recorded an outcome (cancelled early, terminated, ...).
-        progress = progress.model_copy(update={"status": _ended(state)})
-    if progress is not None:
-        return progress_summary(progress, handle.id)
-    return closed_summary(handle.id, _ended(state))
+    if state != "running":  # its own outcome, as the workflow last set its search attributes
+        status, stop = run.outcome or (RunStatus.RUNNING.value, "")
+        if status != RunStatus.RUNNING:
+            return closed_summary(handle.id, status, stop=stop)
+        # Closed before it recorded an outcome (an invalid brief, terminated, ...): why.
+        return closed_summary(handle.id, _ended(state), reason=await _closing_cause(handle))
+    pollers = await polling_workers(run.client, run.task_queue, NO_WORKER_CHECK)
+    if pollers == []:
+        return closed_summary(handle.id, "running", reason=no_worker_sentence(run.task_queue))
+    progress = await query_progress(handle, NO_WORKER_CHECK)
+    if progress is None:
+        return closed_summary(handle.id, "running")
+    return progress_summary(progress, handle.id)
+
+
+async def _closing_cause(handle: WorkflowHandle[Any, RunResult]) -> str:
+    """Why Temporal closed a run that ended without a result, from its close event."""
+    try:
+        await handle.result()
+    except WorkflowFailureError as failure:
+        cause = failure.cause or failure
+        return getattr(cause, "message", None) or str(cause)
+    return ""
 
 
 def _ended(state: str) -> str:
@@ -197,6 +221,7 @@ class ExistingRun:
     handle: WorkflowHandle[Any, RunResult]
     state: str
     task_queue: str
+    outcome: tuple[str, str] | None = None  # ResearchStatus, ResearchStopReason ("" for none)
 
 
 async def existing_run(settings: Settings, run_id: str) -> ExistingRun:
@@ -209,7 +234,10 @@ async def existing_run(settings: Settings, run_id: str) -> ExistingRun:
             raise no_such_run(run_id) from None
         raise
     state = description.status.name.lower() if description.status else "unknown"
-    return ExistingRun(client, handle, state, description.task_queue)
+    attributes = description.typed_search_attributes
+    status = attributes.get(STATUS_ATTRIBUTE)
+    outcome = (status, attributes.get(STOP_REASON_ATTRIBUTE) or "") if status else None
+    return ExistingRun(client, handle, state, description.task_queue, outcome)
 
 
 async def refuse_ended(run: ExistingRun) -> None:
@@ -217,7 +245,7 @@ async def refuse_ended(run: ExistingRun) -> None:
     if run.state == "running":
         return
     # The run's own outcome (`incomplete`, ...), not Temporal's word for a closed workflow.
-    summary = await _summary(run.handle, run.state)
+    summary = await _summary(run)
     stop = summary.data.get("stop_reason")
     ended = f"{summary.status}, {stop}" if stop else summary.status
     raise CliError(f"run {run.handle.id} has already ended ({ended}): it can no longer change")

@@ -112,3 +112,10 @@ def test_every_command_the_parser_knows_has_a_function() -> None:
     assert set(choices) == set(COMMANDS)
     for module, name in COMMANDS.values():
         assert callable(getattr(importlib.import_module(module), name))
+
+
+def test_status_reads_the_workflows_own_search_attributes() -> None:
+    from starter.runs import STATUS_ATTRIBUTE, STOP_REASON_ATTRIBUTE
+    from workflows.research import STATUS_KEY, STOP_REASON_KEY
+
+    assert (STATUS_ATTRIBUTE, STOP_REASON_ATTRIBUTE) == (STATUS_KEY, STOP_REASON_KEY)
