@@ -43,8 +43,19 @@ def text(value: object) -> Html:
     return Html("".join(_shown(char) for char in escaped))
 
 
+def plain(value: str) -> str:
+    """`value` on one line with every hidden character replaced by U+FFFD: for the page's title,
+    whose text a browser shows as it is (no markup marks a character there)."""
+    line = " ".join(value.split())
+    return "".join("\ufffd" if _hidden(char) else char for char in line)
+
+
+def _hidden(char: str) -> bool:
+    return char not in _SHOWN_AS_IS and unicodedata.category(char) in _HIDDEN_CATEGORIES
+
+
 def _shown(char: str) -> str:
-    if char in _SHOWN_AS_IS or unicodedata.category(char) not in _HIDDEN_CATEGORIES:
+    if not _hidden(char):
         return char
     return f'<span class="hidden-char">U+{ord(char):04X}</span>'
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from activities.ledger.review import RunRows
 from starter.audit.base import AuditData
 from starter.page.evidence import evidence_section
-from starter.page.markup import Html, cut, element, void
+from starter.page.markup import Html, cut, element, plain, void
 from starter.page.report import (
     answer_section,
     citations,
@@ -75,9 +75,7 @@ def render_page(rows: RunRows, links: PageLinks | None = None) -> str:
         void("meta", http_equiv="Content-Security-Policy", content=CONTENT_SECURITY_POLICY),
         void("meta", name="referrer", content="no-referrer"),
         void("meta", name="viewport", content="width=device-width, initial-scale=1"),
-        element(
-            "title", f"{cut(rows.run.run_id, 80)}: {cut(' '.join(view.question.split()), 120)}"
-        ),
+        element("title", plain(f"{cut(rows.run.run_id, 80)}: {cut(view.question, 120)}")),
         element("style", Html(STYLE)),
     )
     page = element("html", head, element("body", element("main", body)), lang="en")

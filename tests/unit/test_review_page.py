@@ -103,6 +103,7 @@ def hostile_rows() -> RunRows:
         step.summary = SCRIPTED
     rows.steps[0].ok, rows.steps[0].error = False, SCRIPTED
     rows.run.run_id = "research-<script>alert(10)</script>"
+    rows.run.question = SCRIPTED
     return rows
 
 
@@ -159,6 +160,9 @@ def test_hostile_text_renders_as_inert_text_within_bounds() -> None:
     assert "U+202E" in body and "U+200B" in body and "U+001B" in body
     assert len(page) < 600_000, "a 1 MB quote and 200 KB of model text are shown cut"
     assert "more characters not shown" in body
+    title = text_of(next(element for element in elements if _tag(element) == "title"))
+    assert title.startswith("research-<script>alert(10)</script>: <script>alert(1)</script>")
+    assert "hidden-char" not in title and "\u202e" not in title, "hidden characters as U+FFFD"
 
 
 def test_every_finding_links_to_its_quotes_and_every_quote_back() -> None:
