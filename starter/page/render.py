@@ -64,7 +64,7 @@ def render_page(rows: RunRows, links: PageLinks | None = None) -> str:
         open_questions_section(view, questions),
         limitations_section(view, recorded),
         other_verdicts_section(view, recorded),
-        more_section(view),
+        more_section(view, rows.report.report if rows.report else None),
         bounds_section(rows),
         timeline_section(rows),
         reproduce_section(rows.run.run_id, (links or PageLinks()).web_ui),

@@ -12,13 +12,15 @@ from starter.page.markup import Html, cut, definitions, element, join, jump, sec
 from starter.page.verdicts import cite, claim_verdicts, verdict_block
 from starter.review import ReportView
 from workflows import gate
-from workflows.models import Evidence, SourceRef
+from workflows.models import Evidence, Report, SourceRef
 
 MAX_TEXT_CHARS = 20_000  # an answer, a finding, a reason, the limitations
-# Report fields this module shows in their own place; any other is shown under "More".
+# Fields the page shows in their own place, of the saved report, of its JSON view and of its
+# verification; any other (added after this page was written) is shown under "More".
 SHOWN_FIELDS = frozenset(
     {"run_id", "question", "status", "stop_reason", "composed", "answer", "findings"}
     | {"limitations", "open_questions", "evidence", "saved_at", "verification"}
+    | {"mode", "verifier", "verdicts"}
 )
 
 
@@ -148,9 +150,13 @@ def limitations_section(view: ReportView, recorded: set[str]) -> Html:
     )
 
 
-def more_section(view: ReportView) -> Html | None:
-    """Fields of the saved report this page has no place for (added after it was written)."""
-    extra = view.model_dump(mode="json", exclude=set(SHOWN_FIELDS))
+def more_section(view: ReportView, saved: Report | None) -> Html | None:
+    """Fields of the saved report, its view or its verification this page has no place for."""
+    extra = {
+        name: value
+        for model in (saved or view, view, view.verification)
+        for name, value in model.model_dump(mode="json", exclude=set(SHOWN_FIELDS)).items()
+    }
     shown = {name: value for name, value in extra.items() if value not in (None, "", [], {})}
     if not shown:
         return None

@@ -21,7 +21,7 @@ from starter.audit import AuditData
 from starter.export import load_export, write_export
 from starter.page import CONTENT_SECURITY_POLICY, PageLinks, render_page
 from starter.page.style import STYLE
-from workflows.models import Finding, StopReason
+from workflows.models import Finding, Report, StopReason
 from workflows.verification import Verdict, Verification
 
 EXPORTS = Path(__file__).parent.parent / "exports"
@@ -269,3 +269,22 @@ def test_a_verdict_on_another_subject_shows_under_that_subject() -> None:
     assert judged.reason in shown and shown.count(judged.question) == 1
     finding = next(e for e in document.iter() if e.get("id") == "finding-1")
     assert "Verifier" not in text_of(finding), "not taken for a verdict on finding 1"
+
+
+class _ReportWithNotes(Report):
+    """A saved report with a field the page was not written for."""
+
+    notes: list[dict[str, str]] = []
+
+
+def test_a_report_field_the_page_has_no_place_for_still_shows() -> None:
+    rows = demo_rows()
+    assert rows.report is not None
+    saved = rows.report.report
+    note = {"evidence_id": "E002", "text": f"the model's note {HOSTILE[0]}"}
+    rows.report.report = _ReportWithNotes(**saved.model_dump(), notes=[note])
+
+    document = parse(render_page(rows))
+
+    more = next(e for e in document.iter() if e.get("id") == "more")
+    assert "notes" in text_of(more) and note["text"] in text_of(more)
