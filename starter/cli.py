@@ -119,8 +119,8 @@ def _add_corpus(commands: Commands) -> None:
 
 def _add_review(commands: Commands) -> None:
     """Commands that look at runs: runs, status, report, export, audit, replay, rerun."""
-    runs = _add(commands, "runs", "recent runs from the ledger")
-    runs.add_argument("--status", choices=RUN_STATUSES)
+    runs = _add(commands, "runs", "recent runs (and those no worker has taken yet: pending)")
+    runs.add_argument("--status", choices=(*RUN_STATUSES, "pending"))
     runs.add_argument("--limit", type=int, default=20, metavar="N", help="at most N (default 20)")
     runs.add_argument("--json", action="store_true", help="a JSON list")
     status = _add(commands, "status", "a run's counters")

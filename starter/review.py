@@ -1,11 +1,12 @@
-"""Commands that read the ledger only (no Temporal): `runs`, `report` (Markdown or JSON)."""
+"""Commands that read the ledger: `runs` (which also asks Temporal for runs no worker has taken
+yet, `starter.pending`), `report` (Markdown or JSON)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,10 +18,12 @@ from composition.ledger import open_existing_ledger
 from runtime.settings import Settings
 from starter.errors import EXIT_USAGE, CliError, no_such_run
 from starter.links import web_ui_link
+from starter.pending import PendingRun, pending_runs
 from workflows.cleaning import for_terminal, json_for_terminal
-from workflows.models import Finding
+from workflows.models import Finding, RunStatus
 from workflows.verification import Verification
 
+PENDING = "pending"  # a run Temporal knows and no worker has taken: not in the ledger yet
 QUESTION_CHARS = 48  # the question column of `research runs`
 NUMBER_COLUMNS = (3, 4, 5)  # steps, evidence, tokens: right-aligned
 
@@ -182,21 +185,39 @@ async def runs(settings: Settings, args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise CliError(f"--limit must be 1 or more, got {args.limit}", EXIT_USAGE)
     async with ledger_for(settings) as ledger:
-        listed = await ledger.recent_runs(args.status, args.limit)
+        listed = [] if args.status == PENDING else await ledger.recent_runs(args.status, args.limit)
+        waiting: list[PendingRun] = []
+        if args.status in (None, PENDING, RunStatus.RUNNING):
+            waiting = await pending_runs(settings, _known_to(ledger), args.limit)
     now = datetime.now(UTC)
     if args.json:
-        print(json.dumps([_listing_data(run, now) for run in listed], indent=2))
-    elif not listed:
+        rows = [*map(_pending_data, waiting), *(_listing_data(run, now) for run in listed)]
+        print(json.dumps(rows[: args.limit], indent=2))
+    elif not listed and not waiting:
         which = f" with status {args.status}" if args.status else ""
-        print(f"no runs{which} in the ledger")
+        print(f"no runs{which} in the ledger or waiting for a worker")
     else:
-        print("\n".join(runs_table(listed, now)))
+        print("\n".join(runs_table(listed, now, waiting)[: args.limit + 1]))
     return 0
 
 
-def runs_table(listed: list[RunListing], now: datetime) -> list[str]:
+def _known_to(ledger: Ledger) -> Callable[[str], Awaitable[bool]]:
+    async def known(run_id: str) -> bool:
+        return await ledger.run(run_id) is not None
+
+    return known
+
+
+def runs_table(
+    listed: list[RunListing], now: datetime, waiting: Sequence[PendingRun] = ()
+) -> list[str]:
+    """The table of `research runs`: runs no worker has taken yet (`pending`) first."""
     header = ("RUN", "STATUS", "STOP", "STEPS", "EVIDENCE", "TOKENS", "AGE", "QUESTION")
-    rows = [header] + [
+    pending = [
+        (run.run_id, PENDING, "-", "-", "-", "-", age(now, run.started_at), _cut(run.question))
+        for run in waiting
+    ]
+    rows = [header, *pending] + [
         (
             run.run_id,
             run.status.value,
@@ -205,7 +226,7 @@ def runs_table(listed: list[RunListing], now: datetime) -> list[str]:
             str(run.evidence),
             str(run.counters.tokens),
             age(now, run.started_at),
-            _cut(run.question, QUESTION_CHARS),
+            _cut(run.question),
         )
         for run in listed
     ]
@@ -226,9 +247,22 @@ def age(now: datetime, then: datetime) -> str:
     return f"{seconds}s"
 
 
-def _cut(text: str, chars: int) -> str:
+def _cut(text: str, chars: int = QUESTION_CHARS) -> str:
     text = " ".join(text.split())
     return text if len(text) <= chars else text[: chars - 3] + "..."
+
+
+def _pending_data(run: PendingRun) -> dict[str, object]:
+    """A run no worker has taken yet, in `_listing_data`'s keys: nothing counted, nothing ended."""
+    return {
+        "run_id": run.run_id,
+        "status": PENDING,
+        **dict.fromkeys(("stop_reason", "steps", "searches", "pages", "evidence", "tokens")),
+        "started_at": run.started_at.isoformat(),
+        "finished_at": None,
+        "age_seconds": max(0, int((datetime.now(UTC) - run.started_at).total_seconds())),
+        "question": run.question,
+    }
 
 
 def _listing_data(run: RunListing, now: datetime) -> dict[str, object]:

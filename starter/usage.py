@@ -54,8 +54,15 @@ USAGE: dict[str, tuple[str, list[str]]] = {
     ),
     "runs": (
         "List recent runs from the ledger, newest first: status, stop reason, steps, evidence, "
-        "reported tokens and age. Needs no Temporal server.",
-        ["research runs", "research runs --status incomplete --limit 5", "research runs --json"],
+        "reported tokens and age; first the runs Temporal holds on the task queue that no worker "
+        "has taken yet (status pending: not in the ledger yet). Without a Temporal server it "
+        "lists the ledger's.",
+        [
+            "research runs",
+            "research runs --status incomplete --limit 5",
+            "research runs --status pending",
+            "research runs --json",
+        ],
     ),
     "status": (
         "A run's summary from Temporal (status, stop reason, counters), while it runs and after.",

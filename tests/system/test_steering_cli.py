@@ -1,10 +1,12 @@
 """Steering a run no worker serves, as an operator types it: `start` and every steering command
 say at once that no worker polls the run's task queue and that the request waits for one; when a
 worker starts, the run takes every request it was sent (the new limits, guidance, the seed URL,
-the cancellation). A second run under the same id is bad input (exit 2)."""
+the cancellation). `research runs` lists the run as pending till then. A second run under the
+same id is bad input (exit 2)."""
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
@@ -13,7 +15,7 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureEr
 
 from activities.ledger import Ledger
 from starter.local import DEMO_BRIEF
-from tests.system.conftest import WorkerProcess, research
+from tests.system.conftest import WorkerProcess, demo_brief, research
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
 
@@ -33,6 +35,18 @@ async def test_every_steering_command_says_no_worker_polls_and_takes_effect_when
     started = research(cli, "start", str(DEMO_BRIEF), "--id", run_id)
     assert started.returncode == 0, started.stderr
     assert started.stderr.startswith(NO_WORKER.format(queue=queue, who="the run")), started.stderr
+
+    listed = research(cli, "runs", "--json", "--limit", "100")  # Temporal's, not the ledger's
+    assert listed.returncode == 0, listed.stderr
+    pending = next(run for run in json.loads(listed.stdout) if run["run_id"] == run_id)
+    assert (pending["status"], pending["steps"], pending["question"]) == (
+        "pending",
+        None,
+        demo_brief().question,
+    )
+    table = research(cli, "runs", "--status", "pending").stdout.splitlines()
+    assert table[0].split()[:2] == ["RUN", "STATUS"]
+    assert [line.split()[:3] for line in table[1:]] == [[run_id, "pending", "-"]]
 
     again = research(cli, "start", str(DEMO_BRIEF), "--id", run_id)
     assert (again.returncode, again.stderr) == (  # bad input: exit 2, as the docs say
