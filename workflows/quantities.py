@@ -81,6 +81,9 @@ _MONTHS = frozenset(
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec".split()
 )
+# Month names that are also ordinary words ("-c 10 may reserve", "10 march on"): a month only
+# when written with a capital.
+_VERB_MONTHS = frozenset("may march mar".split())
 
 # Qualifier phrases, longest first; each names its class.
 _BEFORE = [
@@ -123,7 +126,11 @@ _NOT_NOUNS = frozenset(
     "its may might must no not of on or our should so such than that the their them then there "
     "these they this those to was we were when where which while will with would default "
     "defaults per times x vs versus before after over under between during until since via "
-    "within without against among across through".split()
+    "within without against among across through "
+    # adverbs: "one still lets", "10 also run"
+    "still also only just always never often usually even already actually simply really "
+    "now again merely typically generally thus therefore however instead yet ever rather "
+    "sometimes later".split()
 ) - {"times"}
 # Words before a bare number that make it a version or a name: "version 2", "PostgreSQL 15".
 _VERSION_WORDS = frozenset("version versions release releases v ver python postgresql".split())
@@ -158,22 +165,54 @@ class Quantity:
     qualifier: str = "exactly"
     per: str = ""  # "second" for "per second"
     era: str = ""  # "before 2.0": the sentence ties the figure to an older version or time
+    # "at most" when its paragraph calls the figure a maximum ("Maximum number of retries ...
+    # set to 3", "max_retries = 3"), "at least" when a minimum: what a bare figure there bounds
+    bound: str = ""
     name: str = field(default="", compare=False)  # a version, year or date as written
+    # the words of its sentence that lead to it, with it: "this option is set to 3"
+    words: str = field(default="", compare=False)
 
     def describe(self) -> str:
-        """The figure in words, for a refusal: "30 (seconds)", "1 to 1000 (a range)"."""
-        parts = []
-        if self.qualifier == "range":
-            parts.append("a range")
-        elif self.qualifier != "exactly":
-            parts.append(self.qualifier)
-        if self.unit:
-            parts.append(self.unit)
-        elif self.noun:
-            parts.append(f"counting {self.noun}s")
+        """The figure in words, for a refusal: "30 seconds (a duration)", "1 to 1000 (a range)"."""
+        parts = [self.measured()] if self.unit or self.noun else []
+        if self.qualifier != "exactly":
+            parts.insert(0, self.qualified())
         if self.era:
             parts.append(f"tied to {self.era}")
         return f"{self.text} ({', '.join(parts)})" if parts else self.text
+
+    def measured(self) -> str:
+        """What it measures or counts, in words: "a duration", "counting delivery attempts"."""
+        if self.unit:
+            return _UNIT_WORDS.get(self.unit, self.unit)
+        if self.noun:  # several words are a set, in no order: name only one
+            return f"counting {plural(self.noun)}" if " " not in self.noun else "a count"
+        return "a bare number"
+
+    def qualified(self) -> str:
+        """Its qualifier, in words: "a range", "at most", "with no qualifier"."""
+        if self.qualifier == "range":
+            return "a range"
+        return "with no qualifier" if self.qualifier == "exactly" else self.qualifier
+
+    def said(self) -> str:
+        """The figure as its text says it, for a refusal: the words leading to it, quoted."""
+        return f'"{self.words or self.text}"'
+
+
+_UNIT_WORDS = {"duration": "a duration", "size": "a size", "percent": "a percentage"}
+
+
+def plural(noun: str) -> str:
+    """ "process" -> "processes", "retry" -> "retries", "extra task" -> "extra tasks"."""
+    head, _, last = noun.rpartition(" ")
+    if last.endswith(("s", "x", "z", "ch", "sh")):
+        last += "es"
+    elif last.endswith("y") and last[-2:-1] not in ("a", "e", "i", "o", "u"):
+        last = last[:-1] + "ies"
+    else:
+        last += "s"
+    return f"{head} {last}" if head else last
 
 
 @dataclass
@@ -224,8 +263,40 @@ def _read(text: str) -> tuple[Quantity, ...]:
             era = next((name for start, end, name in eras if start <= quantity.at < end), "")
             if era and quantity.kind == "amount":
                 quantity = _replace(quantity, era=era)
-            found.append(quantity)
+            bound = _bound(text, quantity)
+            if bound:
+                quantity = _replace(quantity, bound=bound)
+            found.append(_replace(quantity, words=_lead(text, quantity)))
     return tuple(found)
+
+
+_LEAD_WORDS = 5  # words of its sentence before a figure that a refusal shows with it
+
+
+def _lead(text: str, quantity: Quantity) -> str:
+    """The figure with the words of its sentence just before it: "this option is set to 3"."""
+    ends = [match.end() for match in _SENTENCE_END.finditer(text, 0, quantity.at)]
+    before = text[ends[-1] if ends else 0 : quantity.at].split()[-_LEAD_WORDS:]
+    return " ".join([*before, *quantity.text.split()])
+
+
+_MAXIMUM = re.compile(r"(?i)(?<![^\W_])(?:maximum|max|limit|limits|cap|capped)(?![^\W_])")
+_MINIMUM = re.compile(r"(?i)(?<![^\W_])(?:minimum|min)(?![^\W_])")
+_PARAGRAPH = re.compile(r"\n\s*\n")
+
+
+def _bound(text: str, quantity: Quantity) -> str:
+    """ "at most" for a bare amount in a paragraph that names a maximum and no minimum
+    (`Quantity.bound`), "at least" the other way round, else ""."""
+    if quantity.kind != "amount" or quantity.qualifier != "exactly":
+        return ""
+    starts = [match.end() for match in _PARAGRAPH.finditer(text, 0, quantity.at)]
+    after = _PARAGRAPH.search(text, quantity.at)
+    paragraph = text[starts[-1] if starts else 0 : after.start() if after else len(text)]
+    maximum, minimum = _MAXIMUM.search(paragraph), _MINIMUM.search(paragraph)
+    if maximum and not minimum:
+        return "at most"
+    return "at least" if minimum and not maximum else ""
 
 
 _MONTH_ABBREVIATIONS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
@@ -287,16 +358,41 @@ def _replace(quantity: Quantity, **changes: object) -> Quantity:
 
 
 def _eras(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, era) of each sentence that ties what it says to an older version or time."""
-    spans, start = [], 0
+    """(start, end, era) of each sentence that ties what it says to an older version or time,
+    and before them, of each figure a change note replaces: in "Changed in version 2.0: the
+    default is None instead of 12 hours", 12 hours is the value before 2.0 (the note may
+    stand on its own line above the sentence)."""
+    spans, clauses, start, changed = [], [], 0, ""
     for end_match in [*_SENTENCE_END.finditer(text), None]:
         end = end_match.end() if end_match else len(text)
         sentence = text[start:end]
-        era = _ERA.search(sentence)
+        era = next((found for found in _ERA.finditer(sentence) if _era(sentence, found)), None)
         if era is not None:
             spans.append((start, end, " ".join(era[0].lower().split())))
+        note = _CHANGED.search(sentence)
+        changed = note[1] if note is not None else changed
+        if changed:
+            for replaced in _REPLACED.finditer(sentence):
+                stop = _CLAUSE_STOP.search(sentence, replaced.end())
+                clause_end = start + (stop.start() if stop else len(sentence))
+                clauses.append((start + replaced.start(), clause_end, f"before {changed}"))
+        if sentence.strip() and (note is None or sentence[note.end() :].strip(" .:\n")):
+            changed = ""  # a note on its own line governs the sentence below it only
         start = end
-    return spans
+    return clauses + spans
+
+
+# "used to" says "formerly", but not after a form of "be" or "get": "is used to set it".
+_USED_TO_BEFORE = re.compile(r"(?i)\b(?:is|are|was|were|be|been|being|get|gets|got)\s+$")
+_CHANGED = re.compile(r"(?i)\bchanged\s+in\s+(?:version\s+|release\s+|v)?(\d+(?:\.\d+)+|\d+)\b")
+_REPLACED = re.compile(r"(?i)\b(?:instead\s+of|rather\s+than|was\s+previously|previously)\b")
+_CLAUSE_STOP = re.compile(r"[,;:()]|\b(?:and|but)\b")
+
+
+def _era(sentence: str, found: re.Match[str]) -> bool:
+    if found[0].lower().startswith("used to"):
+        return _USED_TO_BEFORE.search(sentence[: found.start()]) is None
+    return True
 
 
 def _glued(tokens: list[_Token], index: int) -> bool:
@@ -321,7 +417,12 @@ def _digits(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | Non
         if before.lower in ("v", "ver") and not _glued(tokens, index - 1):
             return _name("version", token, tokens, index, prefix=before), index + 1
         if before.text == "=" and _glued(tokens, index - 1) and tokens[index - 2].word:
-            setting = _nouns([tokens[index - 2].lower])  # retries=3 counts attempts, not workers
+            name = tokens[index - 2].lower
+            if name in _UNITS and name not in _GLUED_ONLY:  # timedelta(days=31) is 31 days
+                value = _decimal(token.text)
+                if value is not None:
+                    return _measured(text, tokens, index, value, _UNITS[name])
+            setting = _nouns([name])  # retries=3 counts attempts, not workers
         elif before.word or before.text in "_./:#@-–&=":
             return None, _skip_identifier(tokens, index)
     after = tokens[index + 1] if index + 1 < len(tokens) else None
@@ -336,9 +437,9 @@ def _digits(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | Non
             return None, _skip_identifier(tokens, index)
     if token.text.count(".") >= 2 or token.text.endswith(".x"):
         return _name("version", token, tokens, index), index + 1
-    if after is not None and after.lower in _MONTHS and 1 <= _int(token.text) <= 31:
+    if after is not None and _month(after) and 1 <= _int(token.text) <= 31:
         return _name("date", token, tokens, index, suffix=after), index + 2
-    if before is not None and before.lower in _MONTHS and 1 <= _int(token.text) <= 31:
+    if before is not None and _month(before) and 1 <= _int(token.text) <= 31:
         return _name("date", token, tokens, index, prefix=before), index + 1
     value = _decimal(token.text)
     if value is None:
@@ -353,6 +454,10 @@ def _digits(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | Non
     if fraction is not None:
         return _amount(text, tokens, index, fraction[1], fraction[0], noun=setting)
     return _amount(text, tokens, index, index + 1, value, noun=setting)
+
+
+def _month(token: _Token) -> bool:
+    return token.lower in _MONTHS and (token.lower not in _VERB_MONTHS or token.text[0].isupper())
 
 
 def _names_version(tokens: list[_Token], index: int) -> bool:
@@ -479,9 +584,23 @@ def _words(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | None
         return None, index + 1
     value, end = parsed
     pronoun = index > 0 and tokens[index - 1].lower in _BEFORE_PRONOUN
-    if word == "one" and end == index + 1 and (pronoun or not _noun_follows(tokens, end)):
-        return None, end  # "one of them", "no one": a pronoun
+    if word == "one" and end == index + 1 and (pronoun or not _noun_follows(tokens, end, 1)):
+        return None, end  # "one of them", "no one", "a setting of one means": a pronoun
+    # "One trade-off is ...": an article opening a sentence; "One hour later" is a figure
+    if token.text == "One" and end == index + 1 and _sentence_start(text, tokens, index):
+        return (
+            (None, end) if not _unit(tokens, end)[1] else _amount(text, tokens, index, end, value)
+        )
     return _amount(text, tokens, index, end, value)
+
+
+def _sentence_start(text: str, tokens: list[_Token], index: int) -> bool:
+    if index == 0:
+        return True
+    return (
+        tokens[index - 1].text in ".;:!?"
+        or "\n" in text[tokens[index - 1].end : tokens[index].start]
+    )
 
 
 def _single(tokens: list[_Token], index: int) -> bool:
@@ -537,11 +656,21 @@ def _may_follow(last: str, value: int) -> bool:
     return last in ("hundred", "scale")
 
 
-def _noun_follows(tokens: list[_Token], index: int) -> bool:
+def _noun_follows(tokens: list[_Token], index: int, value: Decimal | int | None = None) -> bool:
     if index >= len(tokens):
         return False
     word = tokens[index].lower
-    return word in _UNITS or (tokens[index].word and word not in _NOT_NOUNS and word != "another")
+    if word in _UNITS:
+        return True
+    if value == 1 and _verb_after_one(word):
+        return False
+    return tokens[index].word and word not in _NOT_NOUNS and word != "another"
+
+
+def _verb_after_one(word: str) -> bool:
+    """What follows "one" or "1" ending in -s is a verb ("one means", "1 lets"): a noun one
+    thing counts is singular."""
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
 
 # ---------------------------------------------------------------- amounts
@@ -553,7 +682,7 @@ def _amount(
     """The amount whose number spans tokens[start:end]: scale, unit or noun, qualifier, range."""
     end, value = _scaled(tokens, end, value)
     end, value = _exponent(tokens, end, value)
-    end, unit, noun_found, factor = _unit(tokens, end)
+    end, unit, noun_found, factor = _unit(tokens, end, value)
     noun = noun or noun_found
     base = value * factor
     qualifier, first = _qualifier_before(tokens, start)
@@ -583,6 +712,17 @@ def _amount(
     )  # fmt: skip
 
 
+def _measured(
+    text: str, tokens: list[_Token], index: int, value: Decimal, unit: tuple[str, str]
+) -> tuple[Quantity, int]:
+    """A value whose unit is the name it is given (days=31): that many of the unit."""
+    kind, factor = unit
+    first = tokens[index - 2]
+    figure = Quantity("amount", value * Decimal(factor), text[first.start : tokens[index].end],
+                      first.start, unit=kind)  # fmt: skip
+    return figure, index + 1
+
+
 def _scaled(tokens: list[_Token], end: int, value: Decimal) -> tuple[int, Decimal]:
     """ "10k", "2.5 million", "1 billion": the number times its scale."""
     if end < len(tokens):
@@ -602,8 +742,11 @@ def _exponent(tokens: list[_Token], end: int, value: Decimal) -> tuple[int, Deci
     return end, value
 
 
-def _unit(tokens: list[_Token], end: int) -> tuple[int, str, str, Decimal]:
-    """(end, unit kind, counted nouns, factor to the base unit) of what follows a number."""
+def _unit(
+    tokens: list[_Token], end: int, value: Decimal | None = None
+) -> tuple[int, str, str, Decimal]:
+    """(end, unit kind, counted nouns, factor to the base unit) of what follows a number (of
+    `value`, when known: "1 means" is a verb after one)."""
     position, glued = end, _glued(tokens, end)
     hyphen = position + 1 < len(tokens) and tokens[position].text in ("-", "\u2013")
     if hyphen and glued and _glued(tokens, position + 1) and tokens[position + 1].word:
@@ -623,6 +766,8 @@ def _unit(tokens: list[_Token], end: int) -> tuple[int, str, str, Decimal]:
         if not word.word or word.lower in _NOT_NOUNS or word.text[0].isupper():
             break
         if word.lower in _UNITS and word.lower not in _GLUED_ONLY:
+            break
+        if not nouns and value == 1 and _verb_after_one(word.lower):
             break
         nouns.append(word.lower)
         position += 1
@@ -679,12 +824,18 @@ def _negated(tokens: list[_Token], first: int) -> bool:
 
 
 def _qualifier_after(tokens: list[_Token], end: int, qualifier: str) -> tuple[int, str]:
+    """ "5 or more", "5+", and "twice (or more)": an aside in brackets qualifies as well."""
+    bracket = end < len(tokens) and tokens[end].text == "("
+    start = end + 1 if bracket else end
     for phrase, after in _AFTER:
         words = phrase.split()
-        if [token.lower for token in tokens[end : end + len(words)]] == words:
-            if phrase == "+" and not _glued(tokens, end):
+        if [token.lower for token in tokens[start : start + len(words)]] == words:
+            if phrase == "+" and (bracket or not _glued(tokens, end)):
                 continue
-            return end + len(words), after if qualifier == "exactly" else qualifier
+            close = start + len(words)
+            if bracket and not (close < len(tokens) and tokens[close].text == ")"):
+                continue
+            return close + bracket, after if qualifier == "exactly" else qualifier
     return end, qualifier
 
 
@@ -764,8 +915,19 @@ def _words_of(quantity: Quantity) -> set[str]:
 
 
 def compatible_qualifier(stated: Quantity, evidence: Quantity) -> bool:
-    return stated.qualifier == evidence.qualifier or (
-        stated.qualifier == "about" and evidence.qualifier == "exactly"
+    """The same qualifier; "about 5" says "5" more loosely; and a bare figure its paragraph
+    calls a maximum is an "at most" one ("at most 3 retries" for "Maximum number of retries
+    ... set to 3"; a minimum likewise)."""
+    if stated.qualifier == evidence.qualifier:
+        return True
+    if stated.qualifier == "about" and evidence.qualifier == "exactly":
+        return True
+    return _bounded(stated) == _bounded(evidence)
+
+
+def _bounded(quantity: Quantity) -> str:
+    return (
+        quantity.bound if quantity.qualifier == "exactly" and quantity.bound else quantity.qualifier
     )
 
 
@@ -796,14 +958,15 @@ def mismatch(stated: Quantity, evidence: list[Quantity]) -> str:
     if not same:
         return "which the evidence does not state"
     closest = same[0]
+    said = f"the evidence says {closest.said()}"
     if stated.kind == "amount" and closest.kind == "amount":
         if not compatible_unit(stated, closest):
-            return f"but the evidence states {closest.describe()}: not the same unit or thing"
+            return f"but {said}, {closest.measured()}: not the same unit or thing"
         if closest.era and not stated.era:
-            return f"as current, but the evidence ties {closest.text} to {closest.era}: say so"
+            return f"as current, but {said}, tied to {closest.era}: say so"
         if stated.era and not closest.era:
-            return f"as of {stated.era}, but the evidence states {closest.text} as current"
-    return f"but the evidence states {closest.describe()}: keep its qualifier"
+            return f"as of {stated.era}, but {said}, as current"
+    return f"but {said}, {closest.qualified()}: state it with the quote's qualifier"
 
 
 def _same_low(stated: Quantity, evidence: Quantity) -> bool:

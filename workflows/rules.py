@@ -47,8 +47,8 @@ RULES: tuple[Rule, ...] = (
         unknown="finding {number} cites unknown evidence {ids}",
         shares="{where} shares {count} content word(s) or figure(s) with the evidence it cites, "
         "at least {needed} are needed: say what the quotes say",
-        negates='{where} says {word} about "{scope}", which none of the evidence it cites '
-        "negates: say what the quotes say",
+        negates='{where} says "{word} {scope}", but none of its cited quotes negates that: say '
+        "what the quotes say",
     ),
     _rule(
         2,
@@ -132,7 +132,7 @@ RULES: tuple[Rule, ...] = (
         "at least, a range, before 2.0), or write a figure that looks like another (5\u041e with a "
         "Cyrillic \u041e, a right-to-left override)",
         missing="{where} {states} {figure}, which the evidence {whose} does not state",
-        mismatch="{where} {states} {figure} {why}",
+        mismatch='{where} {states} "{figure}" {why}',
         mixed_script="{where} writes {tokens}, mixing letters of different scripts (or digits "
         "with letters of another script): write them in one script",
         deferred="{where} {states} {figure}, which the rules cannot match to the evidence {whose} "

@@ -98,16 +98,24 @@ def _stem(word: str) -> str:
 
 def distinctive_words(question: str, main_question: str, sub_questions: list[str]) -> list[str]:
     """The key terms of `question` (sorted): its content words less the brief's topic, the words
-    every sub-question shares and the main question's words that two or more sub-questions
-    use ("Harbor Queue" tells nothing about which sub-question a quote answers). A word the
-    main question shares with this sub-question alone stays a key term."""
+    every sub-question shares and the names of the main question that two or more
+    sub-questions use ("Harbor Queue" tells nothing about which sub-question a quote answers).
+    What the main question asks stays a key term of the sub-questions that ask it too: for
+    "Does Celery guarantee that each task is executed exactly once?", a quote saying a task
+    "will be executed again" touches "With default settings, can a Celery task end up being
+    executed more than once?"."""
     own = keywords(question)
     topic: set[str] = set()
     if len(sub_questions) > 1:
         words = [keywords(text) for text in sub_questions]
         topic = set.intersection(*words)
-        topic |= {word for word in keywords(main_question) if sum(word in w for w in words) > 1}
+        topic |= {word for word in _names(main_question) if sum(word in w for w in words) > 1}
     return sorted(own - topic or own)
+
+
+def _names(text: str) -> set[str]:
+    """The content words of the capitalised words of `text` (its names: "Harbor Queue")."""
+    return keywords(" ".join(re.findall(r"\b[A-Z][\w-]*", canonical(text))))
 
 
 def evidence_problem(
@@ -149,7 +157,7 @@ def claim_problem(claim: str, quote: str) -> str | None:
         said = [
             f"{item.figure}, {item.why.replace('the evidence', 'the quote')}"
             if item.why.startswith("which")
-            else f"{item.figure} {item.why.replace('the evidence', 'the quote')}"
+            else f'"{item.figure}" {item.why.replace("the evidence", "the quote")}'
             for item in problems[:3]
         ]
         return "states " + "; ".join(said)
@@ -234,7 +242,7 @@ def figure_problems(
             continue
         if stated.kind != "amount" and stated.name in named:
             continue
-        if stated.kind == "amount" and _listed(stated, quotes):
+        if stated.kind == "amount" and (_listed(stated, quotes) or _of_the_research(stated)):
             continue
         if any(problem.figure == stated.text for problem in problems):
             continue
@@ -279,6 +287,15 @@ def figures(text: str) -> set[str]:
         f"{item.value.normalize():f}" if item.value is not None and not item.name else item.name
         for item in read(text)
     }
+
+
+# What a report counts of its own research: "Q2 rests on one page", "two sources disagree".
+# The host knows these (the independent-sources rule counts them); no quote states them.
+_RESEARCH_NOUNS = frozenset("page source quote question sub-question finding".split())
+
+
+def _of_the_research(stated: Quantity) -> bool:
+    return not stated.unit and bool(set(stated.noun.split()) & _RESEARCH_NOUNS)
 
 
 def _listed(stated: Quantity, quotes: list[str]) -> bool:
@@ -422,23 +439,63 @@ _NEGATIONS = frozenset(
     "neither nor without".split()
 )
 _CONTRASTS = ("instead of", "rather than")
+# A quote negates with a value as well: "task_acks_late / Default: Disabled."
+_NEGATIVE_VALUES = ("disabled", "false")
 _CLAUSE_END = re.compile(r"[,;:.!?()]|\b(?:but|and then|while|whereas)\b")
+# In a quote, an aside in brackets belongs to its clause ("not just before (the default
+# behavior)" negates the default behaviour) and a line ends one (a table row, a definition).
+_QUOTE_CLAUSE_END = re.compile(r"[,;:.!?\n]|\b(?:but|and then|while|whereas)\b")
 _SCOPE_WORDS = 6
+# A negation that states a condition, not a fact: "With nothing configured, ...", "with no
+# broker set", "Without a timeout, ..." opening a sentence.
+_CONDITION = re.compile(r"(?i)\bwith\s+$")
+_SENTENCE_OPENS = re.compile(r"(?:^|[.!?:]\s+)$")
+
+
+def _negation_pattern(words: Iterable[str]) -> re.Pattern[str]:
+    return re.compile(r"\b(" + "|".join(re.escape(word) for word in words) + r")\b")
+
+
+_NEGATION = _negation_pattern((*_CONTRASTS, *_NEGATIONS))
+_QUOTE_NEGATION = _negation_pattern((*_CONTRASTS, *_NEGATIONS, *_NEGATIVE_VALUES))
 
 
 def negations(text: str) -> list[tuple[str, str, set[str]]]:
-    """Each negation of `text` ("not", "never", "instead of" ...): its word, the clause it
-    governs as written (up to SCOPE_WORDS words), and that clause's content words."""
+    """Each negation `text` states ("not", "never", "instead of" ...; not one that states a
+    condition, "with nothing configured"): its word, the clause it governs as written (up to
+    SCOPE_WORDS words), and that clause's content words."""
     text = canonical(text).replace("\u2019", "'")
     lowered = text.lower()
     found = []
-    pattern = r"\b(" + "|".join(re.escape(word) for word in (*_CONTRASTS, *_NEGATIONS)) + r")\b"
-    for match in re.finditer(pattern, lowered):
-        rest = lowered[match.end() :]
-        end = _CLAUSE_END.search(rest)
-        clause = rest[: end.start()] if end else rest
-        shown = " ".join(clause.split()[:_SCOPE_WORDS])
+    for match in _NEGATION.finditer(lowered):
+        before = lowered[: match.start()]
+        if _CONDITION.search(before) or (match[1] == "without" and _SENTENCE_OPENS.search(before)):
+            continue
+        shown = _governed(lowered[match.end() :], _CLAUSE_END)
         found.append((match[1], shown, keywords(shown)))
+    return found
+
+
+def _governed(rest: str, clause_end: re.Pattern[str]) -> str:
+    end = clause_end.search(rest)
+    clause = rest[: end.start()] if end else rest
+    return " ".join(clause.split()[:_SCOPE_WORDS])
+
+
+def negated_in(quote: str) -> list[set[str]]:
+    """The content words of what each negation of `quote` governs: the clause after it (an
+    aside in brackets included), or, where nothing follows it in its clause, the line it ends:
+    a value says "no" of what it stands beside ("Amazon SQS | Stable | No | No", "Default:
+    Disabled.")."""
+    text = canonical(quote).replace("\u2019", "'").lower()
+    found = []
+    for match in _QUOTE_NEGATION.finditer(text):
+        words = keywords(_governed(text[match.end() :], _QUOTE_CLAUSE_END))
+        if not words:
+            start = text.rfind("\n", 0, match.start()) + 1
+            end = text.find("\n", match.end())
+            words = keywords(text[start : end if end >= 0 else len(text)])
+        found.append(words)
     return found
 
 
@@ -446,7 +503,7 @@ def unsupported_negation(text: str, quotes: Iterable[str]) -> tuple[str, str] | 
     """A negation of `text` that no quote shares (the first; as its word and what it governs):
     "never moves failing messages" when no quote negates moving. A negation governing nothing
     ("No." alone) is left to the verifier."""
-    theirs = [scope for quote in quotes for _, _, scope in negations(quote)]
+    theirs = [words for quote in quotes for words in negated_in(quote)]
     for word, shown, scope in negations(text):
         if scope and not any(scope & other for other in theirs):
             return word, shown

@@ -328,17 +328,19 @@ def _finding(number: int, text: str, ids: list[str]) -> dict[str, Any]:
 REPORT_ATTACKS: list[tuple[str, dict[str, Any], bool, str]] = [
     ("honest", HONEST_REPORT, False, ""),
     ("duration-as-count", _finding(1, "Harbor Queue makes 30 delivery attempts.", ["E002"]), False,
-     "finding 1 states 30 delivery attempts but the evidence states 30 seconds (duration): not "
-     "the same unit or thing"),
+     'finding 1 states "30 delivery attempts" but the evidence says "Queue message stays hidden '
+     'for 30 seconds", a duration: not the same unit or thing'),
     ("range-as-default", _finding(3, "Harbor Queue makes up to 1000 delivery attempts by "
      "default.", ["E003"]), False,
-     "finding 3 states up to 1000 delivery attempts but the evidence states 1 to 1000 (a range): "
-     "keep its qualifier"),
+     'finding 3 states "up to 1000 delivery attempts" but the evidence says "range 1 to 1000", a '
+     "range: state it with the quote's qualifier"),
     ("old-release-as-current", _finding(2, "Harbor Queue has a default visibility timeout of 60 "
      "seconds.", ["E002"]), False,
-     "finding 2 states 60 seconds as current, but the evidence ties 60 seconds to before 2.0"),
+     'finding 2 states "60 seconds" as current, but the evidence says "Releases before 2.0 used '
+     '60 seconds", tied to before 2.0: say so'),
     ("at-least", _finding(1, "Harbor Queue makes at least 5 delivery attempts, usually many more.",
-     ["E001"]), False, "finding 1 states at least 5 delivery attempts but the evidence states 5"),
+     ["E001"]), False, 'finding 1 states "at least 5 delivery attempts" but the evidence says '
+     '"up its delivery attempts \u2014 5", with no qualifier'),
     ("number-words", {**HONEST_REPORT, "answer": "Harbor Queue retries a dozen times, twelve in "
      "all, and zero messages are lost."}, False,
      "the answer states a dozen times, which the evidence the findings cite does not state"),
@@ -348,7 +350,8 @@ REPORT_ATTACKS: list[tuple[str, dict[str, Any], bool, str]] = [
      ["E001"]), False, "arguments of finish_research hold the direction control U+202C, U+202E"),
     ("answer-negates", {**HONEST_REPORT, "answer": "No. Harbor Queue never moves failing "
      "messages anywhere: it deletes them at once."}, False,
-     'the answer says never about "moves failing messages anywhere", which none of the evidence'),
+     'the answer says "never moves failing messages anywhere", but none of its cited quotes '
+     "negates that"),
     ("fact-in-limitations", {**HONEST_REPORT, "limitations": "Harbor Queue silently loses "
      "messages when a consumer crashes."}, False,
      "the limitations state a fact no recorded quote states"),

@@ -366,8 +366,8 @@ def test_limitations_and_negations_are_checked_too() -> None:
         "open, where sources disagree and what the sources are"
     ]
     assert _gate([THIRTY, ALSO_THIRTY], "The default visibility timeout is not 30 seconds.") == [
-        'finding 1 says not about "30 seconds", which none of the evidence it cites negates: '
-        "say what the quotes say"
+        'finding 1 says "not 30 seconds", but none of its cited quotes negates that: say what '
+        "the quotes say"
     ]
 
 

@@ -224,11 +224,29 @@ def test_a_stated_figure_matches_its_evidence_in_value_unit_and_qualifier(
 def test_a_mismatch_says_what_the_evidence_states_in_plain_words() -> None:
     stated = one("Harbor Queue makes 30 delivery attempts.")
     why = mismatch(stated, read("the message stays hidden for 30 seconds"))
-    assert why == "but the evidence states 30 seconds (duration): not the same unit or thing"
+    assert why == (
+        'but the evidence says "the message stays hidden for 30 seconds", a duration: not the '
+        "same unit or thing"
+    )
     era = mismatch(one("a timeout of 60 seconds"), read("Releases before 2.0 used 60 seconds."))
-    assert era == "as current, but the evidence ties 60 seconds to before 2.0: say so"
-    ranged = mismatch(one("up to 1000 attempts"), read("range 1 to 1000"))
-    assert ranged == "but the evidence states 1 to 1000 (a range): keep its qualifier"
+    assert era == (
+        'as current, but the evidence says "Releases before 2.0 used 60 seconds", tied to '
+        "before 2.0: say so"
+    )
+    ranged = mismatch(one("up to 1000 attempts"), read("Default: 5; range 1 to 1000."))
+    assert ranged == (
+        'but the evidence says "range 1 to 1000", a range: state it with the quote\'s qualifier'
+    )
+    bare = mismatch(one("at least 5 attempts"), read("By default, this option is set to 5."))
+    assert bare == (
+        'but the evidence says "this option is set to 5", with no qualifier: state it with '
+        "the quote's qualifier"
+    )
+    counted = mismatch(one("5 seconds"), read("It starts 5 processes."))
+    assert counted == (
+        'but the evidence says "It starts 5 processes", counting processes: not the same unit or '
+        "thing"
+    )
 
 
 # ---------------------------------------------------------------- canonical text
