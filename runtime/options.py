@@ -63,6 +63,9 @@ class ChatOptions:
     max_output_tokens: int = 1_024
     parallel_tool_calls: bool = False
     timeout_seconds: float = 120.0  # one whole model call, the body's last byte included
+    # A local policy waits this long before each answer (`research demo --pace`): a run slow
+    # enough to watch and steer.
+    pace_seconds: float = 0.0
     secrets: Mapping[str, str] = field(default_factory=dict, repr=False)  # by variable name
 
     @property

@@ -159,6 +159,7 @@ class Settings:
     startup_wait_seconds: float = 60.0
     # RESEARCH_DEBUG: a failed activity attempt is logged with its traceback (else one line).
     debug: bool = False
+    policy_pace_seconds: float = 0.0  # `research demo --pace`: ChatOptions.pace_seconds
     # APPLICATIONINSIGHTS_CONNECTION_STRING (runtime.telemetry reads it): its InstrumentationKey
     # is scrubbed like a key.
     telemetry_connection_string: str | None = field(default=None, repr=False)
@@ -195,6 +196,7 @@ class Settings:
             max_output_tokens=self.max_output_tokens,
             parallel_tool_calls=self.parallel_tool_calls,
             timeout_seconds=self.model_timeout_seconds,
+            pace_seconds=self.policy_pace_seconds,
             secrets=self.secrets(),
         )
 

@@ -33,6 +33,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo = _add(commands, "demo", "run the sample brief on the embedded stack, offline")
     demo.add_argument("--brief", help="another brief file (default: the HarborQ sample)")
+    demo.add_argument(
+        "--pace",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait SECONDS before each step (up to 20): a run to watch and steer meanwhile",
+    )
     _add(commands, "dev", "embedded Temporal + PostgreSQL + worker until Ctrl-C")
     _add(commands, "init-db", "apply the ledger's migrations, create and grant its roles")
     worker = _add(commands, "worker", "run worker processes on the task queue until SIGTERM")

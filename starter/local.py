@@ -41,6 +41,9 @@ DEFAULT_TASK_QUEUE = Settings.task_queue
 DEFAULT_UI_PORT = Settings.ui_port
 DEMO_BRIEF = PROJECT_ROOT / "examples" / "briefs" / "harborq-failures.json"
 WORKER_STOP_SECONDS = 15.0
+# `demo --pace`: each step waits this long at most (a local policy's decide is a local activity,
+# whose attempt may take LOCAL_TIMEOUT, 30 s).
+MAX_PACE_SECONDS = 20.0
 
 
 @asynccontextmanager
@@ -71,6 +74,10 @@ async def background_worker(stack: EmbeddedStack) -> AsyncIterator[asyncio.Task[
 
 
 async def demo(settings: Settings, args: argparse.Namespace) -> int:
+    if not 0 <= args.pace <= MAX_PACE_SECONDS:
+        raise CliError(
+            f"--pace must be 0 to {MAX_PACE_SECONDS:g} seconds, got {args.pace:g}", EXIT_USAGE
+        )
     brief = load_brief(args.brief or DEMO_BRIEF)
     # The demo needs no key and no network: its hosts live in the corpus, whatever is configured.
     # Its run goes to a task queue (and worker deployment) of its own, so no other worker on the
@@ -82,12 +89,15 @@ async def demo(settings: Settings, args: argparse.Namespace) -> int:
         search_provider="corpus",
         task_queue=queue,
         deployment_name=queue,
+        policy_pace_seconds=args.pace,
     )
     async with embedded_stack(settings, "demo") as stack, background_worker(stack) as worker:
         for line in _stack_lines(stack):
             print(line)
         handle = await start_run(stack.client, stack.settings, brief, new_run_id(brief.question))
         print(f"Started run {handle.id}: {brief.question}", flush=True)
+        if args.pace:
+            _print_steering(stack, handle.id)
         summary = await follow(handle, worker=worker)
         code = await finish_output(stack.settings, summary, handle.id, stack.ledger)
         page = await save_review_page(stack.settings, stack.ledger, handle.id)
@@ -134,6 +144,25 @@ async def _refuse_a_served_queue(settings: Settings) -> None:
         "(TEMPORAL_ADDRESS=localhost:<free port> RESEARCH_UI_PORT=<free port> "
         "RESEARCH_STATE_DIR=<folder>), or a task queue of its own (RESEARCH_TASK_QUEUE)"
     )
+
+
+def _print_steering(stack: EmbeddedStack, run_id: str) -> None:
+    """`demo --pace`: how to watch and steer its run from another terminal while it goes on."""
+    exported = " ".join(
+        f"{name}={shlex.quote(value)}" for name, value in second_terminal(stack).items()
+    )
+    print("Watch and steer it from another terminal while it runs:")
+    for line in (
+        f"export {exported}",
+        f"research status {run_id}",
+        f'research signal {run_id} guidance "prefer the official docs"',
+        f"research extend {run_id} --steps 30",
+        f"research signal {run_id} finish    (or: research cancel {run_id})",
+    ):
+        print(f"  {line}")
+    if stack.ui_url:
+        print(f"  Web UI: {web_ui_link(stack.settings, run_id)}")
+    print(flush=True)
 
 
 def _stop_on_signals() -> asyncio.Event:

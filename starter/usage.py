@@ -9,8 +9,13 @@ USAGE: dict[str, tuple[str, list[str]]] = {
     "demo": (
         "Run the sample brief (or --brief) on an embedded Temporal dev server and PostgreSQL "
         "under .research/, with the offline policy: no API key, no network. Prints each step, "
-        "the summary and the report; exits 0 when the run completed.",
-        ["research demo", "research demo --brief examples/briefs/harborq-ordering.json"],
+        "the summary and the report; exits 0 when the run completed. --pace waits before each "
+        "step and prints the commands that watch and steer the run from another terminal.",
+        [
+            "research demo",
+            "research demo --brief examples/briefs/harborq-ordering.json",
+            "research demo --pace 5",
+        ],
     ),
     "dev": (
         "Start the embedded stack (Temporal dev server, PostgreSQL, the demo corpus) and a "

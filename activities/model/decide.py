@@ -139,6 +139,8 @@ class ModelActivities:
         model = chat.provider if policy is not None else chat.model
         base_url = str(self._client.openai.base_url) if self._client is not None else None
         if policy is not None:  # a deterministic policy in the worker: no prompt is sent
+            if chat.pace_seconds:  # `research demo --pace`: slow enough to watch and steer
+                await asyncio.sleep(chat.pace_seconds)
             with spans.chat(chat.provider, model, None, None) as span:
                 decision = policy(request)
                 spans.chat_result(span, decision)

@@ -7,14 +7,20 @@ same id is bad input (exit 2)."""
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 
 from activities.ledger import Ledger
+from runtime.settings import PROJECT_ROOT
 from starter.local import DEMO_BRIEF
+from tests.conftest import GUARDED_PYTHONPATH, free_port
 from tests.system.conftest import WorkerProcess, demo_brief, research
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
@@ -90,3 +96,45 @@ async def test_every_steering_command_says_no_worker_polls_and_takes_effect_when
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED
     ]
     assert signals == ["add_guidance", "add_seed_urls"]
+
+
+@pytest.mark.timeout(300)
+def test_a_paced_demo_can_be_watched_and_steered_from_another_terminal(tmp_path: Path) -> None:
+    """`research demo --pace 5` (docs/operations.md, steering) prints the commands that steer
+    its run from another terminal; pasted there, they watch it, raise its limits and finish it."""
+    env = {
+        "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
+        "PYTHONPATH": GUARDED_PYTHONPATH,
+        "HOME": str(tmp_path),
+        "RESEARCH_STATE_DIR": str(tmp_path / "state"),
+        "TEMPORAL_ADDRESS": f"127.0.0.1:{free_port()}",
+        "RESEARCH_UI_PORT": str(free_port()),
+        "PYTHONUNBUFFERED": "1",
+    }
+    demo = subprocess.Popen(
+        [str(Path(sys.executable).parent / "research"), "demo", "--pace", "10"],
+        cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert demo.stdout is not None
+        printed = [demo.stdout.readline() for _ in range(20)]
+        started = next(line for line in printed if line.startswith("Started run "))
+        run_id = started.split()[2].rstrip(":")
+        hint = next(line.strip() for line in printed if line.strip().startswith("export "))
+        other = {"PATH": env["PATH"], "PYTHONPATH": GUARDED_PYTHONPATH, "HOME": str(tmp_path)}
+        other |= dict(part.split("=", 1) for part in shlex.split(hint)[1:])
+
+        watched = research(other, "status", run_id, "--json")
+        extended = research(other, "extend", run_id, "--steps", "30")
+        finished = research(other, "signal", run_id, "finish")
+        out, err = demo.communicate(timeout=120)
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.communicate()
+
+    assert json.loads(watched.stdout)["status"] == "running", watched.stderr
+    assert extended.stdout.startswith(f"Limits of run {run_id}: max_steps 30,"), extended.stderr
+    assert (finished.stdout, finished.stderr) == (f"Sent finish to run {run_id}\n", "")
+    assert f"research signal {run_id} guidance" in "".join(printed)
+    assert "| Stop: operator_finish" in out, out + err
