@@ -14,6 +14,7 @@ from activities.ledger import EvidenceRows, Ledger, QuotableSource, passage_id
 from activities.pages.extract import find_quote
 from workflows.contracts import RecordEvidenceInput, RecordEvidenceResult
 from workflows.models import Evidence
+from workflows.rules import is_judgement
 from workflows.substance import evidence_problem, figures, keywords
 
 # Text of its passage before a quote that counts as the quote's context (with the section
@@ -26,6 +27,8 @@ MAX_QUOTE_SENTENCES = 3
 # figure inside it no longer hides a conflict (the gate reads a figure tied to a release as that
 # release's, not as the current value). Only a longer passage is cut to its claim's sentences.
 QUOTE_WHOLE_CHARS = 1_000
+# How far before and after a quote its sentence is looked for.
+SENTENCE_REACH = 600
 # Between sentences: a blank line (paragraphs, a heading), a full stop, question or exclamation
 # mark followed by space, or a line break before a list item (a lone line break is a wrap).
 _BOUNDARY = re.compile(r"\n\s*\n|(?<=[.!?])\s+|\n(?=[ \t]*(?:[-*\u2022]|\d+[.)])\s)")
@@ -46,18 +49,24 @@ async def record_evidence(
             return RecordEvidenceResult(evidence=stored)
         try:
             evidence, context = await prove(rows, request)
-            check(evidence, context, request.terms, request.question)
+            evidence = check(evidence, context, request.terms, request.question, request.judged)
         except EvidenceRefused as refused:
             return RecordEvidenceResult(error=str(refused))
         await rows.insert(evidence, request.scope.step)
         return RecordEvidenceResult(evidence=evidence)
 
 
-def check(evidence: Evidence, context: str, terms: list[str], question: str = "") -> None:
-    """EvidenceRefused when the evidence breaks an evidence rule of the gate."""
+def check(
+    evidence: Evidence, context: str, terms: list[str], question: str = "", judged: bool = False
+) -> Evidence:
+    """The evidence, or EvidenceRefused when it breaks an evidence rule of the gate. With a
+    verifier to judge it (`judged`), a judgement rule's doubt is kept on it as a concern."""
     problem = evidence_problem(evidence.quote, context, evidence.claim, terms, question)
-    if problem is not None:
-        raise EvidenceRefused(problem)
+    if problem is None:
+        return evidence
+    if judged and is_judgement(problem):
+        return evidence.model_copy(update={"concerns": [problem]})
+    raise EvidenceRefused(problem)
 
 
 async def prove(rows: EvidenceRows, request: RecordEvidenceInput) -> tuple[Evidence, str]:
@@ -74,8 +83,29 @@ async def prove(rows: EvidenceRows, request: RecordEvidenceInput) -> tuple[Evide
             "it has no text to quote"
         )
     if request.passage_id is not None:
-        return await _from_passage(rows, request, request.passage_id, source)
-    return await _from_quote(rows, request, source.snapshot or "")
+        evidence, context = await _from_passage(rows, request, request.passage_id, source)
+    else:
+        evidence, context = await _from_quote(rows, request, source.snapshot or "")
+    section = await rows.passage_at(request.source_id, evidence.start)
+    sentence = whole_sentences(source.snapshot or "", evidence.start, evidence.end)
+    return evidence.model_copy(
+        update={"sentence": sentence, "section": section.section if section else ""}
+    ), context
+
+
+def whole_sentences(snapshot: str, start: int, end: int) -> str:
+    """The sentence(s) of `snapshot` that the quote at [start, end) was cut from: from the start
+    of the sentence it begins in to the end of the one it ends in (at most SENTENCE_REACH
+    characters either side)."""
+    low, high = max(0, start - SENTENCE_REACH), min(len(snapshot), end + SENTENCE_REACH)
+    window = snapshot[low:high]
+    first, last = start - low, end - low
+    for begin, finish in _sentences(window):
+        if begin <= start - low < finish:
+            first = min(first, begin)
+        if begin < end - low <= finish:
+            last = max(last, finish)
+    return window[first:last]
 
 
 async def _from_passage(

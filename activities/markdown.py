@@ -25,8 +25,9 @@ MODEL_LABEL = "*Written by the model; every finding was checked against the quot
 COMPOSED_LABEL = "*Composed by the host from the recorded evidence only.*"
 # How the report's meaning was checked (`Verification.mode`; "" says nothing: older runs).
 MEANING = {
-    "model": "Meaning: an independent verifier ({verifier}) read each finding and the answer "
-    "against the quotes they cite; its verdicts are shown beside them.",
+    "model": "Meaning: an independent verifier ({verifier}) judged the answer, each finding and "
+    "the limitations against the quotes they cite, and whether the evidence cited for each "
+    "required question answers it; its verdicts are shown beside them.",
     "off": "Meaning: the verifier is off; these findings passed the deterministic checks only.",
     "deterministic": "Meaning: the offline policy wrote this report; the deterministic checks "
     "are its verifier (no model read the claims).",
@@ -59,7 +60,7 @@ def render_markdown(
     checked = verification or Verification()
     verdicts = {verdict.number: verdict for verdict in checked.verdicts}
     answer = _paragraphs(report.answer) or "(no answer)"
-    if ANSWER in verdicts:
+    if ANSWER in verdicts and verdicts[ANSWER].subject in ("answer", "finding"):
         answer += "\n\n" + _verdict(verdicts[ANSWER])
     sections = [
         f"# {_one_line(question) or 'Research report'}",
@@ -67,7 +68,9 @@ def render_markdown(
         f"## Answer\n\n{label}\n\n{answer}",
         _findings(report, verdicts),
         _evidence(_cited_ids(report, evidence), evidence, sources, quotes),
-        f"## Limitations\n\n{_paragraphs(report.limitations) or 'None stated.'}",
+        f"## Limitations\n\n{_paragraphs(report.limitations) or 'None stated.'}"
+        + "".join(f"\n\n{_verdict(v)}" for v in checked.verdicts if v.subject == "limitations"),
+        _coverage(checked),
         _open_questions(report),
     ]
     return "\n\n".join(section for section in sections if section) + "\n"
@@ -98,6 +101,18 @@ def _outcome(
     return line
 
 
+def _coverage(checked: Verification) -> str:
+    """Each required question's verdict: does the evidence cited for it answer it?"""
+    judged = [verdict for verdict in checked.verdicts if verdict.subject == "coverage"]
+    if not judged:
+        return ""
+    lines = ["## Required questions", ""]
+    for verdict in judged:
+        lines.append(f"- {_one_line(verdict.question_id)}: {_one_line(verdict.claim)}")
+        lines.append(f"  {_verdict(verdict)}")
+    return "\n".join(lines)
+
+
 def _findings(report: Report, verdicts: dict[int, Verdict]) -> str:
     if not report.findings:
         return "## Findings\n\nNo findings."
@@ -105,7 +120,7 @@ def _findings(report: Report, verdicts: dict[int, Verdict]) -> str:
     for number, finding in enumerate(report.findings, start=1):
         cited = ", ".join(f"**{_one_line(eid)}**" for eid in finding.evidence_ids)
         lines.append(f"{number}. {_one_line(finding.text)} (cites {cited or 'no evidence'})")
-        if number in verdicts:
+        if number in verdicts and verdicts[number].subject == "finding":
             lines.append(f"   {_verdict(verdicts[number])}")
     return "\n".join(lines)
 
@@ -160,6 +175,7 @@ def _evidence_block(item: Evidence, url: str, quotes: QuoteStyle) -> str:
             f"### {item.id} ({item.stance}, {item.question_id})",
             f"Model's claim: {_one_line(item.claim)}",
             quote,
+            *_context(item),
             f"Source: {where}, <{_url(url)}>" if url else f"Source: {where}",
         ]
     )
@@ -177,6 +193,16 @@ def _fenced(quote: str) -> str:
 
 def _escaped_quote(quote: str) -> str:
     return "\n".join(f"> {line}" for line in as_text(quote).splitlines()) or "> (empty)"
+
+
+def _context(item: Evidence) -> list[str]:
+    """The section heading a quote sits under, and the whole sentence it was cut from."""
+    lines = [f"Section: {_one_line(item.section)}"] if item.section else []
+    if item.sentence and item.sentence != item.quote:
+        lines.append(f"Cut from the sentence: {_one_line(item.sentence)}")
+    if item.concerns:
+        lines.append("Host's doubts, left to the verifier: " + _one_line("; ".join(item.concerns)))
+    return lines
 
 
 def _url(url: str) -> str:

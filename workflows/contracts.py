@@ -188,6 +188,9 @@ class RecordEvidenceInput(BaseModel):
     # The question's distinctive words: the quote must touch one (`workflows.substance`).
     terms: list[str] = Field(default_factory=list)
     question: str = ""  # its text: the quote's own words must share one of its words
+    # A verifier judges meaning at finish: a judgement rule's doubt (`workflows.rules`) is kept
+    # on the evidence as a concern for it, not a refusal of the record.
+    judged: bool = False
 
 
 class RecordEvidenceResult(BaseModel):

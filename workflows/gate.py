@@ -20,7 +20,7 @@ from workflows.cleaning import echo
 from workflows.families import families
 from workflows.models import Brief, Evidence, SourceRef
 from workflows.quantities import read
-from workflows.rules import refusal
+from workflows.rules import judged, refusal
 from workflows.substance import (
     MIN_SHARED_WORDS,
     FigureProblem,
@@ -39,13 +39,13 @@ if TYPE_CHECKING:  # the finish tool runs the gate: its argument model names onl
     from workflows.tools.finish_research import FinishArgs
 
 
-class Deferred(BaseModel):
-    """A figure the rules cannot decide (derived from the quotes): the verifier judges it."""
+class Concern(BaseModel):
+    """A judgement rule's doubt about one claim (`workflows.rules`: a word matcher reading
+    meaning). With a verifier configured it is not a refusal: the verifier must answer it, and
+    the claim stands only if it is supported with the concern addressed."""
 
-    where: str  # "finding 2", "the answer"
-    text: str  # the finding's or the answer's text
-    figure: str  # as stated
-    evidence_ids: list[str] = Field(default_factory=list)
+    where: str  # "finding 2", "the answer", "the limitations"
+    text: str  # the refusal the rules give without a verifier
 
 
 class GateResult(BaseModel):
@@ -53,7 +53,28 @@ class GateResult(BaseModel):
     gaps: list[str] = Field(default_factory=list)
     cited_evidence: list[str] = Field(default_factory=list)
     independent_sources: int = 0
-    deferred: list[Deferred] = Field(default_factory=list)  # only when a verifier is configured
+    concerns: list[Concern] = Field(default_factory=list)  # only when a verifier is configured
+
+    def concerns_of(self, where: str) -> list[str]:
+        return [concern.text for concern in self.concerns if concern.where == where]
+
+
+@dataclass
+class _Found:
+    """What the rules found: proof refusals are gaps; judgement refusals are gaps too, unless a
+    `verifier` judges meaning after the gate, when they are concerns about their claim."""
+
+    verifier: bool
+    gaps: list[str] = field(default_factory=list)
+    concerns: list[Concern] = field(default_factory=list)
+
+    def add(self, claim: str, name: str, key: str, /, **fields: object) -> None:
+        """Rule `name`'s refusal `key` about `claim` ("finding 2"), with its fields."""
+        sentence = refusal(name, key, **fields)
+        if self.verifier and judged(name, key):
+            self.concerns.append(Concern(where=claim, text=sentence))
+        else:
+            self.gaps.append(sentence)
 
 
 class Conflict(BaseModel):
@@ -88,34 +109,32 @@ def check(
     verifier: bool = False,
     composed: bool = False,
 ) -> GateResult:
-    """Rules 1-8 of `workflows.rules` on a submitted report. A figure the rules cannot decide
-    is a gap, or, when a `verifier` judges meaning after the gate, listed as `deferred`. A
-    `composed` report's answer is the host's own framing sentence: it is not checked."""
-    gaps = _citation_gaps(report, evidence)
+    """Rules 1-8 of `workflows.rules` on a submitted report. With a `verifier`, what the
+    judgement rules find is a concern for it to answer, not a gap. A `composed` report's answer
+    is the host's own framing sentence: it is not checked."""
+    found = _Found(verifier)
+    found.gaps += _citation_gaps(report, evidence)
     cited = _cited_ids(report, evidence)
-    gaps += _coverage_gaps(cited, evidence, brief)
+    found.gaps += _coverage_gaps(cited, evidence, brief)
     families = source_families(sorted({evidence[eid].source_id for eid in cited}), sources)
     if len(families) < brief.limits.min_sources:
-        gaps.append(
+        found.gaps.append(
             refusal("independent", "too_few", count=len(families), needed=brief.limits.min_sources)
         )
-    deferred: list[Deferred] = []
     for statement in _statements(report, cited, evidence, sources, brief, composed):
-        gaps += statement.gaps(deferred if verifier else None)
+        statement.check(found)
     recorded = [item.quote for item in evidence.values()]
-    gaps += [
-        refusal("answer", "fact", sentence=echo(sentence, 60))
-        for sentence in limitation_facts(report.limitations, recorded)
-    ]
-    found = conflicts(evidence, sources)
-    gaps += _undisclosed(report, evidence, found)
-    gaps += _one_sided(report, evidence, found)
+    for sentence in limitation_facts(report.limitations, recorded):
+        found.add("the limitations", "answer", "fact", sentence=echo(sentence, 60))
+    conflicted = conflicts(evidence, sources)
+    found.gaps += _undisclosed(report, evidence, conflicted)
+    _one_sided(report, evidence, conflicted, found)
     return GateResult(
-        passed=not gaps,
-        gaps=gaps,
+        passed=not found.gaps,
+        gaps=found.gaps,
         cited_evidence=cited,
         independent_sources=len(families),
-        deferred=deferred,
+        concerns=found.concerns,
     )
 
 
@@ -162,28 +181,18 @@ class _Statement:
     shares: bool = True  # must share content words with its quotes
     negation: bool = True  # may negate only what a quote negates
 
-    def gaps(self, deferred: list[Deferred] | None) -> list[str]:
-        gaps = []
+    def check(self, found: _Found) -> None:
         mixed = mixed_script(self.text)
         if mixed:
             shown = ", ".join(echo(token, 20) for token in mixed[:5])
-            gaps.append(refusal("figures", "mixed_script", where=self.where, tokens=shown))
+            found.gaps.append(refusal("figures", "mixed_script", where=self.where, tokens=shown))
         for problem in figure_problems(self.text, self.quotes, self.framing, self.names):
-            if problem.deferrable and deferred is not None and self.shares:  # a verified claim
-                deferred.append(
-                    Deferred(
-                        where=self.where,
-                        text=self.text,
-                        figure=problem.figure,
-                        evidence_ids=self.evidence_ids,
-                    )
-                )
-            else:
-                gaps.append(self._figure_gap(problem))
+            key, fields = self._figure_gap(problem)
+            found.add(self.where, "figures", key, **fields)
         negated = unsupported_negation(self.text, self.quotes) if self.negation else None
         if negated is not None:
             word, scope = negated[0], echo(negated[1], 50)
-            gaps.append(refusal("cited", "negates", where=self.where, word=word, scope=scope))
+            found.add(self.where, "cited", "negates", where=self.where, word=word, scope=scope)
         if self.shares:
             own = _substance(self.text)
             shared = own & _substance(" ".join(self.quotes))
@@ -192,12 +201,13 @@ class _Statement:
             if self.where == "the answer" and len(own) < _FACT_WORDS:
                 needed = 0
             if len(shared) < needed:
-                gaps.append(
-                    refusal("cited", "shares", where=self.where, count=len(shared), needed=needed)
-                )
-        return gaps
+                found.add(
+                    self.where, "cited", "shares", where=self.where, count=len(shared),
+                    needed=needed,
+                )  # fmt: skip
 
-    def _figure_gap(self, problem: FigureProblem) -> str:
+    def _figure_gap(self, problem: FigureProblem) -> tuple[str, dict[str, str]]:
+        """The figures rule's refusal key for `problem`, and its fields."""
         fields = {
             "where": self.where,
             "states": "state" if self.where == "the limitations" else "states",
@@ -205,10 +215,10 @@ class _Statement:
             "whose": self.whose,
         }
         if problem.deferrable:
-            return refusal("figures", "deferred", **fields)
+            return "deferred", fields
         if problem.why.startswith("which"):
-            return refusal("figures", "missing", **fields)
-        return refusal("figures", "mismatch", why=problem.why, **fields)
+            return "missing", fields
+        return "mismatch", {"why": problem.why, **fields}
 
 
 def _statements(
@@ -338,20 +348,18 @@ def _undisclosed(
 
 
 def _one_sided(
-    report: FinishArgs, evidence: dict[str, Evidence], found: list[Conflict]
-) -> list[str]:
+    report: FinishArgs, evidence: dict[str, Evidence], conflicted: list[Conflict], found: _Found
+) -> None:
     """A finding about a conflicted question states both values or says the sources disagree."""
-    gaps = []
     for number, finding in enumerate(report.findings, start=1):
         questions = {evidence[eid].question_id for eid in finding.evidence_ids if eid in evidence}
-        for conflict in found:
+        for conflict in conflicted:
             if conflict.question_id not in questions or says_disagree(finding.text):
                 continue
             if not states_both(finding.text, conflict.first_says, conflict.second_says):
-                gaps.append(refusal("conflicts", "one_side", number=number,
-                                    conflict=conflict.sentence()))  # fmt: skip
+                found.add(f"finding {number}", "conflicts", "one_side", number=number,
+                          conflict=conflict.sentence())  # fmt: skip
                 break
-    return gaps
 
 
 def page_names(texts: list[str], known: list[str]) -> list[str]:

@@ -407,6 +407,13 @@ class Evidence(BaseModel):
     passage_id: str | None = None
     start: int = 0
     end: int = 0
+    # The whole sentence(s) of the stored page the quote was cut from (the quote itself when it
+    # is whole), and the section heading it sits under: what the verifier and the report show.
+    sentence: str = ""
+    section: str = ""
+    # What the judgement rules doubted when it was recorded, left to the verifier at finish
+    # (`workflows.rules`): with no verifier such doubts refuse the record instead.
+    concerns: list[str] = Field(default_factory=list)
 
 
 class Report(BaseModel):

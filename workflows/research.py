@@ -293,9 +293,8 @@ class ResearchWorkflow:
         passed = verdict.passed
         if passed and verified:  # a completed report's findings are checked for meaning too
             checked = Verification(mode="model", verifier=self._tools.verifier_name)
-            deferred = finish_research.deferred_figures(verdict)
             checked.verdicts = await finish_research.verify_claims(
-                submitted, self._tools, deferred, composed=True
+                submitted, self._tools, verdict, composed=True
             )
             passed = not verification.gaps(checked.verdicts)
         status = RunStatus.COMPLETED if passed else RunStatus.INCOMPLETE

@@ -26,10 +26,30 @@ class Rule:
     told: str  # the sentence in the system prompt, before the first turn
     cannot: str  # the line in docs/security.md, "What a model cannot do"
     refusals: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # The refusals that are judgement (word matchers that read meaning): with a verifier they
+    # become its questions about the claim ("concerns"); without one they refuse. Every other
+    # refusal is proof: what text alone proves, a refusal in every configuration.
+    judged: frozenset[str] = frozenset()
+
+    @property
+    def kind(self) -> str:
+        """ "proof", "judgement", or "proof and judgement", for the docs' table."""
+        if not self.judged:
+            return "proof"
+        return "judgement" if self.judged >= set(self.refusals) else "proof and judgement"
 
 
-def _rule(number: int, name: str, checks: str, told: str, cannot: str, **refusals: str) -> Rule:
-    return Rule(number, name, checks, told, cannot, MappingProxyType(refusals))
+def _rule(
+    number: int,
+    name: str,
+    checks: str,
+    told: str,
+    cannot: str,
+    judged: tuple[str, ...] = (),
+    **refusals: str,
+) -> Rule:
+    assert set(judged) <= set(refusals), f"rule {name}: judged refusals it does not have"
+    return Rule(number, name, checks, told, cannot, MappingProxyType(refusals), frozenset(judged))
 
 
 RULES: tuple[Rule, ...] = (
@@ -42,6 +62,7 @@ RULES: tuple[Rule, ...] = (
         "no or never about something only where a cited quote does.",
         "submit a finding without evidence, with an unknown id, or saying what no cited quote "
         "says (different words, an added not or never)",
+        judged=("shares", "negates"),
         no_findings="the report has no findings: each finding must cite recorded evidence",
         no_evidence="finding {number} cites no evidence",
         unknown="finding {number} cites unknown evidence {ids}",
@@ -81,6 +102,7 @@ RULES: tuple[Rule, ...] = (
         "states both values or says that the sources disagree. Never silently pick a side.",
         "hide a conflict: leave contradicting evidence out, name it inside a longer token "
         "(XE003), or cite both sides while stating only one",
+        judged=("one_side",),
         contradiction="contradicting evidence {evidence} for {question} is neither cited in a "
         "finding nor named in the limitations",
         conflict="conflicting evidence: {conflict}; cite or name both in the limitations",
@@ -107,6 +129,7 @@ RULES: tuple[Rule, ...] = (
         "never are.",
         "record a fragment, a table of contents, a list of links, or a sentence about something "
         "else as evidence",
+        judged=("off_question", "claim"),
         too_short="the quote is too short to inform: it has {count} content word(s) and "
         "figure(s), at least {needed} are needed (record a whole sentence)",
         off_question="the quote does not mention what the question asks about (none of: "
@@ -131,6 +154,7 @@ RULES: tuple[Rule, ...] = (
         "turn a duration into a count (30 seconds into 30 attempts), drop a qualifier (up to, "
         "at least, a range, before 2.0), or write a figure that looks like another (5\u041e with a "
         "Cyrillic \u041e, a right-to-left override)",
+        judged=("missing", "mismatch", "deferred"),
         missing="{where} {states} {figure}, which the evidence {whose} does not state",
         mismatch='{where} {states} "{figure}" {why}',
         mixed_script="{where} writes {tokens}, mixing letters of different scripts (or digits "
@@ -150,6 +174,7 @@ RULES: tuple[Rule, ...] = (
         "(their dates and versions as the pages give them); state facts in findings.",
         "state in the answer what no finding's evidence says, or slip a new fact into the "
         "limitations",
+        judged=("fact",),
         fact='the limitations state a fact no recorded quote states ("{sentence}"): state '
         "facts in a finding that cites evidence; the limitations say what is open, where "
         "sources disagree and what the sources are",
@@ -157,18 +182,31 @@ RULES: tuple[Rule, ...] = (
     _rule(
         9,
         "meaning",
-        "Meaning is checked independently: after rules 1-8 pass, a verifier with a fresh "
-        "context (the sub-question, the claim, the cited quotes only) returns a verdict per "
-        "claim with the supporting sentence copied from a quote.",
-        "Then, where a verifier is configured, it reads each finding and the answer against "
-        "their cited quotes alone; a claim it finds not supported or contradicted is refused "
-        "with its reason, so say only what a cited quote states.",
-        "pass a claim the cited quotes do not support in meaning (an inversion, two quotes "
-        "stitched into a relation neither states)",
+        "Meaning is judged independently: after the proof rules pass, a verifier with a fresh "
+        "context reads the answer, each finding and the limitations against the quotes they "
+        "cite, and each required question against the evidence cited for it (does it answer "
+        "it?). It sees every quote in its whole sentence with its page's title, URL, section "
+        "and stated date or release, and answers every concern the judgement rules raised about "
+        "the claim. Only supported (for a question: answered) stands; partly is a gap with the "
+        "verifier's whole reason.",
+        "Then, where a verifier is configured, it reads the answer, each finding and the "
+        "limitations against their cited quotes (each shown with its page), and judges whether "
+        "each required question's cited evidence answers it; only a claim it finds fully "
+        "supported stands, so say only what a cited quote states and move what it does not "
+        "into the limitations as open.",
+        "pass a claim the cited quotes do not fully support in meaning (an inversion, an "
+        "unscoped fragment, a derived total, two quotes stitched into a relation neither states), "
+        "or cover a required question with evidence that does not answer it",
         contradicted="{where} is contradicted by the quotes it cites, says the independent "
         "verifier: {reason} (say only what the quotes state)",
         not_supported="{where} is not supported by the quotes it cites, says the independent "
         "verifier: {reason} (say only what the quotes state)",
+        partly="{where} is only partly supported by the quotes it cites, says the independent "
+        "verifier: {reason} (state only the supported part; move the rest to the limitations as "
+        "open)",
+        unanswered="required question {question} is not answered by the evidence cited for it, "
+        "says the independent verifier ({said}): {reason} (record evidence that answers it, or "
+        "name it open in the limitations)",
     ),
 )
 
@@ -189,28 +227,46 @@ _FIELD_WORDS = {"states": "states?"}
 
 
 @cache
-def _refusals() -> tuple[tuple[str, re.Pattern[str]], ...]:
+def _refusals() -> tuple[tuple[str, str, re.Pattern[str]], ...]:
     """Each rule's refusals as patterns, their fields filled in any way, the most literal
     first: "{where} {states} {figure} {why}" is the last one tried. Built on first use (the
     evaluation's), not when the workflow imports the rules."""
     patterns = []
     for item in RULES:
-        for text in item.refusals.values():
+        for key, text in item.refusals.items():
             parsed = list(Formatter().parse(text))
             literal = "".join(part for part, _, _, _ in parsed)
             pattern = "".join(
                 re.escape(part) + (f"(?:{_FIELD_WORDS.get(name, '.*?')})" if name else "")
                 for part, name, _, _ in parsed
             )
-            patterns.append((len(literal), item.name, re.compile(pattern, re.DOTALL)))
+            patterns.append((len(literal), item.name, key, re.compile(pattern, re.DOTALL)))
     patterns.sort(key=lambda found: -found[0])
-    return tuple((name, pattern) for _, name, pattern in patterns)
+    return tuple((name, key, pattern) for _, name, key, pattern in patterns)
+
+
+def refusal_of(gap: str) -> tuple[str, str] | None:
+    """(rule name, refusal key) of the refusal `gap` is (its fields filled in any way; the
+    refusal with the most words of its own first), or None for a sentence no rule writes."""
+    return next(((n, k) for n, k, pattern in _refusals() if pattern.fullmatch(gap)), None)
 
 
 def refused_by(gap: str) -> str | None:
-    """The name of the rule whose refusal `gap` is (its fields filled in any way; the refusal
-    with the most words of its own first), or None for a sentence no rule writes."""
-    return next((name for name, pattern in _refusals() if pattern.fullmatch(gap)), None)
+    """The name of the rule whose refusal `gap` is, or None for a sentence no rule writes."""
+    found = refusal_of(gap)
+    return None if found is None else found[0]
+
+
+def is_judgement(gap: str) -> bool:
+    """Whether `gap` is a judgement rule's refusal (a verifier's question when one is set)."""
+    found = refusal_of(gap)
+    return found is not None and judged(*found)
+
+
+def judged(name: str, key: str) -> bool:
+    """Whether refusal `key` of rule `name` is judgement (a verifier's question when one is
+    configured) rather than proof."""
+    return key in _BY_NAME[name].judged
 
 
 def told(min_sources: int) -> list[str]:

@@ -1,25 +1,29 @@
 """The independent check of meaning (pure): what the verifier is asked, and how the host reads
 its answer.
 
-After the deterministic gate passes a submission, each finding and the answer become a `Claim`:
-its text, the sub-questions it answers and the quotes it cites, nothing else (no transcript, no
-page text beyond the quotes). A verifier (the `verify` activity: a model with a fresh context)
-returns a verdict per claim and the sentence of a quote that supports it, copied. The host trusts
-none of it blindly: a `supported` or `partly` whose sentence is not inside a cited quote, word for
-word (whitespace aside), counts as `not_supported` (`settle`). `not_supported` and `contradicted`
-are gate gaps, with the verifier's one-sentence reason (`gaps`). A verifier that says `supported`
-to everything never weakens the deterministic checks: it is asked only after they pass.
+After the proof rules pass a submission, the verifier judges every claim of it: the answer, each
+finding, the limitations, and for each required question whether the evidence cited for it
+answers it (`claims`). A claim is its text, its own sub-question and the quotes it cites, each
+in context: the whole sentence(s) of the stored page it was cut from, its page's title, URL,
+section and stated dates or releases; nothing else (no transcript). What the judgement rules
+doubted about a claim (`workflows.rules`, `gate.Concern`) goes with it as questions the
+verifier must answer. The host trusts none of it blindly (`settle`): a `supported` whose
+sentence is not copied from a cited quote (or its sentence), or that leaves a concern holding,
+counts as `not_supported`. Anything but `supported` is a gap with the verifier's whole reason
+(`gaps`). A verifier that says `supported` to everything never weakens the proof rules: it is
+asked only after they pass.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
 from workflows.cleaning import clean, echo
-from workflows.models import Brief, Evidence, Usage
+from workflows.models import Brief, Evidence, SourceRef, Usage
 from workflows.rules import refusal
 
 if TYPE_CHECKING:  # the finish tool asks the verifier: its argument model names only a type here
@@ -27,39 +31,62 @@ if TYPE_CHECKING:  # the finish tool asks the verifier: its argument model names
 
 VerdictWord = Literal["supported", "partly", "not_supported", "contradicted"]
 VERDICTS: tuple[VerdictWord, ...] = ("supported", "partly", "not_supported", "contradicted")
-BLOCKING: frozenset[str] = frozenset({"not_supported", "contradicted"})
+BLOCKING: frozenset[str] = frozenset({"partly", "not_supported", "contradicted"})
+# What a claim is: the answer, a finding, the limitations, or the coverage of a required question
+# (its text is the question; "supported" means the cited evidence answers it).
+Subject = Literal["answer", "finding", "limitations", "coverage"]
 # How a report was checked for meaning. "": before the verifier existed (nothing is said);
 # "model": a verifier model read every claim; "off": switched off, the deterministic checks only;
 # "deterministic": the offline policy wrote it, the deterministic checks are its verifier.
 VerifierMode = Literal["", "model", "off", "deterministic"]
 ANSWER = 0  # the claim number of the answer; findings are 1, 2, ...
 MIN_SENTENCE_WORDS = 3  # a copied "the" or "30 seconds" supports nothing
-MAX_REASON_CHARS = 300
+MAX_REASON_CHARS = 1_500  # the verifier's whole reason: the model revises by it
 MAX_SENTENCE_CHARS = 1_000
 NOT_COPIED = "the verifier's supporting sentence is not copied from a quote the claim cites"
-ONLY_PARTLY = "the verifier found it only partly supported, and the rules could not match"
+UNANSWERED_CONCERN = "the verifier did not answer every concern the host's rules raised"
+CONCERN_HOLDS = "the verifier said supported, yet found this concern holds"
 
 
 class ClaimQuote(BaseModel):
+    """A cited quote as the verifier sees it: in its sentence, on its page."""
+
     evidence_id: str
     question_id: str
     text: str
+    sentence: str = ""  # the whole sentence(s) of the stored page it was cut from, if wider
+    section: str = ""  # the heading it sits under
+    title: str = ""
+    url: str = ""
+    dated: list[str] = Field(default_factory=list)  # dates and releases the page states
+    concerns: list[str] = Field(default_factory=list)  # the rules' doubts when it was recorded
 
 
 class Claim(BaseModel):
     """One statement of a report, as the verifier sees it: nothing but these fields."""
 
-    number: int  # ANSWER (0) or the finding's number
+    number: int  # ANSWER (0), the finding's number, then the limitations and coverage claims
     text: str
-    questions: list[str] = Field(default_factory=list)  # the sub-questions (or main question)
+    subject: Subject = "finding"
+    question_id: str = ""  # a coverage claim's question
+    questions: list[str] = Field(default_factory=list)  # its own sub-questions (or main question)
     quotes: list[ClaimQuote] = Field(default_factory=list)
-    # Figures the gate's rules could not match to the quotes (derived, counted) and left to the
-    # verifier: only "supported" lets them stand.
-    deferred: list[str] = Field(default_factory=list)
+    # What the judgement rules doubted about it: the verifier answers each; only "supported"
+    # with none holding lets the claim stand.
+    concerns: list[str] = Field(default_factory=list)
 
     @property
     def label(self) -> str:
-        return "the answer" if self.number == ANSWER else f"finding {self.number}"
+        return label(self.subject, self.number, self.question_id)
+
+
+def label(subject: str, number: int, question_id: str = "") -> str:
+    """How a refusal names a claim: "the answer", "finding 2", "the limitations", "Q3"."""
+    if subject == "coverage":
+        return f"required question {question_id}"
+    if subject == "limitations":
+        return "the limitations"
+    return "the answer" if number == ANSWER else f"finding {number}"
 
 
 class Verdict(BaseModel):
@@ -69,6 +96,8 @@ class Verdict(BaseModel):
     claim: str
     verdict: VerdictWord
     said: VerdictWord
+    subject: Subject = "finding"  # "finding" for the answer too in rows before subjects
+    question_id: str = ""
     sentence: str = ""  # the supporting sentence, copied from `evidence_id`'s quote ("" if none)
     evidence_id: str = ""
     reason: str = ""
@@ -78,6 +107,10 @@ class Verdict(BaseModel):
     @property
     def blocking(self) -> bool:
         return self.verdict in BLOCKING
+
+    @property
+    def label(self) -> str:
+        return label(self.subject, self.number, self.question_id)
 
 
 class Verification(BaseModel):
@@ -92,19 +125,24 @@ def claims(
     report: FinishArgs,
     evidence: dict[str, Evidence],
     brief: Brief,
-    deferred: dict[str, list[str]] | None = None,
+    sources: dict[str, SourceRef] | None = None,
+    concerns: Callable[[str], list[str]] | None = None,
+    *,
+    composed: bool = False,
 ) -> list[Claim]:
-    """The answer (against every quote the findings cite) and each finding (against its own);
-    `deferred`: the figures the gate left to the verifier, by "the answer" / "finding N"."""
-    deferred = deferred or {}
+    """Every claim of a submission: the answer (against every quote the findings cite), each
+    finding (against its own), the limitations (against every recorded quote: what they say of
+    the subject or the sources must be stated there), and the coverage of each required question
+    (the evidence cited for it, with the concerns recorded on it). `concerns`: the gate's doubts
+    by "the answer" / "finding N" / "the limitations". A `composed` report's answer and
+    limitations are the host's own words: only its findings and coverage are claims."""
+    sources = sources or {}
+    concerns_of = concerns or (lambda where: [])
     texts = {question.id: question.text for question in brief.questions}
 
     def quotes(ids: list[str]) -> list[ClaimQuote]:
         known = [evidence[eid] for eid in dict.fromkeys(ids) if eid in evidence]
-        return [
-            ClaimQuote(evidence_id=item.id, question_id=item.question_id, text=item.quote)
-            for item in known
-        ]
+        return [in_context(item, sources.get(item.source_id)) for item in known]
 
     def questions(cited: list[ClaimQuote]) -> list[str]:
         ids = dict.fromkeys(quote.question_id for quote in cited)
@@ -119,18 +157,68 @@ def claims(
                 text=finding.text,
                 questions=questions(cited),
                 quotes=cited,
-                deferred=deferred.get(f"finding {number}", []),
+                # a composed finding is the evidence's own claims: their doubts go with it
+                concerns=concerns_of(f"finding {number}")
+                + ([concern for quote in cited for concern in quote.concerns] if composed else []),
             )
         )
-    everything = quotes([eid for finding in report.findings for eid in finding.evidence_ids])
-    answer = Claim(
-        number=ANSWER,
-        text=report.answer,
-        questions=[brief.question],
-        quotes=everything,
-        deferred=deferred.get("the answer", []),
+    cited_ids = [eid for finding in report.findings for eid in finding.evidence_ids]
+    number = len(report.findings)
+    if not composed:
+        answer = Claim(
+            number=ANSWER,
+            text=report.answer,
+            subject="answer",
+            questions=[brief.question],
+            quotes=quotes(cited_ids),
+            concerns=concerns_of("the answer"),
+        )
+        found.insert(0, answer)
+        if len(report.limitations.split()) >= MIN_SENTENCE_WORDS:
+            number += 1
+            found.append(
+                Claim(
+                    number=number,
+                    text=report.limitations,
+                    subject="limitations",
+                    questions=[brief.question],
+                    quotes=quotes(sorted(evidence)),
+                    concerns=concerns_of("the limitations"),
+                )
+            )
+    for question in brief.questions:
+        if not question.required:
+            continue
+        number += 1
+        ids = [eid for eid in cited_ids if eid in evidence]
+        cited = quotes([eid for eid in ids if evidence[eid].question_id == question.id])
+        found.append(
+            Claim(
+                number=number,
+                text=question.text,
+                subject="coverage",
+                question_id=question.id,
+                questions=[question.text],
+                quotes=cited,
+                concerns=[concern for quote in cited for concern in quote.concerns],
+            )
+        )
+    return found
+
+
+def in_context(item: Evidence, source: SourceRef | None) -> ClaimQuote:
+    """A recorded quote with what the verifier needs to scope it: its sentence and its page."""
+    return ClaimQuote(
+        evidence_id=item.id,
+        question_id=item.question_id,
+        text=item.quote,
+        sentence=item.sentence if item.sentence != item.quote else "",
+        section=item.section,
+        title=source.title if source is not None else "",
+        url=(source.final_url or source.url) if source is not None else "",
+        dated=list(source.names) if source is not None else [],
+        concerns=[f"{item.id}: {concern}" for concern in item.concerns],
     )
-    return [answer, *found]
 
 
 def settle(
@@ -139,25 +227,34 @@ def settle(
     sentence: str,
     reason: str,
     *,
+    holding: list[bool] | None = None,
     model: str = "",
     usage: Usage | None = None,
 ) -> Verdict:
     """The verdict the host accepts: `supported` and `partly` stand only with a sentence copied
-    from one of the claim's quotes; otherwise the claim is `not_supported`, and says why."""
+    from one of the claim's quotes (or the sentence it was cut from); `supported` only with an
+    answer to each of the claim's concerns (`holding`: whether each still holds) and none
+    holding. Otherwise the claim is `not_supported`, and says why."""
     sentence = clean(_unquoted(sentence), MAX_SENTENCE_CHARS)
     reason = clean(" ".join(reason.split()), MAX_REASON_CHARS)
     source = copied_from(sentence, claim)
     verdict: VerdictWord = said
+    holding = holding or []
     if said in ("supported", "partly") and source is None:
         verdict, reason = "not_supported", NOT_COPIED
-    elif said == "partly" and claim.deferred:  # a figure only the verifier could confirm
+    elif said == "supported" and len(holding) < len(claim.concerns):
+        verdict, reason = "not_supported", UNANSWERED_CONCERN
+    elif said == "supported" and any(holding[: len(claim.concerns)]):
+        held = next(i for i, holds in enumerate(holding) if holds)
         verdict = "not_supported"
-        reason = f"{ONLY_PARTLY} {', '.join(echo(f, 40) for f in claim.deferred[:5])}"
+        reason = clean(f"{CONCERN_HOLDS}: {claim.concerns[held]}. {reason}", MAX_REASON_CHARS)
     return Verdict(
         number=claim.number,
         claim=claim.text,
         verdict=verdict,
         said=said,
+        subject=claim.subject,
+        question_id=claim.question_id,
         sentence=sentence,
         evidence_id=source or "",
         reason=reason,
@@ -173,20 +270,27 @@ def copied_from(sentence: str, claim: Claim) -> str | None:
     if len(needle.split()) < MIN_SENTENCE_WORDS:
         return None
     for quote in claim.quotes:
-        if _contains(" ".join(quote.text.split()), needle):
-            return quote.evidence_id
+        for text in (quote.text, quote.sentence):
+            if text and _contains(" ".join(text.split()), needle):
+                return quote.evidence_id
     return None
 
 
 def gaps(verdicts: list[Verdict]) -> list[str]:
-    """One gap per claim the verifier did not find supported, with its reason."""
+    """One gap per claim the verifier did not find supported, with its whole reason."""
     found = []
     for verdict in verdicts:
         if not verdict.blocking:
             continue
-        label = "the answer" if verdict.number == ANSWER else f"finding {verdict.number}"
         why = echo(verdict.reason, MAX_REASON_CHARS) or "no reason given"
-        found.append(refusal("meaning", verdict.verdict, where=label, reason=why))
+        if verdict.subject == "coverage":
+            said = {"partly": "partly answers", "contradicted": "contradicts"}.get(
+                verdict.verdict, "does not answer"
+            )
+            question = verdict.question_id
+            found.append(refusal("meaning", "unanswered", question=question, said=said, reason=why))
+        else:
+            found.append(refusal("meaning", verdict.verdict, where=verdict.label, reason=why))
     return found
 
 

@@ -15,14 +15,14 @@ from workflows.models import Evidence
 
 _SELECT_EVIDENCE = """
 SELECT evidence_id, question_id, source_id, claim, stance, quote, passage_id,
-       start_offset, end_offset
+       start_offset, end_offset, sentence, section, concerns
 FROM research.evidence
 WHERE run_id = %s AND execution_id = %s AND evidence_id = %s
 """
 
 _SELECT_RUN_EVIDENCE = """
 SELECT evidence_id, question_id, source_id, claim, stance, quote, passage_id,
-       start_offset, end_offset
+       start_offset, end_offset, sentence, section, concerns
 FROM research.evidence
 WHERE run_id = %s AND execution_id = %s
 ORDER BY length(evidence_id), evidence_id
@@ -47,7 +47,7 @@ section || ' ' || coalesce((
 """
 
 _SELECT_PASSAGE = (
-    "SELECT passage_id, start_offset, end_offset, text, "
+    "SELECT passage_id, start_offset, end_offset, text, section, "
     + _CONTEXT
     + """
 FROM research.passages p
@@ -57,7 +57,7 @@ WHERE run_id = %s AND execution_id = %s AND source_id = %s AND passage_id = %s
 
 # The passage a quote starts in (the first one ending after its start offset).
 _SELECT_PASSAGE_AT = (
-    "SELECT passage_id, start_offset, end_offset, text, "
+    "SELECT passage_id, start_offset, end_offset, text, section, "
     + _CONTEXT
     + """
 FROM research.passages p
@@ -70,11 +70,11 @@ LIMIT 1
 _INSERT_EVIDENCE = """
 INSERT INTO research.evidence (
     run_id, execution_id, step, evidence_id, question_id, source_id, claim, stance, quote,
-    passage_id, start_offset, end_offset, chain
+    passage_id, start_offset, end_offset, chain, sentence, section, concerns
 ) VALUES (
     %(run_id)s, %(execution_id)s, %(step)s, %(evidence_id)s, %(question_id)s, %(source_id)s,
     %(claim)s, %(stance)s, %(quote)s, %(passage_id)s, %(start_offset)s, %(end_offset)s,
-    %(chain)s
+    %(chain)s, %(sentence)s, %(section)s, %(concerns)s
 ) ON CONFLICT DO NOTHING
 """
 
@@ -114,6 +114,7 @@ class StoredPassage:
     end: int
     text: str
     context: str
+    section: str = ""  # its section heading alone
 
 
 class EvidenceRows:
@@ -158,7 +159,12 @@ class EvidenceRows:
 
 def _passage(row: Row) -> StoredPassage:
     return StoredPassage(
-        row["passage_id"], row["start_offset"], row["end_offset"], row["text"], row["context"]
+        row["passage_id"],
+        row["start_offset"],
+        row["end_offset"],
+        row["text"],
+        row["context"],
+        row["section"] or "",
     )
 
 
@@ -208,4 +214,7 @@ def _evidence(row: Row) -> Evidence:
         passage_id=row["passage_id"],
         start=row["start_offset"],
         end=row["end_offset"],
+        sentence=row["sentence"],
+        section=row["section"],
+        concerns=list(row["concerns"]),
     )

@@ -120,9 +120,10 @@ WHERE p.run_id = %(run_id)s AND p.execution_id = %(parent)s AND s.step <= %(work
     """
 INSERT INTO research.evidence (
     run_id, execution_id, evidence_id, question_id, source_id, claim, stance, quote, passage_id,
-    start_offset, end_offset, recorded_at, step, chain)
+    start_offset, end_offset, recorded_at, step, chain, sentence, section, concerns)
 SELECT run_id, %(execution)s, evidence_id, question_id, source_id, claim, stance, quote,
-       passage_id, start_offset, end_offset, recorded_at, step, chain
+       passage_id, start_offset, end_offset, recorded_at, step, chain, sentence, section,
+       concerns
 FROM research.evidence
 WHERE run_id = %(run_id)s AND execution_id = %(parent)s AND step <= %(work)s
 """,

@@ -156,6 +156,8 @@ class VerdictRow(BaseModel):
     output_tokens: int = 0
     estimated: bool = False
     recorded_at: datetime
+    subject: str = "finding"  # since migration 021
+    question_id: str = ""
 
     def as_verdict(self) -> Verdict:
         return ledger_verdicts.verdict_from(self.model_dump())
@@ -256,7 +258,8 @@ ORDER BY length(source_id), source_id, passage_no
 
 _SELECT_EVIDENCE = """
 SELECT evidence_id AS id, question_id, source_id, claim, stance, quote, passage_id,
-       start_offset AS start, end_offset AS end, recorded_at, step, chain
+       start_offset AS start, end_offset AS end, recorded_at, step, chain, sentence, section,
+       concerns
 FROM research.evidence WHERE run_id = %s AND execution_id = %s
 ORDER BY length(evidence_id), evidence_id
 """

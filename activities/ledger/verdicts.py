@@ -12,17 +12,17 @@ from workflows.verification import Verdict, Verification
 _INSERT_VERDICT = """
 INSERT INTO research.verdicts (
     run_id, execution_id, step, claim_no, claim, verdict, said, sentence, evidence_id, reason,
-    provider, model, input_tokens, output_tokens, estimated
+    provider, model, input_tokens, output_tokens, estimated, subject, question_id
 ) VALUES (
     %(run_id)s, %(execution_id)s, %(step)s, %(claim_no)s, %(claim)s, %(verdict)s, %(said)s,
     %(sentence)s, %(evidence_id)s, %(reason)s, %(provider)s, %(model)s, %(input_tokens)s,
-    %(output_tokens)s, %(estimated)s
+    %(output_tokens)s, %(estimated)s, %(subject)s, %(question_id)s
 ) ON CONFLICT (run_id, execution_id, step, claim_no) DO NOTHING
 """
 
 _COLUMNS = """
 SELECT step, claim_no, claim, verdict, said, sentence, evidence_id, reason, provider, model,
-       input_tokens, output_tokens, estimated, recorded_at
+       input_tokens, output_tokens, estimated, recorded_at, subject, question_id
 FROM research.verdicts
 """
 _SELECT_STEP = _COLUMNS + "WHERE run_id = %s AND execution_id = %s AND step = %s ORDER BY claim_no"
@@ -32,9 +32,10 @@ _SELECT_RUN = _COLUMNS + "WHERE run_id = %s AND execution_id = %s ORDER BY step,
 COPY = """
 INSERT INTO research.verdicts (
     run_id, execution_id, step, claim_no, claim, verdict, said, sentence, evidence_id, reason,
-    provider, model, input_tokens, output_tokens, estimated, recorded_at)
+    provider, model, input_tokens, output_tokens, estimated, recorded_at, subject, question_id)
 SELECT run_id, %(execution)s, step, claim_no, claim, verdict, said, sentence, evidence_id,
-       reason, provider, model, input_tokens, output_tokens, estimated, recorded_at
+       reason, provider, model, input_tokens, output_tokens, estimated, recorded_at, subject,
+       question_id
 FROM research.verdicts
 WHERE run_id = %(run_id)s AND execution_id = %(parent)s AND step <= %(work)s
 """
@@ -59,6 +60,8 @@ async def insert_verdict(
         "input_tokens": verdict.usage.input_tokens,
         "output_tokens": verdict.usage.output_tokens,
         "estimated": verdict.usage.estimated,
+        "subject": verdict.subject,
+        "question_id": verdict.question_id,
     }
     return bool(await execute(conn, _INSERT_VERDICT, params))
 
@@ -91,6 +94,8 @@ def verdict_from(row: Mapping[str, Any]) -> Verdict:
         claim=row["claim"],
         verdict=row["verdict"],
         said=row["said"],
+        subject=row.get("subject") or "finding",
+        question_id=row.get("question_id") or "",
         sentence=row["sentence"],
         evidence_id=row["evidence_id"],
         reason=row["reason"],

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from activities.ledger.review import VerdictRow
 from starter.audit.base import AuditData, check
 from workflows import contracts, verification
-from workflows.models import RunStatus
+from workflows.models import Report, RunStatus
 from workflows.tools import FinishArgs
 from workflows.verification import Claim, Verdict
 
@@ -22,9 +22,16 @@ def verdicts_copied(data: AuditData) -> Iterator[str]:
         if claim is None:
             yield f"step {row.step} claim {row.claim_no}: no submitted claim of that number"
             continue
-        if row.said == "partly" and row.reason.startswith(verification.ONLY_PARTLY):
-            claim = claim.model_copy(update={"deferred": ["a figure"]})  # the gate deferred one
-        settled = verification.settle(claim, row.said, row.sentence, row.reason)
+        # The concerns' answers are not kept: a supported claim the host kept as not_supported
+        # for a concern says so in its reason.
+        settled = verification.settle(
+            claim.model_copy(update={"concerns": []}), row.said, row.sentence, row.reason
+        )
+        concern = row.reason.startswith(
+            (verification.UNANSWERED_CONCERN, verification.CONCERN_HOLDS)
+        )
+        if concern and settled.verdict == "supported":
+            settled.verdict = "not_supported"
         if claim.text != row.claim:
             yield f"step {row.step} claim {row.claim_no}: the row's claim is not the one submitted"
         if (settled.verdict, settled.evidence_id) != (row.verdict, row.evidence_id):
@@ -50,7 +57,7 @@ def report_verdicts(data: AuditData) -> Iterator[str]:
                 f"{len(rows)} verdicts are recorded for step {last}"
             )
         return
-    expected = (0 if composed else 1) + len(saved.report.findings)  # the answer, each finding
+    expected = len(_claims(data, _as_finish(saved.report), composed))
     if len(rows) != expected:
         yield f"{len(rows)} verdicts are recorded for step {last}, the report has {expected} claims"
     shown = [(v.number, v.verdict, v.sentence) for v in checked.verdicts]
@@ -75,17 +82,24 @@ def _claim(data: AuditData, row: VerdictRow) -> Claim | None:
     step = next((s for s in data.rows.steps if s.step == row.step), None)
     args = step.entry.args if step is not None and step.entry is not None else None
     if not isinstance(args, FinishArgs) and data.rows.report is not None and step is None:
-        report = data.rows.report.report
-        args = FinishArgs(
-            answer=report.answer, findings=report.findings, limitations=report.limitations
-        )
+        args = _as_finish(data.rows.report.report)
     if not isinstance(args, FinishArgs):
         return None
-    claims = verification.claims(args, data.evidence_models(), data.rows.run.brief)
     composed = step is None and data.rows.report is not None and data.rows.report.report.composed
-    if composed:  # no answer of the model's was checked
-        claims = [claim for claim in claims if claim.number != verification.ANSWER]
+    claims = _claims(data, args, composed)
     return next((claim for claim in claims if claim.number == row.claim_no), None)
+
+
+def _as_finish(report: Report) -> FinishArgs:
+    return FinishArgs(
+        answer=report.answer, findings=report.findings, limitations=report.limitations
+    )
+
+
+def _claims(data: AuditData, args: FinishArgs, composed: bool) -> list[Claim]:
+    """The claims the verifier was asked about (a composed report: no answer or limitations of
+    the model's)."""
+    return verification.claims(args, data.evidence_models(), data.rows.run.brief, composed=composed)
 
 
 @check(

@@ -440,6 +440,20 @@ def honest_verifier(request: VerifierRequest) -> Reply:
     return supporting(request)
 
 
+def doubting_verifier(request: VerifierRequest) -> Reply:
+    """An honest verifier for claims whose every doubt the host raised is true (the attacks of
+    REPORT_ATTACKS): each concern holds, and the claim is not supported; any other claim is
+    supported by the first sentence of its first quote."""
+    if not request.concerns:
+        return supporting(request)
+    return {
+        "verdict": "not_supported",
+        "sentence": "",
+        "reason": "the quotes do not settle it: " + "; ".join(request.concerns),
+        "concerns": request.answered(holds=True),
+    }
+
+
 def lying_verifier(request: VerifierRequest) -> Reply:
     """A verifier that calls every claim supported, by a sentence no quote holds."""
     return {

@@ -35,10 +35,13 @@ Message = dict[str, Any]
 # {"status": 429, "headers": {...}, "error": "..."}
 Reply = dict[str, Any]
 Script = Callable[[int, list[Message]], Reply]
-# A shown quote of a verifier request, and its claim line.
+# A shown quote of a verifier request (its page lines, "quote: ...", "whole sentence: ..."), its
+# claim block, and the concerns listed after "raised these concerns".
 QUOTE_BLOCK = re.compile(r'<untrusted_quote id="([^"]*)">\n(.*?)\n</untrusted_quote>', re.DOTALL)
-CLAIM_LINE = re.compile(r"^Claim: (.*)$", re.MULTILINE)
+QUOTE_TEXT = re.compile(r"^quote: (.*?)(?:\nwhole sentence: (.*))?\Z", re.MULTILINE | re.DOTALL)
+CLAIM_BLOCK = re.compile(r"^(.*)\n<untrusted_claim>\n(.*?)\n</untrusted_claim>", re.MULTILINE)
 QUESTION_LINE = re.compile(r"^- (.*)$", re.MULTILINE)
+CONCERN_LINE = re.compile(r"^\d+\. (.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -49,19 +52,45 @@ class VerifierRequest:
     questions: list[str]
     quotes: dict[str, str]
     system: str = ""
+    asked: str = ""  # what the claim is: "Claim (a finding):", "Required question, ..."
+    sentences: dict[str, str] | None = None  # the whole sentence a quote was cut from, by id
+    pages: dict[str, str] | None = None  # each quote's page lines (title, url, section, dates)
+    concerns: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, messages: list[Message]) -> VerifierRequest:
         system = str(messages[0].get("content") or "")
         user = str(messages[-1].get("content") or "")
-        head, _, _ = user.partition("Claim: ")
-        claim = CLAIM_LINE.search(user)
+        claim = CLAIM_BLOCK.search(user)
+        head = user[: claim.start()] if claim else user
+        quotes, sentences, pages = {}, {}, {}
+        for evidence_id, block in QUOTE_BLOCK.findall(user):
+            page, _, rest = block.partition("quote: ")
+            shown = QUOTE_TEXT.match("quote: " + rest)
+            quotes[evidence_id] = shown.group(1) if shown else rest
+            if shown and shown.group(2):
+                sentences[evidence_id] = shown.group(2)
+            pages[evidence_id] = page.strip()
+        _, _, listed = user.partition("raised these concerns")
         return cls(
-            claim=claim.group(1) if claim else "",
+            claim=claim.group(2) if claim else "",
             questions=QUESTION_LINE.findall(head),
-            quotes=dict(QUOTE_BLOCK.findall(user)),
+            quotes=quotes,
             system=system,
+            asked=claim.group(1) if claim else "",
+            sentences=sentences,
+            pages=pages,
+            concerns=tuple(CONCERN_LINE.findall(listed)),
         )
+
+    @property
+    def coverage(self) -> bool:
+        """Whether it asks if the evidence answers a required question (not about a claim)."""
+        return self.asked.startswith("Required question")
+
+    def answered(self, holds: bool = False) -> list[dict[str, Any]]:
+        """An answer to every concern listed: each `holds` or not."""
+        return [{"holds": holds, "why": "checked against the quotes"} for _ in self.concerns]
 
     def sentence(self, containing: str = "") -> tuple[str, str]:
         """(evidence id, the first sentence of a quote containing `containing`), or ("", "")."""
@@ -80,7 +109,12 @@ VerifierScript = Callable[[VerifierRequest], Reply]
 def supporting(request: VerifierRequest) -> Reply:
     """A verifier that finds every claim supported by the first sentence of its first quote."""
     _, sentence = request.sentence()
-    return {"verdict": "supported", "sentence": sentence, "reason": "the quote states it"}
+    return {
+        "verdict": "supported",
+        "sentence": sentence,
+        "reason": "the quote states it",
+        "concerns": request.answered(),
+    }
 
 
 # A shown passage: from its "[S1.P2 offset=0] " line to the next passage or the window's end.

@@ -27,7 +27,14 @@ from runtime.settings import Settings
 from starter.audit import AuditData, run_checks
 from starter.history import history_facts
 from tests.fakes import hostile
-from tests.fakes.openai_server import FakeOpenAI, Script, VerifierScript, serve, supporting
+from tests.fakes.openai_server import (
+    FakeOpenAI,
+    Script,
+    VerifierRequest,
+    VerifierScript,
+    serve,
+    supporting,
+)
 from tests.system.conftest import demo_brief
 from worker import run_worker
 from workflows.models import Brief, RunResult, RunStatus, StopReason
@@ -158,7 +165,11 @@ pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
 async def test_thin_and_unrelated_quotes_are_refused_and_nothing_completes(
     dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger
 ) -> None:
-    result, run_id, _ = await play(dev_client, embedded_pg_url, hostile.thin_quotes(), brief())
+    # With no verifier (with one, an off-question quote is its question: test_verifier.py)
+    off = {"RESEARCH_VERIFIER_PROVIDER": "off"}
+    result, run_id, _ = await play(
+        dev_client, embedded_pg_url, hostile.thin_quotes(), brief(), env=off
+    )
 
     said = errors(embedded_pg_url, run_id)
     assert said[4].startswith("the quote is too short to inform: it has 2 content word(s)")
@@ -372,6 +383,7 @@ async def test_a_reused_run_id_fails_at_once_without_retries(
     assert [(m["activity_type"], m["attempt"]) for m in markers] == [("start_run", 1)]
 
 
+@pytest.mark.parametrize("judge", ["rules", "verifier"])
 @pytest.mark.parametrize(
     ("report", "conflict", "told"),
     [(report, conflict, told) for _, report, conflict, told in hostile.REPORT_ATTACKS],
@@ -384,9 +396,22 @@ async def test_a_report_that_only_resembles_its_evidence_never_completes(
     report: dict[str, Any],
     conflict: bool,
     told: str,
+    judge: str,
 ) -> None:
+    """With the verifier off the judgement rules refuse (the floor); with an honest verifier
+    they are its questions, and it refuses the claim: the same sentence reaches the model."""
     script = hostile.report_attack(report, conflict)
-    result, run_id, _ = await play(dev_client, embedded_pg_url, script, brief(max_steps=30))
+    if judge == "rules":
+        env, verifier = {"RESEARCH_VERIFIER_PROVIDER": "off"}, supporting
+    else:
+        env, verifier = {}, hostile.doubting_verifier
+    result, run_id, fake = await play(
+        dev_client, embedded_pg_url, script, brief(max_steps=30), env=env, verifier=verifier
+    )
+    if judge == "verifier" and told and fake.verifier_requests:  # a judgement rule's doubt
+        # reached the verifier as a question (a proof rule refuses before it is asked)
+        asked = [VerifierRequest.parse(body["messages"]) for body in fake.verifier_requests]
+        assert any(told in concern for request in asked for concern in request.concerns)
 
     rows = steps(embedded_pg_url, run_id)
     recorded = [row for row in rows if row["tool"] == "record_evidence"]

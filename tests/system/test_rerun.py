@@ -151,8 +151,9 @@ def test_a_run_a_scripted_model_made_reruns_identically_on_an_offline_worker(
 
         shown = research(sources.env, "rerun", source, "--json")  # the offline worker's queue
 
-        # Six tool calls and the finish, and the verifier's three claims; none since.
-        assert len(model.paths) == asked == 7 + 3 and len(model.verifier_requests) == 3
+        # Six tool calls and the finish, and the verifier's six claims (the answer, two findings,
+        # the limitations, two required questions); none since.
+        assert len(model.paths) == asked == 7 + 6 and len(model.verifier_requests) == 6
     assert shown.returncode == 0, shown.stdout + shown.stderr
     data = json.loads(shown.stdout)
     assert data["identical"] is True

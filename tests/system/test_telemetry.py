@@ -195,13 +195,14 @@ def _check_trace(root: Span, trace: list[Span]) -> None:
     turns = [chat for chat in chats if by_id[chat.parent_id].name == "activity decide"]
     verified = [chat for chat in chats if by_id[chat.parent_id].name == "activity verify"]
     assert len(turns) == root.attributes["research.model_calls"]
-    assert len(verified) == 3 and len(chats) == len(turns) + 3  # the answer and two findings
+    # the answer, two findings, the limitations and the two required questions
+    assert len(verified) == 6 and len(chats) == len(turns) + 6
     # The verifier's verdicts: evaluation events on the finish step that passed.
     finish = [span for span in trace if span.name == "execute_tool finish_research"][-1]
     events = [
         attributes for name, attributes in finish.events if name == "gen_ai.evaluation.result"
     ]
-    assert [event["research.claim"] for event in events] == [0, 1, 2]
+    assert [event["research.claim"] for event in events] == [0, 1, 2, 3, 4, 5]
     assert {event["gen_ai.evaluation.score.label"] for event in events} == {"supported"}
     assert all(event["gen_ai.evaluation.name"] == "meaning" for event in events)
     for chat in turns:

@@ -83,23 +83,29 @@ async def test_what_only_meaning_catches_is_refused_by_the_verifier(
     expected = f"finding 1 is {'contradicted by' if said == 'contradicted' else said + ' by'}"
     assert all(expected in gaps and reason in gaps for gaps in finishes), finishes[0]
     assert all("finding 2" not in gaps for gaps in finishes), "the honest finding passed"
-    # One row per claim (the answer, two findings) and finish step, the verifier's tokens kept.
+    # One row per claim (the answer, two findings, the limitations, the coverage of the two
+    # required questions) and finish step, the verifier's tokens kept.
     kept = verdicts(embedded_pg_url, run_id)
     assert [(row["claim_no"], row["verdict"]) for row in kept[:3]] == [
         (0, "supported"),
         (1, said.replace(" ", "_")),
         (2, "supported"),
     ]
-    assert len(kept) == 9 and all(row["input_tokens"] > 0 for row in kept)
+    assert len(kept) == 18 and all(row["input_tokens"] > 0 for row in kept)
     assert {row["provider"] for row in kept} == {"openai"}
     # The verifier saw the claim, its sub-question and its quotes, and nothing of the run.
-    assert len(fake.verifier_requests) == 9
+    assert len(fake.verifier_requests) == 18
     for body in fake.verifier_requests:
         assert [message["role"] for message in body["messages"]] == ["system", "user"]
         shown = json.dumps(body["messages"])
         assert "untrusted_page" not in shown and "search_web" not in shown
         assert body["response_format"]["type"] == "json_schema"
-    assert fake.verified[1].questions[0] == brief().questions[0].text  # its quotes' question
+    # Each finding is shown only its own quotes' sub-questions (claims are asked concurrently:
+    # in any order).
+    findings = [request for request in fake.verified if request.asked == "Claim (a finding):"]
+    subs = {q.text for q in brief().questions}
+    assert len(findings) == 6 and all(0 < len(r.questions) and set(r.questions) <= subs
+                                      for r in findings)  # fmt: skip
 
 
 async def test_a_revised_report_completes_with_its_verdicts_beside_its_findings(
@@ -116,11 +122,12 @@ async def test_a_revised_report_completes_with_its_verdicts_beside_its_findings(
     said = errors(embedded_pg_url, run_id)
     assert "finding 1 is contradicted by the quotes it cites" in said[6]
     report = markdown(embedded_pg_url, run_id)
-    assert "Meaning: an independent verifier (openai gpt-4o-mini) read each finding" in report
-    assert report.count("*Verifier: supported* (E00") == 3  # the answer and both findings
+    assert "Meaning: an independent verifier (openai gpt-4o-mini) judged the answer" in report
+    # the answer, both findings, the limitations and the two required questions
+    assert report.count("*Verifier: supported* (E00") == 6
     # The verifier's tokens are in the run's counter (and `research audit` agrees: see play).
     kept = verdicts(embedded_pg_url, run_id)
-    assert len(kept) == 6
+    assert len(kept) == 12
 
 
 async def test_supported_with_a_sentence_no_quote_holds_counts_as_not_supported(
@@ -194,7 +201,7 @@ async def test_the_verifier_has_its_own_endpoint_model_and_key(
         )
 
     assert result.status == RunStatus.COMPLETED, result.message
-    assert model.verifier_requests == [] and len(verifier.verifier_requests) == 3
+    assert model.verifier_requests == [] and len(verifier.verifier_requests) == 6
     assert {body["model"] for body in verifier.verifier_requests} == {"judge-1"}
     assert {h["authorization"] for h in verifier.headers} == {"Bearer sk-verifier-0123456789"}
     assert all("sk-verifier" not in h.get("authorization", "") for h in model.headers)
@@ -228,9 +235,9 @@ async def test_an_operators_finish_is_verified_and_audited(
         StopReason.OPERATOR_FINISH,
     ), result.message
     kept = verdicts(embedded_pg_url, run_id)
+    # its two findings and the coverage of the two required questions (no answer of the model's)
     assert [(row["step"], row["claim_no"]) for row in kept] == [
-        (result.counters.steps + 1, 1),
-        (result.counters.steps + 1, 2),
+        (result.counters.steps + 1, number) for number in (1, 2, 3, 4)
     ]
-    assert len(fake.verifier_requests) == 2
+    assert len(fake.verifier_requests) == 4
     assert "Meaning: an independent verifier" in markdown(embedded_pg_url, run_id)

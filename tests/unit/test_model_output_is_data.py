@@ -451,6 +451,4 @@ def test_a_derived_figure_is_left_to_a_verifier_or_refused_without_one() -> None
     ]
     verified = gate.check(report, items, SOURCES, brief, verifier=True)
     assert verified.passed
-    assert [(item.where, item.figure) for item in verified.deferred] == [
-        ("finding 1", "90 seconds")
-    ]
+    assert [(item.where, item.text) for item in verified.concerns] == [("finding 1", alone.gaps[0])]

@@ -6,9 +6,15 @@ import pytest
 
 from tests.workflow.harness import make_brief
 from workflows import verification
-from workflows.models import Evidence, Finding
+from workflows.models import Evidence, Finding, SourceRef
 from workflows.tools import FinishArgs
-from workflows.verification import NOT_COPIED, ONLY_PARTLY, Claim, ClaimQuote
+from workflows.verification import (
+    CONCERN_HOLDS,
+    NOT_COPIED,
+    UNANSWERED_CONCERN,
+    Claim,
+    ClaimQuote,
+)
 
 QUOTE = (
     "After a message has used up its delivery attempts, 5 by default, Harbor Queue moves it to "
@@ -71,15 +77,55 @@ def test_contradicted_and_not_supported_stand_without_a_sentence_and_are_gaps() 
     ]
 
 
-def test_partly_stands_unless_the_rules_left_a_figure_to_the_verifier() -> None:
+def test_partly_is_a_gap_with_the_verifiers_whole_reason() -> None:
     sentence = "It keeps its body and its ID."
-    assert verification.settle(CLAIM, "partly", sentence, "").verdict == "partly"
-    assert verification.gaps([verification.settle(CLAIM, "partly", sentence, "")]) == []
-    deferred = CLAIM.model_copy(update={"deferred": ["150 seconds"]})
-    verdict = verification.settle(deferred, "partly", sentence, "")
-    assert verdict.verdict == "not_supported"
-    assert verdict.reason == f"{ONLY_PARTLY} 150 seconds"
-    assert verification.settle(deferred, "supported", sentence, "").verdict == "supported"
+    reason = "the quote says it keeps the body; " + "it says nothing of the attempts. " * 20
+    verdict = verification.settle(CLAIM, "partly", sentence, reason)
+    assert verdict.verdict == "partly"
+    assert verdict.reason == " ".join(reason.split())  # whole, not cut at 300 characters
+    assert verification.gaps([verdict]) == [
+        "finding 1 is only partly supported by the quotes it cites, says the independent "
+        f"verifier: {verdict.reason} (state only the supported part; move the rest to the "
+        "limitations as open)"
+    ]
+
+
+def test_supported_stands_only_with_every_concern_answered_and_none_holding() -> None:
+    sentence = "It keeps its body and its ID."
+    doubted = CLAIM.model_copy(update={"concerns": ["finding 1 states 150 seconds ...", "x"]})
+    assert verification.settle(doubted, "supported", sentence, "", holding=[False, False]).verdict
+    unanswered = verification.settle(doubted, "supported", sentence, "", holding=[False])
+    assert (unanswered.verdict, unanswered.reason) == ("not_supported", UNANSWERED_CONCERN)
+    held = verification.settle(doubted, "supported", sentence, "ok", holding=[False, True])
+    assert held.verdict == "not_supported"
+    assert held.reason.startswith(f"{CONCERN_HOLDS}: x.")
+    assert verification.settle(doubted, "supported", sentence, "", holding=[False] * 2).verdict == (
+        "supported"
+    )
+
+
+def test_a_sentence_copied_from_the_whole_sentence_of_a_cut_quote_is_a_copy() -> None:
+    cut = ClaimQuote(
+        evidence_id="E002",
+        question_id="Q1",
+        text="Harbor Queue delivers messages strictly in the order they were sent",
+        sentence="Within one message group, Harbor Queue delivers messages strictly in the order "
+        "they were sent.",
+    )
+    claim = CLAIM.model_copy(update={"quotes": [cut]})
+    said = "Within one message group, Harbor Queue delivers messages strictly in the order"
+    assert verification.settle(claim, "contradicted", said, "").evidence_id == "E002"
+
+
+def test_a_coverage_verdict_short_of_answering_is_a_gap_naming_its_question() -> None:
+    claim = Claim(number=3, text="Does Requests support HTTP/2?", subject="coverage",
+                  question_id="Q2", quotes=CLAIM.quotes)  # fmt: skip
+    verdict = verification.settle(claim, "not_supported", "", "it says HTTP/1.1 only")
+    assert verification.gaps([verdict]) == [
+        "required question Q2 is not answered by the evidence cited for it, says the "
+        "independent verifier (does not answer): it says HTTP/1.1 only (record evidence that "
+        "answers it, or name it open in the limitations)"
+    ]
 
 
 def test_each_claim_shows_only_its_sub_questions_and_its_cited_quotes() -> None:
@@ -96,11 +142,29 @@ def test_each_claim_shows_only_its_sub_questions_and_its_cited_quotes() -> None:
             Finding(text="two", evidence_ids=["E002", "E003", "E002"]),
         ],
     )
-    claims = verification.claims(report, evidence, brief, {"finding 2": ["3 items"]})
-    assert [(c.number, c.text, c.questions, [q.evidence_id for q in c.quotes], c.deferred)
-            for c in claims] == [
-        (0, "the answer", [brief.question], ["E001", "E002", "E003"], []),
-        (1, "one", ["timeout"], ["E001"], []),
-        (2, "two", ["attempts"], ["E002", "E003"], ["3 items"]),
+    concerns = {"finding 2": ["3 items?"]}
+    sources = {"S1": SourceRef(id="S1", url="https://a.example/p", title="P", names=["1.4"])}
+    report.limitations = "Q3 was not investigated at all."
+    claims = verification.claims(report, evidence, brief, sources, lambda w: concerns.get(w, []))
+    required = [question for question in brief.questions if question.required]
+    assert [(c.number, c.subject, c.text, c.questions, [q.evidence_id for q in c.quotes],
+             c.concerns) for c in claims] == [
+        (0, "answer", "the answer", [brief.question], ["E001", "E002", "E003"], []),
+        (1, "finding", "one", ["timeout"], ["E001"], []),
+        (2, "finding", "two", ["attempts"], ["E002", "E003"], ["3 items?"]),
+        (3, "limitations", report.limitations, [brief.question], ["E001", "E002", "E003"], []),
+        *[
+            (4 + index, "coverage", question.text, [question.text],
+             [eid for eid in ("E001", "E002", "E003") if evidence[eid].question_id == question.id],
+             [])
+            for index, question in enumerate(required)
+        ],
     ]  # fmt: skip
     assert claims[2].quotes[0].text == "quote E002"
+    assert (claims[1].quotes[0].title, claims[1].quotes[0].url, claims[1].quotes[0].dated) == (
+        "P",
+        "https://a.example/p",
+        ["1.4"],
+    )
+    composed = verification.claims(report, evidence, brief, sources, composed=True)
+    assert [c.subject for c in composed] == ["finding", "finding"] + ["coverage"] * len(required)

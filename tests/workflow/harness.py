@@ -22,6 +22,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from activities.evidence import EvidenceRefused, check, whole_sentences
 from activities.pages.extract import content_hash, find_quote
 from runtime.converter import DATA_CONVERTER
 from tests.conftest import installed_binary
@@ -38,7 +39,6 @@ from workflows.models import (
     Usage,
 )
 from workflows.research import ResearchWorkflow
-from workflows.substance import evidence_problem
 
 Script = Callable[[contracts.DecideInput], Decision]
 Verifier = Callable[[contracts.VerifyInput], contracts.VerifyResult]
@@ -248,24 +248,23 @@ class StandIns:
                     error=f"quote not found verbatim in {request.source_id}"
                 )
             span = found
-        problem = evidence_problem(
-            text[span[0] : span[1]], "", request.claim, request.terms, request.question
+        evidence = Evidence(
+            id=request.evidence_id,
+            question_id=request.question_id,
+            source_id=request.source_id,
+            claim=request.claim,
+            stance=request.stance,
+            quote=text[span[0] : span[1]],
+            passage_id=request.passage_id,
+            start=span[0],
+            end=span[1],
+            sentence=whole_sentences(text, span[0], span[1]),
         )
-        if problem is not None:  # the ledger's own rule, applied the same way
-            return contracts.RecordEvidenceResult(error=problem)
-        return contracts.RecordEvidenceResult(
-            evidence=Evidence(
-                id=request.evidence_id,
-                question_id=request.question_id,
-                source_id=request.source_id,
-                claim=request.claim,
-                stance=request.stance,
-                quote=text[span[0] : span[1]],
-                passage_id=request.passage_id,
-                start=span[0],
-                end=span[1],
-            )
-        )
+        try:  # the ledger's own rule, applied the same way
+            checked = check(evidence, "", request.terms, request.question, request.judged)
+        except EvidenceRefused as refused:
+            return contracts.RecordEvidenceResult(error=str(refused))
+        return contracts.RecordEvidenceResult(evidence=checked)
 
     @activity.defn(name=contracts.RECORD_STEP)
     async def record_step(self, request: contracts.StepRecord) -> contracts.RecordStepResult:

@@ -51,6 +51,7 @@ def verifier_saying(said: Callable[[verification.Claim], VerdictWord]) -> StandI
                 said(claim),
                 claim.quotes[0].text if claim.quotes else "",
                 f"the quotes do not state {claim.label}",
+                holding=[False] * len(claim.concerns),  # it settles every concern
                 model="stand-in",
                 usage=VERIFIER_USAGE,
             )
@@ -92,8 +93,9 @@ async def test_a_contradicted_finding_is_a_gate_gap_and_the_run_never_completes(
         "the quotes do not state finding 2 (say only what the quotes state)"
     ]
     assert len(stand_ins.verify_calls) == 3, "each submission is verified"
-    # The verifier's tokens count: 3 submissions of 3 claims each, beside the 8 model turns.
-    assert result.counters.tokens == 8 * 10 + 3 * 3 * 340
+    # The verifier's tokens count: 3 submissions of 5 claims each (the answer, 2 findings, the
+    # coverage of 2 required questions), beside the 8 model turns.
+    assert result.counters.tokens == 8 * 10 + 3 * 5 * 340
     assert stand_ins.web.reports[-1].report.composed
 
 
@@ -104,7 +106,9 @@ async def test_supported_claims_complete_and_the_report_keeps_the_verdicts(clien
 
     assert result.status == RunStatus.COMPLETED, result.message
     asked = stand_ins.verify_calls[0]
-    assert asked.scope.step == 6 and [claim.number for claim in asked.claims] == [0, 1, 2]
+    assert asked.scope.step == 6 and [claim.number for claim in asked.claims] == [0, 1, 2, 3, 4]
+    assert [claim.subject for claim in asked.claims[3:]] == ["coverage", "coverage"]
+    assert [claim.question_id for claim in asked.claims[3:]] == ["Q1", "Q2"]
     assert [q.evidence_id for q in asked.claims[0].quotes] == ["E001", "E002"]
     assert [q.evidence_id for q in asked.claims[1].quotes] == ["E001"]
     assert asked.claims[1].questions == ["timeout"]
@@ -114,8 +118,10 @@ async def test_supported_claims_complete_and_the_report_keeps_the_verdicts(clien
         (0, "supported", "E001"),
         (1, "supported", "E001"),
         (2, "supported", "E002"),
+        (3, "supported", "E001"),
+        (4, "supported", "E002"),
     ]
-    assert result.counters.tokens == 6 * 10 + 3 * 340
+    assert result.counters.tokens == 6 * 10 + 5 * 340
 
 
 async def test_a_supported_verdict_without_a_copied_sentence_counts_as_not_supported(
@@ -135,7 +141,7 @@ async def test_a_supported_verdict_without_a_copied_sentence_counts_as_not_suppo
     assert result.status == RunStatus.INCOMPLETE
     entry = stand_ins.web.steps[5].entry
     assert entry is not None and isinstance(entry.result.data, GateFailed)
-    assert len(entry.result.data.gaps) == 3
+    assert len(entry.result.data.gaps) == 5  # the answer, 2 findings, 2 questions' coverage
     assert all(verification.NOT_COPIED in gap for gap in entry.result.data.gaps)
 
 
@@ -182,7 +188,7 @@ DERIVED.tool_calls[0].arguments = DERIVED.tool_calls[0].arguments.replace(
 
 async def test_a_figure_the_rules_cannot_decide_is_left_to_the_verifier(client: Client) -> None:
     supported = verifier_saying(lambda claim: "supported")
-    partly = verifier_saying(lambda claim: "partly" if claim.deferred else "supported")
+    partly = verifier_saying(lambda claim: "partly" if claim.concerns else "supported")
     without = StandIns(FakeWeb(pages=PAGES), [])
 
     completed = await play(client, supported, [*SCRIPT, DERIVED])
@@ -190,13 +196,15 @@ async def test_a_figure_the_rules_cannot_decide_is_left_to_the_verifier(client: 
     strict = await play(client, without, [*SCRIPT, DERIVED])
 
     assert completed.status == RunStatus.COMPLETED, completed.message
-    assert supported.verify_calls[0].claims[1].deferred == ["150 seconds"]
+    (concern,) = supported.verify_calls[0].claims[1].concerns
+    assert concern.startswith("finding 1 states 150 seconds, which the rules cannot match")
     assert refused.status == RunStatus.INCOMPLETE
     entry = partly.web.steps[5].entry
     assert entry is not None and isinstance(entry.result.data, GateFailed)
     assert entry.result.data.gaps == [
-        "finding 1 is not supported by the quotes it cites, says the independent verifier: "
-        f"{verification.ONLY_PARTLY} 150 seconds (say only what the quotes state)"
+        "finding 1 is only partly supported by the quotes it cites, says the independent "
+        "verifier: the quotes do not state finding 1 (state only the supported part; move the "
+        "rest to the limitations as open)"
     ]
     # With no verifier, the rules refuse what they cannot decide.
     assert strict.status == RunStatus.INCOMPLETE
@@ -225,8 +233,13 @@ async def test_an_operators_finish_has_its_composed_findings_verified(client: Cl
         assert (result.status, result.stop_reason) == (status, StopReason.OPERATOR_FINISH)
         asked = stand_ins.verify_calls[0]
         assert asked.scope.step == result.counters.steps + 1
-        assert [claim.number for claim in asked.claims] == [1, 2], "no composed answer is read"
+        assert [claim.subject for claim in asked.claims] == [
+            "finding",
+            "finding",
+            "coverage",
+            "coverage",
+        ], "no composed answer or limitations is read"
         saved = stand_ins.web.reports[-1]
         assert saved.report.composed and saved.verification.mode == "model"
-        assert [verdict.verdict for verdict in saved.verification.verdicts] == [said, said]
-        assert result.counters.tokens == 6 * 10 + 2 * 340
+        assert [verdict.verdict for verdict in saved.verification.verdicts] == [said] * 4
+        assert result.counters.tokens == 6 * 10 + 4 * 340

@@ -41,12 +41,12 @@ class GatePassed(ToolData):
 async def run(args: FinishArgs, tool: ToolContext) -> Executed:
     state = tool.state
     left = state.take_finish_attempt()
-    verified = tool.verifier == "model"  # the rules may leave what they cannot decide to it
+    verified = tool.verifier == "model"  # the judgement rules' doubts become its questions
     verdict = gate.check(args, state.evidence, state.sources, state.brief, verifier=verified)
     gaps = verdict.gaps
     checked = Verification(mode=tool.verifier, verifier=tool.verifier_name)
-    if verdict.passed and verified:  # rules 1-8 passed: now the meaning
-        checked.verdicts = await verify_claims(args, tool, deferred_figures(verdict))
+    if verdict.passed and verified:  # the proof rules passed: now the meaning
+        checked.verdicts = await verify_claims(args, tool, verdict)
         gaps = verification.gaps(checked.verdicts)
     if not gaps:
         report = Report(
@@ -79,39 +79,33 @@ async def run(args: FinishArgs, tool: ToolContext) -> Executed:
     return Executed(result)
 
 
-def deferred_figures(verdict: gate.GateResult) -> dict[str, list[str]]:
-    """The figures the gate left to the verifier, by "the answer" / "finding N"."""
-    deferred: dict[str, list[str]] = {}
-    for item in verdict.deferred:
-        deferred.setdefault(item.where, []).append(item.figure)
-    return deferred
-
-
 async def verify_claims(
     args: FinishArgs,
     tool: ToolContext,
-    deferred: dict[str, list[str]],
+    checked: gate.GateResult,
     *,
     composed: bool = False,
 ) -> list[verification.Verdict]:
-    """Ask the verifier about every claim; its tokens count against the run's budget. A
-    `composed` report (an operator's finish) has no answer of the model's to check, and no step
-    of its own: its verdicts are keyed by the step after the last one."""
+    """Ask the verifier about every claim, with the concerns the gate `checked` raised; its
+    tokens count against the run's budget. A `composed` report (an operator's finish) has no
+    answer or limitations of the model's to check, and no step of its own: its verdicts are
+    keyed by the step after the last one."""
     state = tool.state
-    claims = verification.claims(args, state.evidence, state.brief, deferred)
+    claims = verification.claims(
+        args, state.evidence, state.brief, state.sources, checked.concerns_of, composed=composed
+    )
     scope = tool.scope()
     if composed:
-        claims = [claim for claim in claims if claim.number != verification.ANSWER]
         done = state.counters.steps
         fork = scope.fork.model_copy(update={"steps": done, "work": done})
         scope = scope.model_copy(update={"step": done + 1, "fork": fork})
-    checked = await tool.activity(
+    answered = await tool.activity(
         contracts.VERIFY_ACTIVITY,
         contracts.VerifyInput(scope=scope, claims=claims, rerun_of=state.brief.rerun_of),
         summary=f"verify: {len(claims)} claims of step {scope.step}",
     )
-    tool.verified(checked)
-    return checked.verdicts
+    tool.verified(answered)
+    return answered.verdicts
 
 
 def describe(args: FinishArgs, data: ToolData) -> str:

@@ -37,12 +37,17 @@ class EvidenceData(ToolData):
     evidence_id: str
     quote: str
     conflicts: list[str] = Field(default_factory=list)  # sentences naming both evidence ids
+    # The whole sentence(s) the quote was cut from, when wider: how the verifier will read it.
+    sentence: str = ""
+    # The judgement rules' doubts, left to the verifier at finish (not refusals).
+    concerns: list[str] = Field(default_factory=list)
 
     @model_serializer(mode="wrap")
     def _without_empty_conflicts(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        if not data.get("conflicts"):
-            data.pop("conflicts", None)
+        for name in ("conflicts", "sentence", "concerns"):
+            if not data.get(name):
+                data.pop(name, None)
         return data
 
 
@@ -57,6 +62,7 @@ async def run(args: RecordEvidenceArgs, tool: ToolContext) -> Executed:
             evidence_id=evidence_id,
             terms=state.question_terms(args.question_id),
             question=state.question_text(args.question_id),
+            judged=tool.verifier == "model",
             **args.model_dump(),
         ),
         summary=f"record: {evidence_id} for {args.question_id}",
@@ -68,7 +74,14 @@ async def run(args: RecordEvidenceArgs, tool: ToolContext) -> Executed:
         conflict.sentence()
         for conflict in gate.conflicts(state.evidence, state.sources, involving=evidence_id)
     ]
-    data = EvidenceData(evidence_id=evidence_id, quote=recorded.evidence.quote, conflicts=found)
+    kept = recorded.evidence
+    data = EvidenceData(
+        evidence_id=evidence_id,
+        quote=kept.quote,
+        conflicts=found,
+        sentence=kept.sentence if kept.sentence != kept.quote else "",
+        concerns=kept.concerns,
+    )
     return Executed(tool.result(data=data))
 
 
