@@ -104,7 +104,7 @@ async def test_what_only_meaning_catches_is_refused_by_the_verifier(
     # in any order).
     findings = [request for request in fake.verified if request.asked == "Claim (a finding):"]
     subs = {q.text for q in brief().questions}
-    assert len(findings) == 6 and all(0 < len(r.questions) and set(r.questions) <= subs
+    assert len(findings) == 6 and all(len(r.questions) > 0 and set(r.questions) <= subs
                                       for r in findings)  # fmt: skip
 
 
