@@ -120,6 +120,8 @@ async def test_a_fabricated_quote_is_refused_naming_the_source(client: Client) -
         "kind": "evidence",
         "evidence_id": "E001",
         "quote": "default timeout of a queue message is 30",
+        # the whole sentence it was cut from: how the verifier and the report read it
+        "sentence": "The default timeout of a queue message is 30 seconds.",
     }
     assert result.evidence_count == 1
 
