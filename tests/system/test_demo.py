@@ -2,7 +2,8 @@
 then the review page it names, opened in headless Chromium (tests/system/browser.py): it loads
 nothing, logs nothing, and highlights each quote exactly as the ledger holds it.
 
-RESEARCH_REVIEW_SCREENSHOT=docs/review-page.png refreshes the screenshot docs/operations.md shows.
+RESEARCH_REVIEW_SCREENSHOT=docs/review-page.png refreshes the screenshot docs/operations.md shows;
+RESEARCH_README_DEMO=write writes the demo's output into the README (which this test compares).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class DemoRun:
     run_id: str
     evidence: int
     rows: list[tuple[str, ...]]  # README_QUERY's
+    state: Path  # its state folder
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +83,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
             rows = connection.execute(README_QUERY, (run_id,)).fetchall()
     finally:
         server.cleanup()
-    return DemoRun(output, run_id, evidence, rows)
+    return DemoRun(output, run_id, evidence, rows, state)
 
 
 @pytest.mark.timeout(300)
@@ -127,3 +129,49 @@ async def test_the_demo_names_its_review_page_and_a_browser_shows_it(
     assert (tmp_path / "review-page.png").read_bytes().startswith(b"\x89PNG")
     if target := os.environ.get("RESEARCH_REVIEW_SCREENSHOT"):
         shutil.copyfile(tmp_path / "review-page.png", PROJECT_ROOT / target)
+
+
+README = PROJECT_ROOT / "README.md"
+README_OUTPUT = re.compile(r"(## What you should see\n.*?\n```\n)(.*?\n)(```\n)", re.S)
+# What changes from run to run, and from machine to machine: the same word in both.
+VARYING = [
+    (re.compile(r"research-demo-[0-9a-f]{8}"), "<queue>"),
+    (re.compile(r"wf-[0-9a-f]{12}"), "<build>"),
+    (re.compile(r"research-[a-z0-9-]+-[0-9a-f]{6}\b|research-[0-9a-f]{8}\b"), "<run>"),
+]
+
+
+def _as_readme_shows(demo: DemoRun) -> str:
+    """The demo's output as the README shows it: the state folder as `/…/.research`, the default
+    ports, and the report between its title and the Web UI link cut to one line."""
+    output = demo.output.replace(str(demo.state), "/…/.research")
+    output = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:7233", output)
+    lines = re.sub(r"localhost:\d+", "localhost:8233", output).splitlines()
+    title = next(i for i, line in enumerate(lines) if line.startswith("# "))
+    link = next(i for i, line in enumerate(lines) if line.startswith("Web UI: "))
+    cut = f"... (answer, findings citing E001..E{demo.evidence:03d}, each quote with its passage"
+    return (
+        "\n".join([*lines[: title + 1], f"{cut} and URL, limitations)", "", *lines[link:]]) + "\n"
+    )
+
+
+def _same_words(text: str) -> str:
+    for pattern, word in VARYING:
+        text = pattern.sub(word, text)
+    return text
+
+
+@pytest.mark.timeout(300)
+def test_the_readme_shows_what_the_demo_prints(demo: DemoRun) -> None:
+    shown = _as_readme_shows(demo)
+    readme = README.read_text(encoding="utf-8")
+    if os.environ.get("RESEARCH_README_DEMO") == "write":
+        README.write_text(README_OUTPUT.sub(lambda m: m[1] + shown + m[3], readme, count=1))
+        readme = README.read_text(encoding="utf-8")
+    block = README_OUTPUT.search(readme)
+
+    assert block is not None, "the README's 'What you should see' has the demo's output"
+    assert _same_words(block[2]) == _same_words(shown), (
+        "the README's demo output differs from what the demo printed: "
+        "RESEARCH_README_DEMO=write refreshes it"
+    )
