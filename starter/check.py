@@ -8,13 +8,13 @@ from activities.pages.fetch import check_fetchable
 from activities.pages.guard import FetchRefused
 from runtime.settings import Settings
 from starter.errors import EXIT_USAGE, CliError
-from workflows.hosts import normalise_host
+from workflows.hosts import allowed_host
 
 
 async def check_url(settings: Settings, args: argparse.Namespace) -> int:
     """Print `allowed (...)` and return 0, or `refused: <reason>` and return 2."""
     try:
-        allowed = [normalise_host(host, allow_wildcard=True) for host in args.allow]
+        allowed = [allowed_host(host) for host in args.allow]
     except ValueError as error:
         raise CliError(str(error), EXIT_USAGE) from None
     try:

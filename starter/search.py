@@ -11,7 +11,7 @@ from composition.providers import open_search
 from runtime.settings import Settings
 from starter.errors import EXIT_USAGE, CliError
 from workflows.contracts import SearchInput
-from workflows.hosts import host_matches, normalise_host
+from workflows.hosts import allowed_host, host_matches
 from workflows.tools import search_data
 
 NOTHING_INDEXED = (
@@ -27,7 +27,7 @@ NOTHING_MATCHED = (
 async def search(settings: Settings, args: argparse.Namespace) -> int:
     """Print the hits (numbered, or `--json`: the tool result's `data` the model sees)."""
     try:
-        allowed = [normalise_host(host, allow_wildcard=True) for host in args.allow]
+        allowed = [allowed_host(host) for host in args.allow]
     except ValueError as error:
         raise CliError(str(error), EXIT_USAGE) from None
     query = " ".join(args.query).strip()

@@ -35,6 +35,19 @@ def normalise_host(host: str, *, allow_wildcard: bool = False) -> str:
     return f"*.{name}" if wildcard else name
 
 
+def allowed_host(host: str) -> str:
+    """A brief's (or `--allow`'s) allowed host, normalised (`*.` wildcards too); ValueError with
+    one sentence for a host the fetcher could never read: an IP address (it reads host names
+    only, so a run allowed nothing else would spend its budget on refusals)."""
+    name = normalise_host(host, allow_wildcard=True)
+    if looks_like_address(name.removeprefix("*.")):
+        raise ValueError(
+            f"allowed host {host.strip()!r} is an IP address, which the fetcher never reads: name "
+            "the host (a local server by name: RESEARCH_LOCAL_HOSTS=name=IP on the worker)"
+        )
+    return name
+
+
 def url_host(url: str) -> str | None:
     """The normalised host of an http(s) URL, or None when the URL has none."""
     try:

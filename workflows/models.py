@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from workflows.hosts import host_allowed, normalise_host
+from workflows.hosts import allowed_host, host_allowed
 from workflows.tool_base import ToolArgs, ToolData, read_arguments, read_data
 
 TASK_QUEUE = "research"
@@ -147,7 +147,7 @@ class Brief(BaseModel):
     def _hosts_valid(cls, hosts: list[str]) -> list[str]:
         if not hosts:
             raise ValueError("allowed_hosts is empty: name at least one host the run may read")
-        return [normalise_host(host, allow_wildcard=True) for host in hosts]
+        return [allowed_host(host) for host in hosts]
 
     @model_validator(mode="after")
     def _consistent(self) -> Brief:

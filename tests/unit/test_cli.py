@@ -80,11 +80,9 @@ def assert_brief_rejected(code: int, lines: list[str], path: Path | str, expecte
             "seed URL 'https://evil.example/page' is not on an allowed host",
         ),
         (
-            {
-                "allowed_hosts": ["docs.harborq.example", "10.0.0.7"],
-                "seed_urls": ["https://10.0.0.7/"],
-            },
-            "seed URL https://10.0.0.7/ names an IP address, not a host name",
+            {"allowed_hosts": ["docs.harborq.example", "127.0.0.1"]},
+            "allowed host '127.0.0.1' is an IP address, which the fetcher never reads: name the "
+            "host (a local server by name: RESEARCH_LOCAL_HOSTS=name=IP on the worker)",
         ),
         (
             {"seed_urls": ["https://ops:hunter2@docs.harborq.example/x"]},
