@@ -10,6 +10,8 @@ version, a change to activities alone is not (their results are in history).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from temporalio.api.workflowservice.v1 import (
     DescribeWorkerDeploymentRequest,
@@ -21,9 +23,17 @@ from temporalio.common import WorkerDeploymentVersion
 from temporalio.service import RPCError, RPCStatusCode
 
 from runtime.settings import Settings
+from runtime.startup import GaveUp, wait_for
 
+T = TypeVar("T")
 REGISTER_SECONDS = 15.0  # a new version appears at the server once its worker has polled
 POLL_SECONDS = 0.2
+# Answers that say "not now", not "no": the server rate-limits the deployment's workflow (workers
+# started together all describe and route it: "too many requests issued to Worker Deployment"), or
+# is restarting. Waited out like Temporal being down at start-up (RESEARCH_STARTUP_WAIT_SECONDS).
+PASSING = frozenset(
+    {RPCStatusCode.RESOURCE_EXHAUSTED, RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED}
+)
 
 
 class VersioningError(RuntimeError):
@@ -37,7 +47,8 @@ def deployment_version(settings: Settings) -> WorkerDeploymentVersion:
 async def make_current(client: Client, settings: Settings, *, take_over: bool) -> bool:
     """Route new runs to this worker's version. `take_over`: always (the embedded stack, whose one
     worker is the only build); otherwise only when the deployment has no current version yet (a
-    first deployment): a later build waits for an operator to promote it. True when it routed."""
+    first deployment): a later build waits for an operator to promote it. True when it routed, or
+    when another worker of the same build did first (workers started together)."""
     version = deployment_version(settings)
     described = await _registered(client, settings)
     current = described.worker_deployment_info.routing_config.current_deployment_version
@@ -45,20 +56,27 @@ async def make_current(client: Client, settings: Settings, *, take_over: bool) -
         return True
     if current.build_id and not take_over:
         return False
+    request = SetWorkerDeploymentCurrentVersionRequest(
+        namespace=client.namespace,
+        deployment_name=version.deployment_name,
+        build_id=version.build_id,
+        conflict_token=described.conflict_token,
+        identity=client.identity,
+        ignore_missing_task_queues=take_over,
+    )
+    what = f"making {version.to_canonical_string()} current"
     try:
-        await client.workflow_service.set_worker_deployment_current_version(
-            SetWorkerDeploymentCurrentVersionRequest(
-                namespace=client.namespace,
-                deployment_name=version.deployment_name,
-                build_id=version.build_id,
-                conflict_token=described.conflict_token,
-                identity=client.identity,
-                ignore_missing_task_queues=take_over,
-            )
+        await _waiting(
+            what,
+            settings,
+            lambda: client.workflow_service.set_worker_deployment_current_version(request),
         )
     except RPCError as error:
         if error.status in (RPCStatusCode.ABORTED, RPCStatusCode.FAILED_PRECONDITION):
-            return False  # another worker changed the routing first: its word stands
+            # another worker changed the routing first: its word stands (it may be this build's)
+            routed = await _registered(client, settings)
+            current = routed.worker_deployment_info.routing_config.current_deployment_version
+            return current.build_id == version.build_id
         raise VersioningError(
             f"could not make {version.to_canonical_string()} current: {error.message}"
         ) from error
@@ -70,17 +88,17 @@ async def _registered(client: Client, settings: Settings) -> DescribeWorkerDeplo
     request = DescribeWorkerDeploymentRequest(
         namespace=client.namespace, deployment_name=settings.deployment_name
     )
+    what = f"worker deployment {settings.deployment_name}"
     loop = asyncio.get_running_loop()
     give_up = loop.time() + REGISTER_SECONDS
     while True:
         try:
-            described = await client.workflow_service.describe_worker_deployment(request)
+            described = await _waiting(
+                what, settings, lambda: client.workflow_service.describe_worker_deployment(request)
+            )
         except RPCError as error:
             if error.status != RPCStatusCode.NOT_FOUND:
-                raise VersioningError(
-                    f"could not describe worker deployment {settings.deployment_name}: "
-                    f"{error.message}"
-                ) from error
+                raise VersioningError(f"could not describe {what}: {error.message}") from error
         else:
             builds = {
                 summary.deployment_version.build_id
@@ -95,3 +113,20 @@ async def _registered(client: Client, settings: Settings) -> DescribeWorkerDeplo
                 "support Worker Versioning?)"
             )
         await asyncio.sleep(POLL_SECONDS)
+
+
+async def _waiting(what: str, settings: Settings, attempt: Callable[[], Awaitable[T]]) -> T:
+    """`attempt()`, its passing failures (PASSING) waited out with the start-up's back-off."""
+    try:
+        return await wait_for(
+            what, attempt, seconds=settings.startup_wait_seconds, reason_to_wait=_passing
+        )
+    except GaveUp as error:
+        waited = f"waited {settings.startup_wait_seconds:g} s"
+        raise VersioningError(f"{error.what}: {error.reason} ({waited})") from error
+
+
+def _passing(error: Exception) -> str | None:
+    if isinstance(error, RPCError) and error.status in PASSING:
+        return error.message[:300] or error.status.name
+    return None

@@ -6,18 +6,22 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from temporalio.client import Client
 
 from activities.ledger import Ledger
-from runtime.settings import PROJECT_ROOT
+from runtime.settings import PROJECT_ROOT, Settings
+from runtime.temporal import start_dev_server
 from starter.briefs import load_brief
 from starter.local import DEMO_BRIEF
+from tests.conftest import free_port
 from workflows.models import RunStatus
 from workflows.research import ResearchWorkflow
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(120)]
+TOGETHER = 3  # workers started at once on a fresh server
 
 
 async def test_two_worker_processes_serve_runs_and_stop_on_sigterm(
@@ -50,6 +54,36 @@ async def test_two_worker_processes_serve_runs_and_stop_on_sigterm(
         probe = subprocess.run(["kill", "-0", str(pid)], capture_output=True)  # noqa: ASYNC221
         assert probe.returncode != 0
     parent.stdout.close()
+
+
+async def test_workers_started_together_on_a_fresh_server_all_come_up(
+    worker_env: dict[str, str], corpus_ledger: Ledger, tmp_path: Path
+) -> None:
+    """The first workers of a worker deployment register it together: the server rate-limits the
+    deployment's requests ("too many requests issued to Worker Deployment") and each waits that out
+    (before, a worker exited, and `research worker` with it, in 16 of 20 rounds of
+    `python -m bench.worker_start --together 3`)."""
+    fresh = await start_dev_server(  # as `research dev` runs it: its database on disk
+        Settings(
+            state_dir=tmp_path, temporal_address=f"127.0.0.1:{free_port()}", ui_port=free_port()
+        )
+    )
+    env = worker_env | {"TEMPORAL_ADDRESS": fresh.address}
+    command = [sys.executable, "-m", "starter.cli", "worker", "--processes", str(TOGETHER)]
+    parent = subprocess.Popen(  # noqa: ASYNC220 (a test driving a CLI process)
+        command, cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert parent.stdout is not None
+        lines = [parent.stdout.readline() for _ in range(TOGETHER + 1)]  # '' once it has exited
+        assert sum("worker ready on task queue" in line for line in lines) == TOGETHER, lines
+        assert parent.poll() is None
+    finally:
+        parent.send_signal(signal.SIGTERM)
+        parent.wait(timeout=30)
+        if parent.stdout is not None:
+            parent.stdout.close()
+        fresh.stop()
 
 
 def test_a_bad_process_count_is_refused_in_one_sentence(worker_env: dict[str, str]) -> None:
