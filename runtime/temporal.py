@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import IO
 
 from temporalio.client import Client
+from temporalio.converter import DataConverter
 from temporalio.service import RPCError
 
-from runtime.converter import DATA_CONVERTER
 from runtime.settings import Settings, child_environment
 from runtime.startup import GaveUp, wait_for
 from runtime.telemetry import telemetry
@@ -44,11 +44,18 @@ async def connect(
     address: str | None = None,
     wait_seconds: float = 0.0,
     identity: str | None = None,
+    data_converter: DataConverter | None = None,
 ) -> Client:
     """A client for `address` (default TEMPORAL_ADDRESS); an API key implies TLS. With
     `wait_seconds` (a worker's start-up) a server that does not answer yet is tried again, with
     logged back-off, for that long. `identity` (default the SDK's `pid@host`) is what the server
-    shows for this client's requests and its workers' polls."""
+    shows for this client's requests and its workers' polls. `data_converter` (default: pydantic
+    payloads, `runtime.converter`) is plain JSON for a command that reads payloads as data
+    without the workflow's models (`research status`)."""
+    if data_converter is None:
+        from runtime.converter import DATA_CONVERTER  # pydantic and the workflow's models
+
+        data_converter = DATA_CONVERTER
     target = address or settings.temporal_address
     _connected.append(target)
 
@@ -58,7 +65,7 @@ async def connect(
             namespace=settings.temporal_namespace,
             api_key=settings.temporal_api_key,
             tls=bool(settings.temporal_api_key),
-            data_converter=DATA_CONVERTER,
+            data_converter=data_converter,
             plugins=telemetry().plugins,  # tracing: the workflow's spans and their propagation
             runtime=telemetry().runtime,  # metrics: Temporal's own, through the same exporters
             identity=identity,  # None: the SDK's default

@@ -209,7 +209,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "corpus": ("starter.local", "corpus_index"),
     "start": ("starter.runs", "start"),
     "runs": ("starter.review", "runs"),
-    "status": ("starter.runs", "status"),
+    "status": ("starter.status", "status"),
     "report": ("starter.review", "report"),
     "export": ("starter.export", "export"),
     "audit": ("starter.audit.command", "audit"),

@@ -6,77 +6,29 @@ import asyncio
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import CancelledError, TemporalError
 
+from starter import summary
 from starter.errors import CliError
 from starter.live import Display, PlainDisplay
 from starter.live import step_line as step_line  # where the step lines were first defined
+from starter.pollers import NO_WORKER_CHECK as NO_WORKER_CHECK
+from starter.pollers import no_worker_sentence as no_worker_sentence
+from starter.pollers import polling_workers as polling_workers
+from starter.status import PROGRESS_QUERY as PROGRESS_QUERY
+from starter.summary import STATUS_SCHEMA as STATUS_SCHEMA
+from starter.summary import Summary as Summary
+from starter.summary import closed_summary as closed_summary
+from starter.summary import in_schema as in_schema
 from workflows.models import Counters, Progress, RunResult, RunStatus, StopReason
-
-# The workflow's query, by name: `research status` reads a run without importing the workflow's
-# module (its tools, gate and rules); tests/unit/test_cli_startup.py keeps the name the workflow's.
-PROGRESS_QUERY = "progress"
 
 POLL_SECONDS = 0.5
 QUERY_TIMEOUT = timedelta(seconds=5)
-# Temporal lists a worker's poller for minutes after its last poll; a live worker polls again at
-# least every minute (a long poll), so an older poll is a worker that went away.
-POLLER_FRESH = timedelta(seconds=75)
 WORKER_CHECK_SECONDS = 5.0
-# How long a command waits to learn whether a worker polls a queue before it says none does.
-NO_WORKER_CHECK = timedelta(seconds=2)
-
-
-# `research status --json`: the same keys, in this order, whatever the state (docs/operations.md).
-# A value the run cannot tell in that state is null (a number, limits) or empty (a list, a text).
-STATUS_SCHEMA: dict[str, Any] = {
-    "run_id": "",
-    "status": "",
-    "stop_reason": None,
-    "counters": None,
-    "evidence": None,
-    "sources": None,
-    "independent_sources": None,
-    "open_questions": [],
-    "limits": None,
-    "seconds_left": None,
-    "last_action": "",
-    "message": "",
-}
-
-
-def in_schema(data: dict[str, Any]) -> dict[str, Any]:
-    """`data` with every key of STATUS_SCHEMA, in its order (and nothing else)."""
-    return {name: data.get(name, default) for name, default in STATUS_SCHEMA.items()}
-
-
-@dataclass(frozen=True)
-class Summary:
-    """The four DESIGN.md summary lines of a run, whether it completed, and the same as data
-    (`research status --json`)."""
-
-    lines: list[str]
-    status: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def completed(self) -> bool:
-        return self.status == RunStatus.COMPLETED
-
-    def text(self) -> str:
-        return "\n".join(self.lines)
-
-    def json_data(self) -> dict[str, Any]:
-        """`research status --json`: one schema whatever the state (STATUS_SCHEMA)."""
-        return in_schema(self.data)
 
 
 def summarise(
@@ -86,78 +38,23 @@ def summarise(
     counters: Counters,
     evidence: int,
 ) -> Summary:
-    lines = [
-        f"Run: {run_id}",
-        f"Status: {status} | Stop: {stop_reason or '-'}",
-        f"Steps: {counters.steps} | Searches: {counters.searches} | "
-        f"Pages: {counters.page_fetches} | Evidence: {evidence}",
-        f"Reported tokens: {counters.tokens}" + _estimated(counters),
-    ]
-    data = {
-        "run_id": run_id,
-        "status": str(status),
-        "stop_reason": str(stop_reason) if stop_reason else None,
-        "counters": counters.model_dump(),
-        "evidence": evidence,
-    }
-    return Summary(lines, str(status), data)
-
-
-def _estimated(counters: Counters) -> str:
-    if not counters.estimated_tokens:
-        return ""
-    return (
-        f" ({counters.estimated_tokens} of them estimated by the host: the provider's usage was "
-        "missing, not numbers or far below what was sent; see model_calls.usage_note)"
+    return summary.counted(
+        {
+            "run_id": run_id,
+            "status": str(status),
+            "stop_reason": str(stop_reason) if stop_reason else None,
+            "counters": counters.model_dump(mode="json"),
+            "evidence": evidence,
+        }
     )
 
 
 def result_summary(result: RunResult) -> Summary:
-    summary = summarise(
-        result.run_id, result.status, result.stop_reason, result.counters, result.evidence_count
-    )
-    summary.data.update(
-        sources=result.source_count,
-        independent_sources=result.independent_sources,
-        open_questions=result.report.open_questions,
-        message=result.message,
-    )
-    return summary
+    return summary.result_summary(result.model_dump(mode="json"))
 
 
 def progress_summary(progress: Progress, run_id: str) -> Summary:
-    summary = summarise(
-        progress.run_id or run_id,
-        progress.status,
-        progress.stop_reason,
-        progress.counters,
-        progress.evidence_count,
-    )
-    summary.data.update(
-        sources=progress.source_count,
-        open_questions=progress.open_questions,
-        limits=progress.limits.model_dump(),
-        seconds_left=progress.seconds_left,
-        last_action=progress.last_action,
-    )
-    if progress.message:  # it could not start: say why
-        summary.lines.append(f"Reason: {progress.message}")
-        summary.data["message"] = progress.message
-    return summary
-
-
-def closed_summary(run_id: str, status: str, reason: str = "", stop: str = "") -> Summary:
-    """A run told without its counters: one that ended (its outcome from its search attributes;
-    the counters are in its report), or one no worker answers for."""
-    lines = [f"Run: {run_id}", f"Status: {status} | Stop: {stop or '-'}"]
-    if reason:
-        lines.append(f"Reason: {reason}")
-    elif status == RunStatus.RUNNING:
-        lines.append("(no worker answered the progress query)")
-    else:
-        lines.append(f"(its counters and report: `research report {run_id}`)")
-    data = {"run_id": run_id, "status": status, "stop_reason": stop or None, "message": reason}
-    return Summary(lines, status, data)
+    return summary.progress_summary(progress.model_dump(mode="json"), run_id)
 
 
 async def query_progress(
@@ -206,36 +103,6 @@ class WorkerWatch:
         cannot tell: no warning is better than a wrong one)."""
         pollers = await polling_workers(self._client, self._task_queue, self._timeout)
         return pollers is None or bool(pollers)
-
-
-def no_worker_sentence(task_queue: str, waits: str = "the run") -> str:
-    """What a run waits for while no worker polls its task queue, and how to start one."""
-    return (
-        f"no worker is polling task queue {task_queue}, so {waits} waits until one starts "
-        f"(`research worker`, or `python worker.py` with RESEARCH_TASK_QUEUE={task_queue})"
-    )
-
-
-async def polling_workers(
-    client: Client, task_queue: str, within: timedelta = QUERY_TIMEOUT
-) -> list[str] | None:
-    """The identities of the workers that polled `task_queue` for workflow tasks lately (a live
-    worker polls at least every minute), or None when Temporal cannot tell `within` that time."""
-    request = DescribeTaskQueueRequest(
-        namespace=client.namespace,
-        task_queue=TaskQueue(name=task_queue),
-        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-    )
-    try:
-        response = await client.workflow_service.describe_task_queue(request, timeout=within)
-    except (TemporalError, RuntimeError, TimeoutError):
-        return None
-    now = datetime.now(UTC)
-    return [
-        poller.identity or "a worker"
-        for poller in response.pollers
-        if now - poller.last_access_time.ToDatetime(tzinfo=UTC) < POLLER_FRESH
-    ]
 
 
 async def follow(

@@ -4,39 +4,30 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import re
 import sys
 import unicodedata
 import uuid
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle
 from temporalio.common import SearchAttributeKey, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
-from temporalio.service import RPCError, RPCStatusCode
 
 from runtime.settings import Settings
 from runtime.temporal import connect
 from starter.briefs import load_brief
-from starter.errors import EXIT_USAGE, CliError, no_such_run
+from starter.errors import EXIT_USAGE, CliError
 from starter.links import web_ui_link
 from starter.live import PlainDisplay
 from starter.progress import (
     NO_WORKER_CHECK,
     Summary,
     WorkerWatch,
-    closed_summary,
     follow,
-    no_worker_sentence,
-    polling_workers,
-    progress_summary,
-    query_progress,
-    result_summary,
 )
 from workflows.cleaning import as_text
-from workflows.models import Brief, RunResult, RunStatus
+from workflows.models import Brief, RunResult
 
 if TYPE_CHECKING:
     # The ledger (psycopg, its pool, its spans) is imported only by a command that reads it; the
@@ -162,90 +153,8 @@ async def finish_output(
     return 0 if summary.completed else 1
 
 
-async def status(settings: Settings, args: argparse.Namespace) -> int:
-    run = await existing_run(settings, args.id)
-    summary = await _summary(run)
-    print(json.dumps(summary.json_data(), indent=2) if args.json else summary.text())
-    return 0
-
-
-async def _summary(run: ExistingRun) -> Summary:
-    """The run's summary, asking no worker for a run that has ended, and a worker for a running
-    one only when one polls its task queue (the answer bounded by NO_WORKER_CHECK)."""
-    handle, state = run.handle, run.state
-    if state == "completed":  # the workflow's result, from the server
-        return result_summary(await handle.result())
-    if state != "running":  # its own outcome, as the workflow last set its search attributes
-        status, stop = run.outcome or (RunStatus.RUNNING.value, "")
-        if status != RunStatus.RUNNING:
-            return closed_summary(handle.id, status, stop=stop)
-        # Closed before it recorded an outcome (an invalid brief, terminated, ...): why.
-        return closed_summary(handle.id, _ended(state), reason=await _closing_cause(handle))
-    pollers = await polling_workers(run.client, run.task_queue, NO_WORKER_CHECK)
-    if pollers == []:
-        return closed_summary(handle.id, "running", reason=no_worker_sentence(run.task_queue))
-    progress = await query_progress(handle, NO_WORKER_CHECK)
-    if progress is None:
-        return closed_summary(handle.id, "running")
-    return progress_summary(progress, handle.id)
-
-
-async def _closing_cause(handle: WorkflowHandle[Any, RunResult]) -> str:
-    """Why Temporal closed a run that ended without a result, from its close event."""
-    try:
-        await handle.result()
-    except WorkflowFailureError as failure:
-        cause = failure.cause or failure
-        return getattr(cause, "message", None) or str(cause)
-    return ""
-
-
-def _ended(state: str) -> str:
-    """Temporal's closed states in this project's spelling (DESIGN.md, Outcomes)."""
-    return {"canceled": "cancelled", "timed_out": "timed out"}.get(state, state)
-
-
 async def report(settings: Settings, args: argparse.Namespace) -> int:
     from starter.review import print_report
 
     await print_report(settings, args.id)
     return 0
-
-
-@dataclass(frozen=True)
-class ExistingRun:
-    """A run Temporal knows: its handle, its state (`running`, `completed`, ...) and the task
-    queue its workers poll."""
-
-    client: Client
-    handle: WorkflowHandle[Any, RunResult]
-    state: str
-    task_queue: str
-    outcome: tuple[str, str] | None = None  # ResearchStatus, ResearchStopReason ("" for none)
-
-
-async def existing_run(settings: Settings, run_id: str) -> ExistingRun:
-    client = await connect(settings)
-    handle = client.get_workflow_handle(run_id, result_type=RunResult)
-    try:
-        description = await handle.describe()
-    except RPCError as error:
-        if error.status == RPCStatusCode.NOT_FOUND:
-            raise no_such_run(run_id) from None
-        raise
-    state = description.status.name.lower() if description.status else "unknown"
-    attributes = description.typed_search_attributes
-    status = attributes.get(STATUS_ATTRIBUTE)
-    outcome = (status, attributes.get(STOP_REASON_ATTRIBUTE) or "") if status else None
-    return ExistingRun(client, handle, state, description.task_queue, outcome)
-
-
-async def refuse_ended(run: ExistingRun) -> None:
-    """A run that can still be steered passes; an ended one is a one-sentence error."""
-    if run.state == "running":
-        return
-    # The run's own outcome (`incomplete`, ...), not Temporal's word for a closed workflow.
-    summary = await _summary(run)
-    stop = summary.data.get("stop_reason")
-    ended = f"{summary.status}, {stop}" if stop else summary.status
-    raise CliError(f"run {run.handle.id} has already ended ({ended}): it can no longer change")

@@ -23,7 +23,7 @@ from temporalio.client import (
 from runtime.settings import Settings
 from starter.errors import EXIT_USAGE, CliError
 from starter.progress import NO_WORKER_CHECK, no_worker_sentence, polling_workers
-from starter.runs import existing_run, refuse_ended
+from starter.status import existing_run, refuse_ended
 from workflows.hosts import has_credentials, seed_problem, url_host, without_credentials
 from workflows.models import (
     LIMIT_CEILINGS,

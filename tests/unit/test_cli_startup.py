@@ -77,11 +77,13 @@ def _reader_env(tmp_path: Path) -> dict[str, str]:
     return env | {"TEMPORAL_ADDRESS": "127.0.0.1:9", "RESEARCH_STATE_DIR": str(tmp_path / "s")}
 
 
-def test_status_imports_the_client_and_the_models_only(tmp_path: Path) -> None:
+def test_status_imports_the_client_only(tmp_path: Path) -> None:
+    """`research status` reads payloads as plain JSON: no pydantic, no workflow model."""
     loaded = _loaded_after("status", "research-x", env=_reader_env(tmp_path))
 
-    assert "temporalio.client" in loaded and "runtime.converter" in loaded  # it did get that far
-    assert _heavy(loaded, (*NOT_FOR_READING, "psycopg", "activities")) == []
+    assert "temporalio.client" in loaded and "starter.status" in loaded  # it did get that far
+    light = (*NOT_FOR_READING, "psycopg", "activities", "pydantic", "runtime.converter")
+    assert _heavy(loaded, (*light, "workflows.models", "starter.progress")) == []
 
 
 @pytest.mark.parametrize("argv", [("runs",), ("runs", "--json"), ("report", "research-x")])
@@ -97,7 +99,7 @@ def test_the_status_choices_are_the_run_statuses() -> None:
 
 
 def test_status_queries_the_workflows_own_progress_query() -> None:
-    from starter.progress import PROGRESS_QUERY
+    from starter.status import PROGRESS_QUERY
     from workflows.research import ResearchWorkflow
 
     definition = getattr(ResearchWorkflow.progress, "__temporal_query_definition")
@@ -115,7 +117,7 @@ def test_every_command_the_parser_knows_has_a_function() -> None:
 
 
 def test_status_reads_the_workflows_own_search_attributes() -> None:
-    from starter.runs import STATUS_ATTRIBUTE, STOP_REASON_ATTRIBUTE
+    from starter.status import STATUS_ATTRIBUTE, STOP_REASON_ATTRIBUTE
     from workflows.research import STATUS_KEY, STOP_REASON_KEY
 
     assert (STATUS_ATTRIBUTE, STOP_REASON_ATTRIBUTE) == (STATUS_KEY, STOP_REASON_KEY)
