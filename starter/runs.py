@@ -27,6 +27,7 @@ from starter.progress import (
     follow,
 )
 from workflows.cleaning import as_text
+from workflows.hosts import url_host
 from workflows.models import Brief, RunResult
 
 if TYPE_CHECKING:
@@ -109,6 +110,7 @@ def static_details(brief: Brief, run_id: str) -> str:
 
 async def start(settings: Settings, args: argparse.Namespace) -> int:
     brief = load_brief(args.brief)  # before any connection: a bad brief starts nothing
+    _refuse_seeds_not_in_corpus(settings, args.brief, brief)
     client = await connect(settings)
     handle = await start_run(client, settings, brief, args.id or new_run_id(brief.question))
     print(f"Started run {handle.id} on task queue {settings.task_queue}", flush=True)
@@ -138,6 +140,24 @@ async def start(settings: Settings, args: argparse.Namespace) -> int:
         )
         raise
     return await finish_output(settings, summary, handle.id)
+
+
+def _refuse_seeds_not_in_corpus(settings: Settings, path: str, brief: Brief) -> None:
+    """A seed URL on a host the local corpus serves that the corpus lacks would be read as a 404
+    after a step: refused here, before anything starts (hosts on the web are not asked)."""
+    if not brief.seed_urls:
+        return
+    from activities.pages.corpus_transport import CorpusTransport
+
+    corpus = CorpusTransport(settings.corpus_dir)
+    for url in brief.seed_urls:
+        if corpus.lacks(url):
+            raise CliError(
+                f"brief {path}: seed URL {url} is not in the local corpus "
+                f"({corpus.folder(url_host(url) or '')} holds no such page), so no run could read "
+                "it",
+                EXIT_USAGE,
+            )
 
 
 async def finish_output(

@@ -56,6 +56,16 @@ class CorpusTransport(httpx.AsyncBaseTransport):
     def folder(self, host: str) -> Path | None:
         return self._folders.get(host)
 
+    def lacks(self, url: str) -> bool:
+        """True when `url` is on a host this transport serves and its folder holds no page there
+        (nor a redirect for it): a read of it would be answered 404 (`research start` refuses
+        such a seed URL before any run spends a step on it)."""
+        parsed = httpx.URL(url)
+        host = parsed.host
+        if host not in self._folders:
+            return False
+        return self._lookup(parsed)[0] == 404
+
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.method not in ("GET", "HEAD"):
             return httpx.Response(405, headers={"Allow": "GET, HEAD"}, request=request)

@@ -23,7 +23,7 @@ GOOD_BRIEF: dict[str, Any] = {
         {"id": "Q2", "text": "What is the default visibility timeout?", "required": False},
     ],
     "allowed_hosts": ["docs.harborq.example"],
-    "seed_urls": ["https://docs.harborq.example/queues"],
+    "seed_urls": ["https://docs.harborq.example/guides/dead-letter-queues.html"],
 }
 
 
@@ -87,6 +87,10 @@ def assert_brief_rejected(code: int, lines: list[str], path: Path | str, expecte
         (
             {"seed_urls": ["https://ops:hunter2@docs.harborq.example/x"]},
             "seed URL https://docs.harborq.example/x carries a user name or password",
+        ),
+        (
+            {"seed_urls": ["https://docs.harborq.example/faq.html"]},
+            "seed URL https://docs.harborq.example/faq.html is not in the local corpus",
         ),
         ({"limits": {"max_steps": 0}}, "limit max_steps must be at least 1, got 0"),
         ({"limits": {"max_searches": -3}}, "limit max_searches must be at least 1, got -3"),
