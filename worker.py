@@ -41,7 +41,6 @@ from composition.providers import (
     open_verifier_client,
 )
 from runtime.database import DatabaseError, ledger_failure, pending_migrations, wait_for_database
-from runtime.sandbox import compile_once
 from runtime.settings import Settings, SettingsError
 from runtime.slots import ACTIVITY_SLOTS, POLLERS, WORKFLOW_TASK_SLOTS
 from runtime.telemetry import configure_logging, telemetry
@@ -79,7 +78,6 @@ async def run_worker(
     with `take_over` (the embedded stack) or for a first deployment; otherwise when an operator
     promotes it (docs/operations.md). Runs pinned to it keep coming to it either way."""
     version = deployment_version(settings)
-    compile_once()  # the sandbox's snippets, compiled once rather than at every activation
     async with _activities(settings) as activities:
         worker = Worker(
             client,

@@ -22,7 +22,6 @@ from temporalio.runtime import LoggingConfig, Runtime, TelemetryConfig, Telemetr
 from temporalio.worker import Replayer
 
 from runtime.converter import DATA_CONVERTER
-from runtime.sandbox import compile_once
 from runtime.settings import Settings
 from runtime.telemetry import telemetry
 from runtime.temporal import TemporalUnavailable
@@ -67,7 +66,6 @@ async def load_histories(settings: Settings, target: str) -> list[WorkflowHistor
 
 async def replay_history(history: WorkflowHistory) -> str | None:
     """None when the history replays cleanly, else the first divergence in one paragraph."""
-    compile_once()  # as the worker runs the sandbox
     replayer = Replayer(
         workflows=[ResearchWorkflow],  # what worker.py registers, with the client's plugins
         data_converter=DATA_CONVERTER,
