@@ -19,7 +19,10 @@ rules table (`workflows.rules`). Every text is read canonical (`workflows.canoni
   match, `workflows.quantities`); a count of the items a quote lists is a figure it states; the
   brief's own questions count as evidence for this. A finding also shares at least
   MIN_SHARED_WORDS content words or figures with its quotes, and negates something ("not",
-  "never", "instead of") only where a quote negates something of the same words.
+  "never", "instead of") only where a quote negates something of the same words: what follows
+  the quote's negation in its clause, or the line of a value that negates ("Amazon SQS | Stable
+  | No | No", "Default: Disabled"). A negation stating a condition ("with nothing configured")
+  negates no fact. A count of the research's own pages or sources is no figure to support.
 - **Conflicting:** two pieces of evidence for one question from different source families state
   a current figure of one kind (a duration, a size, a percentage, a count of the same thing)
   about the same thing (a content word, names aside, among the four before each) with

@@ -70,6 +70,12 @@ FIGURES = [
     ("the task is retried at most 4 times", [RETRIES], True),
     ("the task is retried at least 3 times", [RETRIES], True),
     ("the task is retried 3 times", ["the task is retried at most 3 times"], True),
+    ("the pool keeps at least 2 workers", ["min_workers = 2\n\nThe smallest pool size."], False),
+    ("the pool keeps at most 2 workers", ["min_workers = 2\n\nThe smallest pool size."], True),
+    # a paragraph naming a maximum and a minimum bounds neither way
+    ("at most 2 workers", ["min_workers = 2, max_workers = 8"], True),
+    # another paragraph's maximum bounds nothing here
+    ("at most 3 retries", ["The maximum is 10.\n\nIt retries 3 times."], True),
     ("it is executed twice or more", [TWICE], False),
     ("it is executed twice", [TWICE], True),
     ("it is executed three times or more", [TWICE], True),
