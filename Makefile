@@ -128,11 +128,13 @@ eval: $(STAMP) ## score both policies on the labelled golden sets (bench/results
 # How lean the loop is: overhead per step, history, prompt tokens, 100 runs at once (figures only,
 # printed and written to bench/results/lean.json); the same 100 runs of a step that is Temporal
 # alone (bench/results/temporal_floor.json); then a 1,000-step run continued as new
-# (its executions and largest history: bench/results/long_run.json).
-bench: $(STAMP) ## how lean the loop is, Temporal's own floor, and a long run (bench/results/)
+# (its executions and largest history: bench/results/long_run.json); then how long a five-claim
+# finish waits on a verifier answering in 2 s, claims asked in turn and at once (verifier.json).
+bench: $(STAMP) ## the loop's cost, Temporal's floor, a long run, the verifier's wait (bench/results/)
 	$(BIN)/python -m bench.lean 100
 	$(BIN)/python -m bench.temporal_floor 100
 	$(BIN)/python -m bench.long_run 1000
+	$(BIN)/python -m bench.verifier
 
 # Crashes and restarts under load: workers SIGKILLed at random and aimed at in-flight activities,
 # Temporal and PostgreSQL restarted once each, every run checked against an undisturbed one.

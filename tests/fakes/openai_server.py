@@ -102,7 +102,8 @@ class VerifierRequest:
 
 
 # {"verdict": ..., "sentence": ..., "reason": ...} (sent as the reply's JSON content), a reply
-# {"content": "..."} sent as it is, or an error {"status": 503, ...} as a model Reply's.
+# {"content": "..."} sent as it is, or an error {"status": 503, ...} as a model Reply's; any of
+# them with "delay": seconds, waited before answering.
 VerifierScript = Callable[[VerifierRequest], Reply]
 
 
@@ -210,7 +211,9 @@ class FakeOpenAI:
         with self.lock:
             self.verifier_requests.append(body)
             self.verified.append(request)
-        reply = self.verifier(request)
+        reply = dict(self.verifier(request))
+        if "delay" in reply:  # a slow verifier: it thinks this many seconds before it answers
+            time.sleep(float(reply.pop("delay")))
         if "status" in reply:
             error = {"error": {"message": reply.get("error", "error"), "type": "fake"}}
             return {
