@@ -67,11 +67,13 @@ def render_markdown(
         _outcome(report, status, stop_reason, checked),
         f"## Answer\n\n{label}\n\n{answer}",
         _findings(report, verdicts),
+        _notes(report),
         _evidence(_cited_ids(report, evidence), evidence, sources, quotes),
         f"## Limitations\n\n{_paragraphs(report.limitations) or 'None stated.'}"
         + "".join(f"\n\n{_verdict(v)}" for v in checked.verdicts if v.subject == "limitations"),
         _coverage(checked),
         _open_questions(report),
+        _submitted(report),
     ]
     return "\n\n".join(section for section in sections if section) + "\n"
 
@@ -114,6 +116,8 @@ def _coverage(checked: Verification) -> str:
 
 
 def _findings(report: Report, verdicts: dict[int, Verdict]) -> str:
+    if not report.findings and (report.notes or report.submitted):
+        return "## Findings\n\nNone accepted: the run did not complete."
     if not report.findings:
         return "## Findings\n\nNo findings."
     lines = ["## Findings", ""]
@@ -122,6 +126,46 @@ def _findings(report: Report, verdicts: dict[int, Verdict]) -> str:
         lines.append(f"{number}. {_one_line(finding.text)} (cites {cited or 'no evidence'})")
         if number in verdicts and verdicts[number].subject == "finding":
             lines.append(f"   {_verdict(verdicts[number])}")
+    return "\n".join(lines)
+
+
+def _notes(report: Report) -> str:
+    """The claims the model wrote when it recorded each quote: notes, not findings."""
+    if not report.notes:
+        return ""
+    lines = [
+        "## The model's notes",
+        "",
+        "*Not verified: what the model claimed when it recorded each quote (the quotes are under "
+        "Evidence).*",
+        "",
+    ]
+    for note in report.notes:
+        lines.append(
+            f"- **{_one_line(note.evidence_id)}** ({_one_line(note.question_id)}): "
+            f"{_one_line(note.claim)}"
+        )
+    return "\n".join(lines)
+
+
+def _submitted(report: Report) -> str:
+    """The model's last submitted report, marked as not accepted, with the gaps that stopped it."""
+    last = report.submitted
+    if last is None:
+        return ""
+    lines = [
+        "## Submitted, not accepted",
+        "",
+        "*The model's last report. It was not accepted, for the reasons listed after it.*",
+        "",
+        f"Answer: {_one_line(last.answer)}",
+        "",
+    ]
+    for number, finding in enumerate(last.findings, start=1):
+        cited = ", ".join(f"**{_one_line(eid)}**" for eid in finding.evidence_ids)
+        lines.append(f"{number}. {_one_line(finding.text)} (cites {cited or 'no evidence'})")
+    lines += ["", f"Limitations: {_one_line(last.limitations) or 'none stated'}", "", "Why not:"]
+    lines += [f"- {_one_line(gap)}" for gap in last.gaps]
     return "\n".join(lines)
 
 
@@ -140,7 +184,10 @@ def _cited_ids(report: Report, evidence: list[Evidence]) -> list[str]:
     """Evidence IDs in order of first citation, each once: the findings' citations, then every
     recorded ID the answer, a finding's text or the limitations name (a reader must be able to
     see any evidence the report mentions)."""
+    submitted = report.submitted.findings if report.submitted else []
     cited = [eid for finding in report.findings for eid in finding.evidence_ids]
+    cited += [note.evidence_id for note in report.notes]
+    cited += [eid for finding in submitted for eid in finding.evidence_ids]
     texts = [report.answer, *(finding.text for finding in report.findings), report.limitations]
     recorded = {item.id for item in evidence}
     named = [match[0] for text in texts for match in EVIDENCE_ID.finditer(text)]

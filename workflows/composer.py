@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from workflows.gate import conflicts, must_disclose, open_questions
-from workflows.models import Brief, Evidence, Finding, Report, SourceRef, StopReason
+from workflows.models import (
+    Brief,
+    Evidence,
+    Finding,
+    Note,
+    Report,
+    SourceRef,
+    StopReason,
+    Submitted,
+)
 
 _WHY = {
     StopReason.STEP_LIMIT: "the step limit was reached",
@@ -52,6 +61,20 @@ def compose(
         open_questions=unanswered,
         composed=True,
     )
+
+
+def unaccepted(
+    report: Report, evidence: dict[str, Evidence], submitted: Submitted | None
+) -> Report:
+    """A composed report the run did not accept: its findings (the evidence claims) become the
+    model's notes beside their quotes, and the model's last submission is kept, marked."""
+    cited = dict.fromkeys(eid for finding in report.findings for eid in finding.evidence_ids)
+    notes = [
+        Note(evidence_id=eid, question_id=evidence[eid].question_id, claim=evidence[eid].claim)
+        for eid in cited
+        if eid in evidence
+    ]
+    return report.model_copy(update={"findings": [], "notes": notes, "submitted": submitted})
 
 
 def _evidence_for(question_id: str, evidence: dict[str, Evidence]) -> list[Evidence]:

@@ -416,12 +416,34 @@ class Evidence(BaseModel):
     concerns: list[str] = Field(default_factory=list)
 
 
+class Note(BaseModel):
+    """What the model claimed when it recorded a quote: its note beside the quote, never a
+    finding (no verifier judged it)."""
+
+    evidence_id: str
+    question_id: str
+    claim: str
+
+
+class Submitted(BaseModel):
+    """The model's last submitted report, which was not accepted, and the gaps that stopped it."""
+
+    answer: str
+    findings: list[Finding] = Field(default_factory=list)
+    limitations: str = ""
+    gaps: list[str] = Field(default_factory=list)
+
+
 class Report(BaseModel):
     answer: str
     findings: list[Finding] = Field(default_factory=list)
     limitations: str = ""
     open_questions: list[str] = Field(default_factory=list)
     composed: bool = False  # True when the host composed it (every end that is not completed)
+    # A composed report that was not accepted: the evidence claims as the model's notes, and its
+    # last submission, marked as not accepted (`workflows.composer.unaccepted`).
+    notes: list[Note] = Field(default_factory=list)
+    submitted: Submitted | None = None
 
 
 class Counters(BaseModel):

@@ -32,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
         as_text,
         clean,
     )
-    from workflows.composer import compose
+    from workflows.composer import compose, unaccepted
     from workflows.continuation import Continuation
     from workflows.contracts import In, Out
     from workflows.dispatch import Outcome, ToolDispatcher, describe_step
@@ -482,6 +482,8 @@ class ResearchWorkflow:
         report = outcome.report or compose(
             state.brief, state.evidence, state.sources, outcome.stop_reason, outcome.detail
         )
+        if report.composed and outcome.status is not RunStatus.COMPLETED:
+            report = unaccepted(report, state.evidence, state.submitted)
         records = list(self._unrecorded)
         saved = await self._call(
             contracts.SAVE_REPORT_ACTIVITY,

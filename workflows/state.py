@@ -22,6 +22,7 @@ from workflows.models import (
     SeedsAdded,
     SourceRef,
     StopReason,
+    Submitted,
     TranscriptEntry,
     Usage,
 )
@@ -55,6 +56,7 @@ class RunState(BaseModel):
     guidance: list[str] = Field(default_factory=list)
     finish_requested: bool = False
     finish_reason: str = ""  # the operator's words with finish_now, for the report's limitations
+    submitted: Submitted | None = None  # the model's last refused report, and why
     # The execution the ledger last said it wrote under (start_run, decide, record_step): replayed
     # from history after a reset, it names the execution the reset branched from.
     writer: str = ""

@@ -266,7 +266,7 @@ ORDER BY length(evidence_id), evidence_id
 
 _SELECT_REPORT = """
 SELECT status, stop_reason, answer, findings, limitations, open_questions, composed, markdown,
-       saved_at, steps_chain, evidence_chain, verification
+       saved_at, steps_chain, evidence_chain, verification, notes, submitted
 FROM research.reports WHERE run_id = %s AND execution_id = %s
 """
 
@@ -328,7 +328,7 @@ async def _report(conn: Connection, key: tuple[str, str]) -> ReportRow | None:
         return None
     report = Report.model_validate(
         {name: row[name] for name in ("answer", "findings", "limitations", "open_questions")}
-        | {"composed": row["composed"]}
+        | {"composed": row["composed"], "notes": row["notes"], "submitted": row["submitted"]}
     )
     return ReportRow(
         status=row["status"],

@@ -148,8 +148,8 @@ ORDER BY rank
 _INSERT_REPORT = """
 INSERT INTO research.reports (
     run_id, execution_id, status, stop_reason, answer, findings, limitations, open_questions,
-    composed, markdown, steps_chain, evidence_chain, verification
-) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+    composed, markdown, steps_chain, evidence_chain, verification, notes, submitted
+) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (run_id, execution_id) DO NOTHING
 """
 
@@ -432,6 +432,8 @@ async def insert_report(
         *_report_params(request, markdown, execution_id),
         *(heads or {"steps_chain": None, "evidence_chain": None}).values(),
         Jsonb(checked.model_dump(mode="json")) if checked.mode else None,
+        Jsonb([note.model_dump() for note in request.report.notes]),
+        Jsonb(request.report.submitted.model_dump()) if request.report.submitted else None,
     )
     if not await execute(conn, _INSERT_REPORT, params):
         return False

@@ -9,7 +9,7 @@ from typing import get_args
 from activities.markdown import QuoteStyle, render_markdown
 from starter.audit.base import AuditData, check
 from workflows import gate
-from workflows.composer import compose
+from workflows.composer import compose, unaccepted
 from workflows.models import RunStatus, StopReason
 from workflows.tools import FinishArgs
 
@@ -95,7 +95,8 @@ def composed_report_recomposes(data: AuditData) -> Iterator[str]:
     if saved is None or not saved.report.composed or saved.stop_reason not in _STOP_REASONS:
         return
     result = data.history.result if data.history else None
-    fields = ["answer", "findings", "open_questions"] + (["limitations"] if result else [])
+    fields = ["answer", "findings", "notes", "open_questions"]
+    fields += ["limitations"] if result else []
     evidence = data.evidence_models()
     known = [evidence]  # after a loose end the last quote may be one the workflow never saw
     if data.loose_last_turn and evidence:
@@ -109,6 +110,10 @@ def composed_report_recomposes(data: AuditData) -> Iterator[str]:
             StopReason(saved.stop_reason),
             result.message if result else "",
         )
+        # An unaccepted report holds the model's notes and its last submission (since migration
+        # 022; an older one kept the evidence claims as findings).
+        if saved.status != RunStatus.COMPLETED and not saved.report.findings:
+            again = unaccepted(again, held, saved.report.submitted)
         best = [name for name in fields if getattr(again, name) != getattr(saved.report, name)]
         if not best:
             return

@@ -162,7 +162,7 @@ async def test_a_verifier_that_is_down_ends_the_run_as_a_provider_fault(
 
     assert (result.status, result.stop_reason) == (RunStatus.FAILED, StopReason.PROVIDER_ERROR)
     assert "verifier provider openai answered HTTP 401" in result.message
-    assert result.report.composed and result.report.findings, "the composed report is saved"
+    assert result.report.composed and result.report.notes, "the composed report is saved"
     assert verdicts(embedded_pg_url, run_id) == []
 
 

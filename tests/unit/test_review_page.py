@@ -271,10 +271,10 @@ def test_a_verdict_on_another_subject_shows_under_that_subject() -> None:
     assert "Verifier" not in text_of(finding), "not taken for a verdict on finding 1"
 
 
-class _ReportWithNotes(Report):
+class _ReportWithAppendix(Report):
     """A saved report with a field the page was not written for."""
 
-    notes: list[dict[str, str]] = []
+    appendix: list[dict[str, str]] = []
 
 
 def test_a_report_field_the_page_has_no_place_for_still_shows() -> None:
@@ -282,9 +282,9 @@ def test_a_report_field_the_page_has_no_place_for_still_shows() -> None:
     assert rows.report is not None
     saved = rows.report.report
     note = {"evidence_id": "E002", "text": f"the model's note {HOSTILE[0]}"}
-    rows.report.report = _ReportWithNotes(**saved.model_dump(), notes=[note])
+    rows.report.report = _ReportWithAppendix(**saved.model_dump(), appendix=[note])
 
     document = parse(render_page(rows))
 
     more = next(e for e in document.iter() if e.get("id") == "more")
-    assert "notes" in text_of(more) and note["text"] in text_of(more)
+    assert "appendix" in text_of(more) and note["text"] in text_of(more)

@@ -78,8 +78,10 @@ async def test_step_limit_ends_the_run_with_a_report_of_what_was_recorded(client
     assert result.counters.model_calls == 5
     report = web.reports[-1].report
     assert "the step limit was reached" in report.limitations
-    assert [finding.evidence_ids for finding in report.findings] == [["E001"]]
-    assert report.findings[0].text.startswith("Q1 (timeout): the timeout is 30 s")
+    # No verifier judged the evidence claims: they are the model's notes, never findings.
+    assert report.findings == [] and report.submitted is None
+    assert [(note.evidence_id, note.question_id) for note in report.notes] == [("E001", "Q1")]
+    assert report.notes[0].claim.startswith("the timeout is 30 s")
 
 
 async def test_searches_past_the_budget_are_refused_and_the_run_goes_on(client: Client) -> None:
@@ -262,7 +264,9 @@ async def test_finish_attempts_exhausted_after_three_failed_submissions(client: 
     assert "every finish attempt failed the coverage gate: required question Q2" in (
         report.limitations
     )
-    assert [finding.evidence_ids for finding in report.findings] == [["E001"]]
+    assert report.findings == [] and [note.evidence_id for note in report.notes] == ["E001"]
+    # The model's last submission is kept, marked as not accepted, with the gaps that stopped it.
+    assert report.submitted is not None and report.submitted.gaps == gaps
 
 
 async def test_context_limit_when_the_latest_window_alone_does_not_fit(client: Client) -> None:

@@ -166,7 +166,7 @@ async def test_a_passage_id_records_the_exact_stored_text(client: Client) -> Non
         "quote": "The default timeout of a queue message is 30 seconds.",
     }
     assert result.evidence_count == 1
-    assert web.reports[-1].report.findings[0].evidence_ids == ["E001"]
+    assert [note.evidence_id for note in web.reports[-1].report.notes] == ["E001"]
 
 
 async def test_the_run_completes_only_when_the_gate_passes(client: Client) -> None:

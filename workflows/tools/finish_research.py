@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from workflows import contracts, gate, verification
-from workflows.models import Finding, Report, RunStatus, StopReason
+from workflows.models import Finding, Report, RunStatus, StopReason, Submitted
 from workflows.tool_base import ToolArgs, ToolData
 from workflows.tools.spec import Executed, Outcome, ToolContext, ToolSpec
 from workflows.verification import Verification
@@ -62,6 +62,9 @@ async def run(args: FinishArgs, tool: ToolContext) -> Executed:
             verification=checked,
         )
         return Executed(tool.result(data=GatePassed(passed=True)), outcome)
+    state.submitted = Submitted(
+        answer=args.answer, findings=args.findings, limitations=args.limitations, gaps=gaps
+    )
     result = tool.result(
         ok=False,
         error="the coverage gate failed",
