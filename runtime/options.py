@@ -94,7 +94,7 @@ class VerifierSettings:
     # OpenAI-compatible base URL, or the Azure /openai/v1/ endpoint; may carry a key (secrets())
     base_url: str | None = field(default=None, repr=False)
     api_key: str | None = field(default=None, repr=False)  # None with Azure: Microsoft Entra ID
-    concurrency: int = 4  # claims asked at once (RESEARCH_VERIFIER_CONCURRENCY)
+    concurrency: int = 8  # claims asked at once (RESEARCH_VERIFIER_CONCURRENCY)
 
     @property
     def asks_a_model(self) -> bool:

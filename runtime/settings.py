@@ -509,7 +509,7 @@ def _verifier_settings(env: dict[str, str], model: dict[str, Any]) -> VerifierSe
         model=env.get("RESEARCH_VERIFIER_MODEL", "").strip() or model["model"],
         base_url=base_url,
         api_key=key,
-        concurrency=_int(env, "RESEARCH_VERIFIER_CONCURRENCY", 4),
+        concurrency=_int(env, "RESEARCH_VERIFIER_CONCURRENCY", 8),
     )
 
 
