@@ -230,21 +230,33 @@ def _statements(
     composed: bool = False,
 ) -> list[_Statement]:
     """The findings (each against its own quotes), the answer (against all the findings cite)
-    and the limitations' sentences that describe sources (against all recorded evidence)."""
+    and the limitations' sentences that describe sources (against all recorded evidence). Each
+    may name the dates and versions its quotes' pages state ("the 2023 post says ...")."""
     framing = [brief.question, *(question.text for question in brief.questions)]
+
+    def names_of(ids: list[str]) -> list[str]:
+        pages = [sources.get(evidence[eid].source_id) for eid in ids]
+        return sorted({name for page in pages if page is not None for name in page.names})
+
     statements = []
     for number, finding in enumerate(report.findings, start=1):
         ids = [eid for eid in finding.evidence_ids if eid in evidence]
         if ids:  # otherwise a citation gap already
             quotes = [evidence[eid].quote for eid in ids]
             statements.append(
-                _Statement(f"finding {number}", finding.text, quotes, ids, "it cites", framing)
-            )
+                _Statement(
+                    f"finding {number}", finding.text, quotes, ids, "it cites", framing,
+                    names=names_of(ids),
+                )
+            )  # fmt: skip
     if cited and not composed:
         quotes = [evidence[eid].quote for eid in cited]
         statements.append(
-            _Statement("the answer", report.answer, quotes, cited, "the findings cite", framing)
-        )
+            _Statement(
+                "the answer", report.answer, quotes, cited, "the findings cite", framing,
+                names=names_of(cited),
+            )
+        )  # fmt: skip
     recorded = sorted(evidence)
     names = sorted({name for source in sources.values() for name in source.names})
     statements.append(

@@ -229,3 +229,24 @@ def test_a_figure_in_a_form_the_reader_cannot_read_is_refused_unless_quoted() ->
         _one_finding(cited, limitations="The page https://a.example/2023/05/notes was not read.")
         == []
     )
+
+
+def test_a_finding_may_name_the_date_or_release_its_quotes_pages_state() -> None:
+    dated = SourceRef(id="S2", url="https://b.example/2023-post", names=["1.4", "2023-04-18"])
+    sources = {**SOURCES, "S2": dated}
+    recorded = evidence(("E001", "Q1", "S1", "supports"), ("E002", "Q2", "S2", "supports"))
+    said = "The 2023 post, for release 1.4, says the queue counts delivery attempts of a message."
+    submitted = FinishArgs(
+        answer=f"{said} So does the reference.",
+        findings=[Finding(text=FINDING, evidence_ids=["E001"]),
+                  Finding(text=said, evidence_ids=["E002"])],
+        limitations="",
+    )  # fmt: skip
+    assert check(submitted, recorded, sources, brief()).gaps == []
+    # Not a date a page it does not cite states.
+    elsewhere = submitted.model_copy(
+        update={"findings": [Finding(text=said, evidence_ids=["E001", "E002"][:1]),
+                             Finding(text=FINDING, evidence_ids=["E002"])]}
+    )  # fmt: skip
+    gaps = check(elsewhere, recorded, sources, brief()).gaps
+    assert "finding 1 states 2023, which the evidence it cites does not state" in gaps, gaps
