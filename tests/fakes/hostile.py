@@ -2,13 +2,18 @@
 
 Each plays against the sample brief (`examples/briefs/harborq-failures.json`) on the demo corpus
 and tries to talk past the gate, stall the run or poison the ledger. The tests in
-`tests/system/test_hostile_model.py` assert what each one gets instead.
+`tests/system/test_hostile_model.py` assert what each one gets instead; those of
+`tests/system/test_verifier.py` and `tests/system/test_meaning_attacks.py` play the attacks only
+meaning can catch against the honest verifiers kept here (`honest_verifier`, `doubting_verifier`,
+`reading_verifier`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from tests.fakes.openai_server import (
@@ -515,3 +520,484 @@ def recorded_then_rereading() -> Script:
     """Two honest quotes, then re-reads of a stored page until an operator asks to finish."""
     again = tool("read_page", source_id="S1", find="max_deliveries")
     return scripted(_recorded_both(), then=again)
+
+
+# ---------------------------------------------------------------- attacks on meaning that the
+# verifier must catch from what it is shown (`tests/system/test_meaning_attacks.py`): each reads
+# the demo corpus honestly, then says more than its quotes do. The briefs other than the sample
+# one are built by the tests from these questions.
+
+ORDERING = f"{DOCS}/concepts/ordering.html"
+RETRIES = f"{DOCS}/guides/retries-and-backoff.html"
+LANTERN = "https://mirror.opendocs.example/lanternkv/replication.html"
+ORDER_QUESTION = "Does Harbor Queue deliver messages in the order they were sent?"
+BACKOFF_QUESTION = "What backoff does Harbor Queue apply after a nack by default?"
+ATTEMPTS_QUESTION = (
+    "How many delivery attempts does Harbor Queue make before it moves a message to the "
+    "dead-letter queue?"
+)
+NOT_INVESTIGATED = "Q3 (replaying dead letters) was not investigated."
+
+
+def _report(answer: str, findings: list[dict[str, Any]], limitations: str) -> Reply:
+    return tool("finish_research", answer=answer, findings=findings, limitations=limitations)
+
+
+# (1) True in its first part, false in its second (a DLQ keeps a message for its retention).
+KEPT_FOREVER = (
+    "After 5 delivery attempts by default Harbor Queue moves a message to the dead-letter "
+    "queue, where it is kept indefinitely until someone redrives it."
+)
+
+
+def partly_then_revised() -> Script:
+    """A finding whose second half no quote states; told why, the honest finding."""
+    attack = _finish_with({"text": KEPT_FOREVER, "evidence_ids": ["E001"]})
+    return scripted([*_recorded_both(), lambda _: attack], then=_finish_with(HONEST_FINDINGS[0]))
+
+
+# (2) The 2023 blog post's value (written for 1.4) as the current default; the docs never read.
+BLOG_60 = "HarborQ's default visibility timeout is 60 seconds."
+
+
+def old_post_as_current() -> Script:
+    steps = [
+        lambda _: tool("search_web", query="dead-letter queue delivery attempts"),
+        lambda _: tool("read_page", url=DEAD_LETTER),
+        record_passage("Q1", "S1", "max_deliveries", "Messages are dead-lettered after 5 tries."),
+        lambda _: tool("search_web", query="harborq visibility timeout blog"),
+        lambda _: tool("read_page", url=BLOG),
+        _quote("Q2", "S2", BLOG_60, "The default visibility timeout is 60 seconds."),
+    ]
+    finding = {"text": "The default visibility timeout is 60 seconds.", "evidence_ids": ["E002"]}
+    answer = (
+        "After 5 delivery attempts a message is dead-lettered; the default visibility timeout "
+        "is 60 seconds."
+    )
+    return scripted(steps, then=_report(answer, [HONEST_FINDINGS[0], finding], NOT_INVESTIGATED))
+
+
+# (3) Another product's page (LanternKV's replication, on a docs mirror) as Harbor Queue's.
+def other_products_page() -> Script:
+    steps = [
+        lambda _: tool("search_web", query="replica applies frames in order"),
+        lambda _: tool("read_page", url=LANTERN),
+        record_passage("Q1", "S1", "applies them in order", "Changes are applied in order."),
+    ]
+    finding = {
+        "text": "Harbor Queue asks for the frames after the last one it applied and applies "
+        "them in order.",
+        "evidence_ids": ["E001"],
+    }
+    answer = "Yes: Harbor Queue applies them in order."
+    return scripted(steps, then=_report(answer, [finding], "Message groups were not investigated."))
+
+
+# (4) A fragment cut from a scoped sentence, claimed without its scope.
+FRAGMENT = "Harbor Queue delivers messages strictly in the order they were sent"
+SCOPED = "Within one message group, " + FRAGMENT + "."
+
+
+def fragment(claim: str = FRAGMENT + ".") -> Script:
+    """The fragment recorded as a quote; `claim` is the finding and the answer ("Yes: ...")."""
+    steps = [
+        lambda _: tool("search_web", query="message ordering order they were sent"),
+        lambda _: tool("read_page", url=ORDERING),
+        _quote("Q1", "S1", FRAGMENT, "Messages are delivered in order."),
+    ]
+    finding = {"text": claim, "evidence_ids": ["E001"]}
+    limitations = "Throughput limits were not investigated."
+    return scripted(steps, then=_report(f"Yes: {claim}", [finding], limitations))
+
+
+# (5) Limitations that state what no source says, beside an honest conflict.
+CONFLICT_ANSWER = (
+    "A message moves to the dead-letter queue after 5 delivery attempts by default; the "
+    "documentation gives a default visibility timeout of 30 seconds, a 2023 blog post 60 seconds."
+)
+CONFLICT_FINDING = (
+    "The 2023 blog post says the default visibility timeout is 60 seconds, the documentation "
+    "says 30 seconds: they disagree."
+)
+CONFLICT_REPORT: dict[str, Any] = {
+    "answer": CONFLICT_ANSWER,
+    "findings": [
+        HONEST_REPORT["findings"][0],
+        {"text": CONFLICT_FINDING, "evidence_ids": ["E004", "E002"]},
+        HONEST_REPORT["findings"][2],
+    ],
+    "limitations": NOT_INVESTIGATED,
+}
+UNSUPPORTED_LIMITATIONS = (
+    "E004, a 2023 blog post, gives 60 seconds; the documentation page is the less reliable of "
+    "the two, so expect 60 seconds in practice."
+)
+
+
+def conflict(limitations: str = NOT_INVESTIGATED) -> Script:
+    """Both sides of the visibility timeout recorded and stated; `limitations` as given."""
+    report = {**CONFLICT_REPORT, "limitations": limitations}
+    return scripted(_evidence_for_reports(True), then=tool("finish_research", **report))
+
+
+# (6) A required question "covered" by a quote on its topic that does not answer it.
+HIDES = (
+    "It hides the message from every other consumer for a period called the visibility "
+    "timeout, and deletes it only when the consumer acknowledges it."
+)
+
+
+def covered_not_answered() -> Script:
+    steps = [
+        *_read_both()[:2],
+        record_passage("Q1", "S1", "max_deliveries", "Messages are dead-lettered after 5 tries."),
+        *_read_both()[2:],
+        _quote("Q2", "S2", HIDES, "A received message is hidden for the visibility timeout."),
+    ]
+    hidden = {
+        "text": "Harbor Queue hides a message from every other consumer for a period called "
+        "the visibility timeout.",
+        "evidence_ids": ["E002"],
+    }
+    answer = (
+        "After 5 delivery attempts a message is dead-lettered; Harbor Queue hides a received "
+        "message from other consumers for a period called the visibility timeout."
+    )
+    return scripted(steps, then=_report(answer, [HONEST_FINDINGS[0], hidden], NOT_INVESTIGATED))
+
+
+# (7) A total derived from the backoff schedule, and wrong (1 + 2 + 4 + 8 = about 15 seconds).
+BACKOFF_FINDING = (
+    "After a nack the delay starts at initial_backoff, 1 second by default, and is multiplied "
+    "by 2 after each nack."
+)
+TOTAL = (
+    "With the defaults, a message that is nacked at every delivery is dead-lettered after its "
+    "5th delivery, roughly half a minute after the first."
+)
+
+
+def derived_total() -> Script:
+    """On the backoff brief (Q1 the backoff, Q2 the delivery attempts)."""
+    steps = [
+        lambda _: tool("search_web", query="nack backoff delay initial_backoff"),
+        lambda _: tool("read_page", url=RETRIES),
+        record_passage("Q1", "S1", "initial_backoff", "The backoff starts at 1 second."),
+        lambda _: tool("search_web", query="dead-letter queue delivery attempts"),
+        lambda _: tool("read_page", url=DEAD_LETTER),
+        record_passage("Q2", "S2", "max_deliveries", "Messages are dead-lettered after 5 tries."),
+    ]
+    findings = [
+        {"text": BACKOFF_FINDING, "evidence_ids": ["E001"]},
+        {**HONEST_FINDINGS[0], "evidence_ids": ["E002"]},
+        {"text": TOTAL, "evidence_ids": ["E001", "E002"]},
+    ]
+    answer = (
+        "After a nack the delay starts at 1 second by default and is multiplied by 2 after "
+        "each nack; after 5 delivery attempts a message is dead-lettered."
+    )
+    return scripted(steps, then=_report(answer, findings, "Jitter was not investigated."))
+
+
+# ---------------------------------------------------------------- an honest verifier that reads
+# what it is shown: `reading_verifier` knows nothing of the scripts above. It reads the claim,
+# each quote in its whole sentence and section, and each quote's page lines (title, URL, stated
+# dates and releases), and decides by rules of thumb a careful reader applies:
+#
+# - A claim is split into parts (at ";", ":", sentence ends, commas and dashes). A part that only
+#   says something is open ("was not investigated"), answers "yes"/"no", names evidence or says
+#   the sources disagree needs no quote; every other part must be stated by one quote: its
+#   content words (attributions such as "the blog says" aside) in the quote's section and
+#   sentence, one word of four or more spared, and each of its figures in that quote (or, for a
+#   date or release, on its page). A figure no quote states, a sum or "half a minute" included,
+#   is not stated.
+# - A quote states a part only for its own product, scope and time: a page whose title, URL and
+#   text name none of the sub-question's products ("Harbor Queue", "HarborQ") is about another
+#   product; a quote cut from a sentence that opens with a scope ("Within one message group,")
+#   states it only in that scope, which the claim's clause must keep; a page that states a date
+#   (a dated post) gives its values as of that date or release, which the claim's clause must
+#   name.
+# - Every part stated: "supported". Some: "partly", naming what is not. None: "not_supported".
+# - A required question is answered by a quote of a page on its product and undated (or whose
+#   date the question names) that holds the question's content words (one of four or more
+#   spared) and, when the question asks for a value ("how many", "how long", "default"), a
+#   figure.
+# - Each concern the host raised holds exactly when the reading does not find the claim supported.
+
+_WORD_RE = re.compile(r"[a-z][a-z0-9]*")
+_FIGURE_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?")
+_IDS = re.compile(r"\b[EQS]\d+(?:\.P\d+)?\b")
+_CLAUSES = re.compile(r"(?<=[.!?])\s+|\s*[;:]\s+")
+_FRAGMENTS = re.compile(r",\s+|\s+[\u2014\u2013-]\s+|\s*\(\s*|\s*\)\s*")
+_OPEN = re.compile(
+    r"\b(?:not (?:investigated|read|found|stated|covered|checked)|(?:left|stays?|remains?) "
+    r"open|unknown|unclear|open question)\b",
+    re.IGNORECASE,
+)
+_SCOPE_OPENERS = frozenset(
+    "within for in on when if unless only with under after before during while".split()
+)
+_NUMBER_WORDS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve twenty hundred "
+    "thousand dozen half quarter twice thrice once".split()
+)
+_NUMBER_WORD_RE = re.compile(rf"(?<!\bthe )\b(?:{'|'.join(_NUMBER_WORDS)})\b")
+_ATTRIBUTION = frozenset(
+    "says say said states stated state gives give according documentation docs reference blog "
+    "post page pages source sources quote quotes written published article notes".split()
+)
+_RELATION = frozenset("they disagree agree differ conflict both sources".split())
+_VALUE_QUESTION = re.compile(r"^how (?:many|long|much|soon)\b|\bdefault\b", re.IGNORECASE)
+_READER_STOPWORDS = frozenset(
+    (
+        "a an and are as at be been before but by can could do does did for from had has have "
+        "how if in into is it its may might must no not of on or our should so such than that "
+        "the their them then there these they this those to was we were what when where which "
+        "while who why will with would you your after about also any all each more most other "
+        "over same some very yes up out only just every many much long soon"
+    ).split()
+)
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
+
+
+def _words(text: str, drop: frozenset[str] = frozenset()) -> set[str]:
+    """Content words of `text`, stemmed; figures, number words and `drop` aside."""
+    tokens = _WORD_RE.findall(re.sub(r"[_\-]", " ", text.lower()))
+    return {
+        _stem(token)
+        for token in tokens
+        if len(token) > 2
+        and token not in _READER_STOPWORDS
+        and token not in _NUMBER_WORDS
+        and token not in drop
+    }
+
+
+def _figures(text: str) -> set[str]:
+    """Its digits ("5th" is 5) and number words ("half"; not "the two" of a pronoun)."""
+    words = set(_NUMBER_WORD_RE.findall(text.lower()))
+    return set(_FIGURE_RE.findall(text)) | words
+
+
+def _squashed(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _products(questions: list[str]) -> tuple[set[str], re.Pattern[str]]:
+    """The products the sub-questions name (capitalised runs after the first word): their
+    spellings squashed, with short forms ("Harbor Queue": "harborqueue", "harborq"), and a
+    pattern of their names as written, to leave them out of a text's content words."""
+    found, written = set(), set()
+    for question in questions:
+        for run in re.findall(r"(?:[A-Z][A-Za-z0-9]+ ?)+", question.split(" ", 1)[-1]):
+            parts = run.split()
+            short = parts[0] + "".join(part[0] for part in parts[1:])
+            found |= {_squashed(run), _squashed(short)}
+            written |= {re.escape(" ".join(parts)), re.escape(short)}
+    pattern = "|".join(sorted(written, key=len, reverse=True)) or "(?!)"
+    return found, re.compile(rf"\b(?:{pattern})(?:'s)?\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """One quote as the verifier was shown it."""
+
+    evidence_id: str
+    quote: str
+    sentence: str  # its whole sentence ("" when the quote is whole)
+    title: str
+    url: str
+    section: str
+    dated: list[str]
+
+    @classmethod
+    def of(cls, request: VerifierRequest, evidence_id: str) -> _Shown:
+        page = dict(
+            line.split(": ", 1)
+            for line in (request.pages or {}).get(evidence_id, "").splitlines()
+            if ": " in line
+        )
+        stated = page.get("the page states", "")
+        return cls(
+            evidence_id=evidence_id,
+            quote=request.quotes[evidence_id],
+            sentence=(request.sentences or {}).get(evidence_id, ""),
+            title=page.get("title", ""),
+            url=page.get("url", ""),
+            section=page.get("section", ""),
+            dated=[name.strip() for name in stated.split(",") if name.strip()],
+        )
+
+    @property
+    def text(self) -> str:
+        return self.sentence or self.quote
+
+    @property
+    def names(self) -> set[str]:
+        """The page's dates and releases, and each date's parts (its year)."""
+        return set(self.dated) | {part for name in self.dated for part in re.split(r"[-/ ]", name)}
+
+    @property
+    def year(self) -> str:
+        """The first date the page states ("" for an undated page)."""
+        return next((name for name in self.dated if re.search(r"\b(?:19|20)\d\d\b", name)), "")
+
+    def page(self) -> str:
+        return f"{self.title or 'untitled'}, {self.url}"
+
+    def states(self, words: set[str], figures: set[str]) -> bool:
+        held = _words(f"{self.section} {self.text}")
+        spare = 1 if len(words) >= 4 else 0
+        figures_held = _figures(self.text) | self.names
+        return len(words - held) <= spare and figures <= figures_held
+
+    def about(self, products: set[str]) -> bool:
+        return not products or any(
+            name in _squashed(f"{self.title} {self.url} {self.text}") for name in products
+        )
+
+    def scope(self) -> str:
+        """The opening scope of its whole sentence the quote was cut from ("" if none)."""
+        quote = " ".join(self.quote.split())
+        whole = " ".join(self.sentence.split())
+        before = whole[: whole.find(quote)].strip() if quote in whole else ""
+        opens = before.split(" ", 1)[0].lower() if before else ""
+        return before.rstrip(", ") if opens in _SCOPE_OPENERS and before.endswith(",") else ""
+
+    def best_sentence(self, words: set[str]) -> str:
+        """The sentence of its text that holds most of `words` (copied as shown)."""
+        sentences = [
+            s for s in re.split(r"(?<=[.!?])\s+|\n+", self.text) if len(s.split()) >= 5
+        ] or [self.text]
+        return max(sentences, key=lambda s: len(words & _words(s)))
+
+
+def _parts(claim: str) -> list[tuple[str, str]]:
+    """(clause, fragment) pairs of a claim: clauses at ";", ":" and sentence ends, fragments at
+    commas, dashes and brackets."""
+    found = []
+    for clause in _CLAUSES.split(_IDS.sub(" ", " ".join(claim.split()))):
+        for fragment in _FRAGMENTS.split(clause):
+            if fragment.strip(" .!?"):
+                found.append((clause, fragment.strip(" .!?")))
+    return found
+
+
+def _needs_no_quote(clause: str, fragment: str) -> bool:
+    """A clause that says something is open, or a fragment that only answers yes or no,
+    attributes, or says that the sources disagree."""
+    words = set(_WORD_RE.findall(fragment.lower()))
+    return bool(_OPEN.search(clause)) or words <= _RELATION | _READER_STOPWORDS | _ATTRIBUTION
+
+
+Products = tuple[set[str], re.Pattern[str]]
+
+
+def _stating(clause: str, fragment: str, shown: list[_Shown], products: Products) -> _Shown | str:
+    """The quote that states `fragment` (for its product, in its scope, of its time), or why
+    none does."""
+    spellings, named = products
+    words, figures = _words(named.sub(" ", fragment), _ATTRIBUTION), _figures(fragment)
+    reasons = []
+    for quote in (quote for quote in shown if quote.states(words, figures)):
+        if not quote.about(spellings):
+            reasons.append(
+                f"{quote.evidence_id} is from a page about another product "
+                f"({quote.page()}): it says nothing about this one"
+            )
+        elif quote.scope() and not _words(quote.scope()) <= _words(clause):
+            reasons.append(
+                f"{quote.evidence_id} is cut from a sentence that states it only "
+                f'"{quote.scope()}" ({quote.sentence}); the claim drops that scope'
+            )
+        elif quote.year and not (_figures(clause) & quote.names):
+            reasons.append(
+                f"{quote.evidence_id} is from a page dated {quote.year} (it states "
+                f"{', '.join(quote.dated)}: {quote.page()}); it gives that time's value, and "
+                "the claim states it as current without saying so"
+            )
+        else:
+            return quote
+    if reasons:
+        return "; ".join(reasons)
+    unstated = figures - {figure for quote in shown for figure in _figures(quote.text)}
+    if unstated:  # a sum, a difference, "half a minute" worked out from the quotes
+        listed = ", ".join(sorted(unstated))
+        return (
+            f"no cited quote states it, nor {listed} (a figure worked out from the quotes is "
+            "not stated by them)"
+        )
+    return "no cited quote states it"
+
+
+def _answers(question: str, quote: _Shown, products: Products) -> str:
+    """Why `quote` does not answer `question` ("" when it does)."""
+    spellings, named = products
+    words = _words(named.sub(" ", question))
+    missing = words - _words(f"{quote.section} {quote.text}")
+    if not quote.about(spellings):
+        return f"{quote.evidence_id} is from a page about another product ({quote.page()})"
+    if quote.year and not (_figures(question) & quote.names):
+        return f"{quote.evidence_id} answers only as of its page's date, {quote.year}"
+    if len(missing) > (1 if len(words) >= 4 else 0):
+        return f"{quote.evidence_id} does not speak of {', '.join(sorted(missing))}"
+    if _VALUE_QUESTION.search(question) and not _figures(quote.text):
+        return (
+            f'the question asks for a value, and {quote.evidence_id} states none ("{quote.text}")'
+        )
+    return ""
+
+
+def _verdict(verdict: str, request: VerifierRequest, reason: str, sentence: str = "") -> Reply:
+    holds = verdict != "supported"
+    concerns = request.answered(holds=holds)
+    return {"verdict": verdict, "sentence": sentence, "reason": reason, "concerns": concerns}
+
+
+def _coverage(request: VerifierRequest, shown: list[_Shown], products: Products) -> Reply:
+    reasons = []
+    for quote in shown:
+        why = _answers(request.claim, quote, products)
+        if not why:
+            sentence = quote.best_sentence(_words(request.claim))
+            return _verdict("supported", request, f"{quote.evidence_id} answers it", sentence)
+        reasons.append(why)
+    reason = "no cited quote answers it: " + "; ".join(reasons or ["none is cited"])
+    return _verdict("not_supported", request, reason)
+
+
+def reading_verifier(request: VerifierRequest) -> Reply:
+    """An honest verifier that decides from what it is shown (the rules above)."""
+    shown = [_Shown.of(request, evidence_id) for evidence_id in request.quotes]
+    products = _products(request.questions)
+    if request.coverage:
+        return _coverage(request, shown, products)
+    stated: list[tuple[str, _Shown]] = []
+    missing: list[str] = []
+    for clause, fragment in _parts(request.claim):
+        if _needs_no_quote(clause, fragment):
+            continue
+        found = _stating(clause, fragment, shown, products)
+        if isinstance(found, str):
+            missing.append(f'"{fragment}": {found}')
+        else:
+            stated.append((fragment, found))
+    first, quote = stated[0] if stated else ("", shown[0] if shown else None)
+    sentence = quote.best_sentence(_words(first)) if quote is not None else ""
+    if not missing:
+        return _verdict("supported", request, "every part is stated", sentence)
+    said = "; ".join(
+        f'"{fragment}" ({quote.evidence_id}: "{quote.best_sentence(_words(fragment))}")'
+        for fragment, quote in stated
+    )
+    reason = (f"Stated: {said}. " if said else "") + "Not stated: " + "; ".join(missing)
+    if not stated:
+        return _verdict("not_supported", request, reason)
+    return _verdict("partly", request, reason, sentence)

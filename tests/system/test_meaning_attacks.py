@@ -1,0 +1,217 @@
+"""Attacks on meaning against an honest verifier that reads what it is shown.
+
+Each hostile script (`tests.fakes.hostile`) reads the demo corpus honestly, then reports more
+than its quotes say: a half-true finding, an old blog post's value as the current default,
+another product's page as Harbor Queue's, a fragment cut from a scoped sentence, limitations
+that state what no source says, a required question "covered" by a quote that does not answer
+it, a derived total. The verifier is `hostile.reading_verifier`: it knows nothing of the
+scripts and decides from the claim, each quote in its whole sentence and section, and each
+page's title, URL and stated dates. None of these runs completes; honest reports of the same
+shapes (both sides of a conflict, each with its page; the scoped sentence with its scope)
+complete, the half-true finding once revised too. The real workflow, activities, ledger and
+`research audit` (see `play`) throughout.
+
+With the verifier off, the floor rules see none of these attacks (each passes them: its figures
+are in its quotes, it shares their words, it negates nothing): only a verifier catches them, and
+the report of such a run says that its findings passed the deterministic checks only. The
+deterministic attacks the floor does see are `tests/system/test_hostile_model.py`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from temporalio.client import Client
+
+from activities.ledger import Ledger
+from tests.fakes import hostile
+from tests.fakes.openai_server import Script, VerifierRequest
+from tests.system.test_hostile_model import brief, play, rows, steps
+from tests.system.test_verifier import assert_refused, markdown, verdicts
+from workflows.models import Brief, Limits, Question, RunResult, RunStatus, StopReason
+
+pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
+
+HOSTS = ["docs.harborq.example", "mirror.opendocs.example", "blog.tidewater.example"]
+ORDER = Brief(question=hostile.ORDER_QUESTION, allowed_hosts=HOSTS, limits=Limits(min_sources=1))
+BACKOFF = Brief(
+    question="How does Harbor Queue retry a message that keeps failing?",
+    questions=[
+        Question(id="Q1", text=hostile.BACKOFF_QUESTION),
+        Question(id="Q2", text=hostile.ATTEMPTS_QUESTION),
+    ],
+    allowed_hosts=HOSTS,
+    limits=Limits(min_sources=1),
+)
+OFF = {"RESEARCH_VERIFIER_PROVIDER": "off"}
+UNVERIFIED = "the verifier is off; these findings passed the deterministic checks only"
+
+# (id, script, brief, what every refused finish tells the model, what the verifier was shown
+# that it decided from)
+ATTACKS: list[tuple[str, Callable[[], Script], Callable[[], Brief], list[str], str]] = [
+    ("old-post-as-current", hostile.old_post_as_current, brief,
+     ["finding 2 is not supported by the quotes it cites, says the independent verifier",
+      "E002 is from a page dated 2023-04-18 (it states 1.4, 2023-04-18",
+      "required question Q2 is not answered by the evidence cited for it"],
+     "the page states: 1.4, 2023-04-18"),
+    ("another-products-page", hostile.other_products_page, lambda: ORDER,
+     ["finding 1 is not supported by the quotes it cites, says the independent verifier",
+      "E001 is from a page about another product (Replication \u2014 LanternKV documentation",
+      "required question Q1 is not answered by the evidence cited for it"],
+     "title: Replication \u2014 LanternKV documentation"),
+    ("unscoped-fragment", hostile.fragment, lambda: ORDER,
+     ["finding 1 is not supported by the quotes it cites, says the independent verifier",
+      'states it only "Within one message group"', "the claim drops that scope",
+      "the answer is not supported"],
+     "whole sentence: " + hostile.SCOPED[:-1]),
+    ("facts-in-limitations", lambda: hostile.conflict(hostile.UNSUPPORTED_LIMITATIONS), brief,
+     ["the limitations is only partly supported by the quotes it cites",
+      '"the documentation page is the less reliable of the two": no cited quote states it',
+      '"so expect 60 seconds in practice": no cited quote states it'],
+     "url: https://blog.tidewater.example/posts/2023-harborq-timeouts.md"),
+    ("covered-not-answered", hostile.covered_not_answered, brief,
+     ["required question Q2 is not answered by the evidence cited for it, says the independent "
+      "verifier (does not answer): no cited quote answers it: the question asks for a value, "
+      "and E002 states none"],
+     "quote: " + hostile.HIDES),
+    ("derived-total", hostile.derived_total, lambda: BACKOFF,
+     ["finding 3 is only partly supported by the quotes it cites",
+      '"roughly half a minute after the first": no cited quote states it, nor half (a figure '
+      "worked out from the quotes is not stated by them)"],
+     "quote: The backoff schedule"),
+]  # fmt: skip
+
+
+def finishes(pg_url: str, run_id: str) -> list[str]:
+    return [row["error"] or "" for row in steps(pg_url, run_id) if row["tool"] == "finish_research"]
+
+
+@pytest.mark.parametrize(
+    ("script", "run_brief", "told", "seen"),
+    [attack[1:] for attack in ATTACKS],
+    ids=[attack[0] for attack in ATTACKS],
+)
+async def test_an_honest_reader_refuses_each_attack_on_meaning(
+    dev_client: Client,
+    embedded_pg_url: str,
+    corpus_ledger: Ledger,
+    script: Callable[[], Script],
+    run_brief: Callable[[], Brief],
+    told: list[str],
+    seen: str,
+) -> None:
+    result, run_id, fake = await play(
+        dev_client, embedded_pg_url, script(), run_brief(), verifier=hostile.reading_verifier
+    )
+
+    assert_refused(result)
+    refused = finishes(embedded_pg_url, run_id)
+    assert len(refused) == 3
+    for gaps in refused:
+        assert all(sentence in gaps for sentence in told), gaps
+    # What it decided from was shown to it: a page's lines, a whole sentence, a quote.
+    assert any(seen in body["messages"][-1]["content"] for body in fake.verifier_requests), seen
+    # The composed report of the incomplete run holds no claim the verifier refused as a finding.
+    kept = verdicts(embedded_pg_url, run_id)
+    refused_claims = {row["claim"] for row in kept if row["verdict"] != "supported"}
+    assert refused_claims
+    assert not {finding.text for finding in result.report.findings} & refused_claims
+
+
+async def test_partly_is_refused_with_its_whole_reason_and_the_revision_completes(
+    dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger
+) -> None:
+    result, run_id, _ = await play(
+        dev_client,
+        embedded_pg_url,
+        hostile.partly_then_revised(),
+        brief(),
+        verifier=hostile.reading_verifier,
+    )
+
+    assert (result.status, result.stop_reason) == (
+        RunStatus.COMPLETED,
+        StopReason.COVERAGE_GATE_PASSED,
+    ), result.message
+    first, second = finishes(embedded_pg_url, run_id)
+    partly = [row for row in verdicts(embedded_pg_url, run_id) if row["verdict"] == "partly"]
+    assert [row["claim"] for row in partly] == [hostile.KEPT_FOREVER]
+    reason = partly[0]["reason"]
+    assert len(reason) > 300 and reason.endswith("no cited quote states it")
+    assert "where it is kept indefinitely until someone redrives it" in reason
+    assert (
+        "finding 1 is only partly supported by the quotes it cites, says the independent "
+        f"verifier: {reason} (state only the supported part; move the rest to the limitations "
+        "as open)"
+    ) in first
+    assert second == ""
+    report = markdown(embedded_pg_url, run_id)
+    assert hostile.KEPT_FOREVER not in report
+    assert report.count("*Verifier: supported*") == 6  # answer, 2 findings, limitations, Q1, Q2
+
+
+# (id, script, brief, the word rules' doubt the verifier settles, "" for none): honest reports
+# in the attacks' shapes
+HONEST: list[tuple[str, Callable[[], Script], Callable[[], Brief], str]] = [
+    ("both-sides-of-a-conflict", hostile.conflict, brief, ""),
+    ("scoped-sentence", lambda: hostile.fragment(hostile.SCOPED), lambda: ORDER,
+     "finding 1 states one message group, which the evidence it cites does not state"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("script", "run_brief", "doubt"),
+    [item[1:] for item in HONEST],
+    ids=[item[0] for item in HONEST],
+)
+async def test_honest_reports_of_the_same_shapes_complete(
+    dev_client: Client,
+    embedded_pg_url: str,
+    corpus_ledger: Ledger,
+    script: Callable[[], Script],
+    run_brief: Callable[[], Brief],
+    doubt: str,
+) -> None:
+    result, run_id, fake = await play(
+        dev_client, embedded_pg_url, script(), run_brief(), verifier=hostile.reading_verifier
+    )
+
+    assert (result.status, result.stop_reason) == (
+        RunStatus.COMPLETED,
+        StopReason.COVERAGE_GATE_PASSED,
+    ), result.message
+    assert finishes(embedded_pg_url, run_id) == [""], "refused once: a false refusal"
+    assert {row["verdict"] for row in verdicts(embedded_pg_url, run_id)} == {"supported"}
+    # A doubt of the word rules went to the verifier as its question, and what it was shown
+    # (the page's date, the whole sentence) settled it.
+    asked: list[VerifierRequest] = fake.verified
+    concerns = [concern for request in asked for concern in request.concerns]
+    assert any(doubt in concern for concern in concerns) if doubt else concerns == []
+
+
+@pytest.mark.parametrize(
+    ("script", "run_brief"),
+    [(hostile.partly_then_revised, brief)] + [attack[1:3] for attack in ATTACKS] + [HONEST[0][1:3]],
+    ids=["partly"] + [attack[0] for attack in ATTACKS] + [HONEST[0][0]],
+)
+async def test_with_the_verifier_off_only_a_verifier_catches_these(
+    dev_client: Client,
+    embedded_pg_url: str,
+    corpus_ledger: Ledger,
+    script: Callable[[], Script],
+    run_brief: Callable[[], Brief],
+) -> None:
+    result, run_id, fake = await play(dev_client, embedded_pg_url, script(), run_brief(), env=OFF)
+
+    assert fake.verifier_requests == []
+    assert_unverified(result, embedded_pg_url, run_id)
+
+
+def assert_unverified(result: RunResult, pg_url: str, run_id: str) -> None:
+    assert (result.status, result.stop_reason) == (
+        RunStatus.COMPLETED,
+        StopReason.COVERAGE_GATE_PASSED,
+    ), result.message
+    assert UNVERIFIED in markdown(pg_url, run_id)
+    assert rows(pg_url, "SELECT 1 FROM research.verdicts WHERE run_id = %s", run_id) == []
