@@ -230,8 +230,10 @@ def _statements(
     composed: bool = False,
 ) -> list[_Statement]:
     """The findings (each against its own quotes), the answer (against all the findings cite)
-    and the limitations' sentences that describe sources (against all recorded evidence). Each
-    may name the dates and versions its quotes' pages state ("the 2023 post says ...")."""
+    and the limitations' sentences that describe sources (against all recorded evidence). A
+    finding and the answer are read against each quote in its whole sentence (the scope a
+    fragment was cut from: "Within one message group, ...") and may name the dates and
+    versions its quotes' pages state ("the 2023 post says ...")."""
     framing = [brief.question, *(question.text for question in brief.questions)]
 
     def names_of(ids: list[str]) -> list[str]:
@@ -242,7 +244,7 @@ def _statements(
     for number, finding in enumerate(report.findings, start=1):
         ids = [eid for eid in finding.evidence_ids if eid in evidence]
         if ids:  # otherwise a citation gap already
-            quotes = [evidence[eid].quote for eid in ids]
+            quotes = [evidence[eid].sentence or evidence[eid].quote for eid in ids]
             statements.append(
                 _Statement(
                     f"finding {number}", finding.text, quotes, ids, "it cites", framing,
@@ -250,7 +252,7 @@ def _statements(
                 )
             )  # fmt: skip
     if cited and not composed:
-        quotes = [evidence[eid].quote for eid in cited]
+        quotes = [evidence[eid].sentence or evidence[eid].quote for eid in cited]
         statements.append(
             _Statement(
                 "the answer", report.answer, quotes, cited, "the findings cite", framing,

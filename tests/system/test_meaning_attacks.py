@@ -151,19 +151,15 @@ async def test_partly_is_refused_with_its_whole_reason_and_the_revision_complete
     assert report.count("*Verifier: supported*") == 6  # answer, 2 findings, limitations, Q1, Q2
 
 
-# (id, script, brief, the word rules' doubt the verifier settles, "" for none): honest reports
-# in the attacks' shapes
-HONEST: list[tuple[str, Callable[[], Script], Callable[[], Brief], str]] = [
-    ("both-sides-of-a-conflict", hostile.conflict, brief, ""),
-    ("scoped-sentence", lambda: hostile.fragment(hostile.SCOPED), lambda: ORDER,
-     "finding 1 states one message group, which the evidence it cites does not state"),
-]  # fmt: skip
+# (id, script, brief): honest reports in the attacks' shapes
+HONEST: list[tuple[str, Callable[[], Script], Callable[[], Brief]]] = [
+    ("both-sides-of-a-conflict", hostile.conflict, brief),
+    ("scoped-sentence", lambda: hostile.fragment(hostile.SCOPED), lambda: ORDER),
+]
 
 
 @pytest.mark.parametrize(
-    ("script", "run_brief", "doubt"),
-    [item[1:] for item in HONEST],
-    ids=[item[0] for item in HONEST],
+    ("script", "run_brief"), [item[1:] for item in HONEST], ids=[item[0] for item in HONEST]
 )
 async def test_honest_reports_of_the_same_shapes_complete(
     dev_client: Client,
@@ -171,7 +167,6 @@ async def test_honest_reports_of_the_same_shapes_complete(
     corpus_ledger: Ledger,
     script: Callable[[], Script],
     run_brief: Callable[[], Brief],
-    doubt: str,
 ) -> None:
     result, run_id, fake = await play(
         dev_client, embedded_pg_url, script(), run_brief(), verifier=hostile.reading_verifier
@@ -183,25 +178,28 @@ async def test_honest_reports_of_the_same_shapes_complete(
     ), result.message
     assert finishes(embedded_pg_url, run_id) == [""], "refused once: a false refusal"
     assert {row["verdict"] for row in verdicts(embedded_pg_url, run_id)} == {"supported"}
-    # A doubt of the word rules went to the verifier as its question, and what it was shown
-    # (the page's date, the whole sentence) settled it.
+    # Nor did the word rules doubt them: they read a quote in its whole sentence, and a finding
+    # may name the date of the page it cites.
     asked: list[VerifierRequest] = fake.verified
-    concerns = [concern for request in asked for concern in request.concerns]
-    assert any(doubt in concern for concern in concerns) if doubt else concerns == []
+    assert [request.concerns for request in asked if request.concerns] == []
 
 
 @pytest.mark.parametrize(
     ("script", "run_brief"),
-    [(hostile.partly_then_revised, brief)] + [attack[1:3] for attack in ATTACKS] + [HONEST[0][1:3]],
-    ids=["partly"] + [attack[0] for attack in ATTACKS] + [HONEST[0][0]],
+    [(hostile.partly_then_revised, brief)]
+    + [attack[1:3] for attack in ATTACKS]
+    + [item[1:3] for item in HONEST],
+    ids=["partly"] + [attack[0] for attack in ATTACKS] + [item[0] for item in HONEST],
 )
-async def test_with_the_verifier_off_only_a_verifier_catches_these(
+async def test_with_the_verifier_off_each_completes_labelled_unverified(
     dev_client: Client,
     embedded_pg_url: str,
     corpus_ledger: Ledger,
     script: Callable[[], Script],
     run_brief: Callable[[], Brief],
 ) -> None:
+    """The attacks pass the floor rules (only a verifier catches them), and the honest reports
+    of their shapes pass them too (no false refusal): each report says what checked it."""
     result, run_id, fake = await play(dev_client, embedded_pg_url, script(), run_brief(), env=OFF)
 
     assert fake.verifier_requests == []

@@ -250,3 +250,20 @@ def test_a_finding_may_name_the_date_or_release_its_quotes_pages_state() -> None
     )  # fmt: skip
     gaps = check(elsewhere, recorded, sources, brief()).gaps
     assert "finding 1 states 2023, which the evidence it cites does not state" in gaps, gaps
+
+
+def test_a_finding_is_read_against_the_whole_sentence_its_quote_was_cut_from() -> None:
+    whole = "Within one message group, the queue counts delivery attempts of a message in order."
+    fragment = "the queue counts delivery attempts of a message in order"
+    recorded = {
+        eid: item.model_copy(update={"quote": fragment, "sentence": whole})
+        for eid, item in SUPPORTED.items()
+    }
+    scoped = report(["E001"], ["E002"]).model_copy(
+        update={"findings": [Finding(text=whole, evidence_ids=["E001"]),
+                             Finding(text=FINDING, evidence_ids=["E002"])]}
+    )  # fmt: skip
+    assert check(scoped, recorded, SOURCES, brief()).gaps == []
+    unread = {eid: item.model_copy(update={"sentence": ""}) for eid, item in recorded.items()}
+    gaps = check(scoped, unread, SOURCES, brief()).gaps
+    assert "finding 1 states one message group, which the evidence it cites does not state" in gaps
