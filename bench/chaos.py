@@ -1,21 +1,24 @@
 """Chaos: investigations on a real Temporal dev server with several worker processes and a scripted
 model that takes its time, while workers are SIGKILLed (at random, and aimed at the worker running
-an in-flight activity) and Temporal and PostgreSQL are each restarted once; then every run is
-checked against an undisturbed reference. `make chaos` (not part of `make test`):
+an in-flight activity or workflow task) and Temporal and PostgreSQL are each restarted once; then
+every run is checked against an undisturbed reference. `make chaos` (not part of `make test`):
 
     .venv/bin/python -m bench.chaos [--runs 60] [--workers 2] [--kills 50] [--latency 1.0]
 
-Everything runs locally (embedded PostgreSQL, `temporal server start-dev` with its database on
-disk so a restart keeps the runs, worker.py processes, an OpenAI-compatible server playing the
-sample brief's model). A run is checked for: the reference's status, stop reason, steps, model
-calls and evidence quotes (the same rows, so no duplicate: every ledger table is keyed by its
-natural key); counters equal to its ledger rows; and no model call asked again after its answer
-was saved (two attempts racing before either saved are not told apart from a kill's retry).
-Beside the kills the table counts the re-asks: of a saved answer (the guarantee: 0), of an answer
-the model gave that was lost before it was saved (its worker killed, or the save failed: asked
-once more, paid twice), and of a call cut off before the model answered; and how long an answer
-took to be saved once the model had given it (the window a kill can fall in). The figures are
-also written, dated, with the machine's cores and load, to bench/results/chaos.json; the exit
+Everything runs locally (embedded PostgreSQL, `temporal server start-dev` with its database on disk
+so a restart keeps the runs, worker.py processes, an OpenAI-compatible server playing the sample
+brief's model). A run is checked for: the reference's status, stop reason, steps, model calls and
+evidence quotes (the same rows, so no duplicate: every ledger table is keyed by its natural key);
+counters equal to its ledger rows; and no model call asked again after its answer was saved (two
+attempts racing before either saved are not told apart from a kill's retry). Beside the kills the
+table counts the re-asks: of a saved answer (the guarantee: 0), of an answer the model gave that
+was lost before it was saved (its worker killed, or the save failed: asked once more, paid twice),
+and of a call cut off before the model answered; and how long an answer took to be saved once the
+model had given it (the window a kill can fall in); and, per aimed kill by the kind of work it hit
+(a workflow task, where local activities run, `decide`, `verify`), the dead time it cost its run,
+read from the history (bench.recovery), beside the goal that a regular activity's kill costs no
+more than a local one's (medians), with the sticky-queue timeouts the histories hold. The figures
+are also written, dated, with the machine's cores and load, to bench/results/chaos.json; the exit
 code is 1 when any run differs, a saved answer is asked again, or the undisturbed reference does
 not complete.
 """
@@ -36,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -47,6 +51,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
 from activities.search import index_corpus
+from bench.recovery import LOCAL, Aim, dead_time, settled, sticky_timeouts, targets
 from composition.ledger import open_database, open_ledger
 from runtime.database import apply_migrations
 from runtime.settings import PROJECT_ROOT, Settings
@@ -63,6 +68,8 @@ from workflows.research import ResearchWorkflow
 TAG = re.compile(r"\[(chaos-\d+)\]")
 RESTARTED = {"temporal": False, "postgres": False}  # which restarts happened (for the table)
 POLL = 0.5
+AIM_SECONDS = 30.0  # an aimed kill waits this long for work to hit, then kills at random
+SETTLE_SECONDS = 90.0  # the storm waits this long at most for an aimed kill's run to recover
 
 
 # ---------------------------------------------------------------- the scripted model
@@ -154,11 +161,14 @@ class Fleet:
 
 @dataclass
 class Kill:
-    at: float
+    at: float  # time.time(), comparable with the histories' event times
     kind: str  # "aimed" or "random"
-    activity: str = ""
-    recovered_after: float | None = None  # aimed: seconds until the activity ran again or ended
-    watch: asyncio.Task[None] | None = None  # the task measuring it
+    aim: Aim | None = None  # aimed: the activity attempt or workflow task it hit
+    recovered_after: float | None = None  # aimed: seconds of dead time (bench.recovery)
+
+    @property
+    def activity(self) -> str:
+        return self.aim.kind if self.aim else ""
 
 
 @dataclass
@@ -199,16 +209,22 @@ async def chaos(args: argparse.Namespace) -> int:
                     why = reference.error or (done and f"{done.status} / {done.stop_reason}")
                     print(f"the undisturbed reference run did not complete: {why}", file=sys.stderr)
                     return 1
-                print(f"  {reference.result.status} in {reference.seconds:.1f} s", flush=True)
+                print(f"  {done.status} in {reference.seconds:.1f} s", flush=True)
                 outcomes, kills = await _storm(args, client, settings, brief, fleet, server_box)
                 slowest = max(outcomes, key=lambda o: o.seconds)
                 gaps = await _gaps(client, slowest.run_id)
+                run_ids = [reference.run_id, *(o.run_id for o in outcomes)]
+                sticky = await _recoveries(client, kills, run_ids)
             finally:
                 fleet.stop()
             problems = await _verify(database_url, reference, outcomes)
             reasks = _reasks(database_url, model)
             problems += reasks.saved
     rows = _table(args, time.monotonic() - began, reference, outcomes, kills, problems, reasks)
+    rows += _recovery_rows(kills, sticky)
+    _print(rows)
+    for problem in problems[:30]:
+        print(f"problem: {problem}")
     figures = {"rows": [{"what": what, "figure": figure} for what, figure in rows]}
     print(f"wrote {measurement.write(figures | {'problems': problems[:30]})}")
     print(f"\nthe slowest run, {slowest.run_id} ({slowest.seconds:.0f} s): waits over 3 s")
@@ -251,63 +267,90 @@ async def _storm(
             print("restarting PostgreSQL ...", flush=True)
             await asyncio.to_thread(restart_postgres, settings.state_dir / "pg")
             continue
-        kill = await _kill(client, fleet, running, aimed=len(kills) % 2 == 0)
+        aimed, task = len(kills) % 2 == 0, len(kills) % 4 == 2  # aimed: activity, task alike
+        kill = await _kill(client, fleet, running, aimed=aimed, task=task)
         if kill is not None:
             kills.append(kill)
             print(f"kill {len(kills)}: {kill.kind} {kill.activity}", flush=True)
+        if kill is not None and kill.aim is not None:
+            await _settled(client, kill.aim, kill.at)
     outcomes = list(await asyncio.gather(*tasks))
-    await asyncio.gather(*(kill.watch for kill in kills if kill.watch is not None))
     return outcomes, kills
 
 
 async def _kill(
-    client: Client, fleet: Fleet, running: dict[str, WorkflowHandle[Any, Any]], *, aimed: bool
+    client: Client,
+    fleet: Fleet,
+    running: dict[str, WorkflowHandle[Any, Any]],
+    *,
+    aimed: bool,
+    task: bool,
 ) -> Kill | None:
-    """Aimed: SIGKILL the worker running a started activity of an open run (Temporal names it in
-    the pending activity's `last_worker_identity`, pid@host); else a random worker."""
-    if aimed:
-        for run_id in random.sample(sorted(running), len(running)):
-            handle = running.get(run_id)  # a run may end (and leave `running`) while we look
-            if handle is None:
-                continue
-            try:
-                description = await handle.describe()
-            except RPCError:
-                continue
-            for pending in description.raw_description.pending_activities:
-                if pending.state != 2 or "@" not in pending.last_worker_identity:  # 2: STARTED
-                    continue
-                pid = int(pending.last_worker_identity.split("@", 1)[0])
-                if pid not in fleet.processes:
-                    continue
-                fleet.kill(pid)
-                kill = Kill(time.monotonic(), "aimed", pending.activity_type.name)
-                kill.watch = asyncio.create_task(
-                    _recovery(kill, handle, pending.activity_id, pending.attempt)
-                )
-                return kill
+    """Aimed: SIGKILL the worker running a started activity of an open run or, with `task`, a
+    started workflow task (where local activities run; bench.recovery.targets), waiting up to
+    AIM_SECONDS for one (the fleet may be starting) and taking the other kind after half of it;
+    else, or when none came, a random worker."""
+    began = time.monotonic()
+    while aimed and time.monotonic() - began < AIM_SECONDS:
+        either = time.monotonic() - began > AIM_SECONDS / 2
+        aim = await _aim(client, fleet, running, task=task, either=either)
+        if aim is not None:
+            fleet.kill(aim.pid)
+            return Kill(time.time(), "aimed", aim)
+        await asyncio.sleep(POLL)
     victim = fleet.kill()
-    return Kill(time.monotonic(), "random") if victim else None
+    return Kill(time.time(), "random") if victim else None
 
 
-async def _recovery(
-    kill: Kill, handle: WorkflowHandle[Any, Any], activity_id: str, attempt: int
-) -> None:
-    """Seconds until the killed activity started again on another worker, or ended."""
-    while time.monotonic() - kill.at < 120:
-        await asyncio.sleep(0.25)
+async def _aim(
+    client: Client,
+    fleet: Fleet,
+    running: dict[str, WorkflowHandle[Any, Any]],
+    *,
+    task: bool,
+    either: bool,
+) -> Aim | None:
+    """Work of an open run that one of our workers is doing now: an activity, or with `task` a
+    workflow task; with `either`, whichever comes first."""
+    for run_id in random.sample(sorted(running), len(running)):
+        handle = running.get(run_id)  # a run may end (and leave `running`) while we look
+        if handle is None:
+            continue
         try:
-            description = await handle.describe()
+            found = await targets(client, await handle.describe())
         except RPCError:
             continue
-        pending = [
-            p
-            for p in description.raw_description.pending_activities
-            if p.activity_id == activity_id
-        ]
-        if not pending or (pending[0].attempt > attempt and pending[0].state == 2):
-            kill.recovered_after = time.monotonic() - kill.at
+        for aim in found:
+            if aim.pid in fleet.processes and (either or (aim.kind == LOCAL) == task):
+                return aim
+    return None
+
+
+async def _settled(client: Client, aim: Aim, killed_at: float) -> None:
+    """Wait (up to SETTLE_SECONDS) until the aimed kill's run has moved past the work it hit: the
+    next kill or restart then falls outside the recovery it measures, which is the kill's own."""
+    handle = client.get_workflow_handle(aim.run_id)
+    while time.time() - killed_at < SETTLE_SECONDS:
+        await asyncio.sleep(POLL)
+        try:
+            history = await handle.fetch_history()
+        except RPCError:
+            continue
+        if settled(history.events, aim):
             return
+
+
+async def _recoveries(client: Client, kills: list[Kill], run_ids: list[str]) -> list[float]:
+    """Each aimed kill's dead time, from its run's history (None: it missed); and the seconds each
+    workflow task of every run waited on a sticky queue before timing out there."""
+    histories = {
+        run_id: list((await client.get_workflow_handle(run_id).fetch_history()).events)
+        for run_id in run_ids
+    }
+    for kill in kills:
+        if kill.aim is not None:
+            kill.recovered_after = dead_time(histories[kill.aim.run_id], kill.aim, kill.at)
+    return [wait for events in histories.values() for wait in sticky_timeouts(events)]
 
 
 async def _run(
@@ -513,7 +556,6 @@ def _table(
 ) -> list[tuple[str, str]]:
     done = [o for o in outcomes if o.result is not None]
     aimed = [k for k in kills if k.kind == "aimed"]
-    recovered = [k.recovered_after for k in aimed if k.recovered_after is not None]
     added = sum(max(o.seconds - reference.seconds, 0.0) for o in done)
     by_activity: dict[str, int] = {}
     for kill in aimed:
@@ -557,22 +599,53 @@ def _table(
             f"{added:.0f} s over all runs, {added / max(len(kills), 1):.1f} s per kill "
             "(kills, both restarts and the load of concurrent runs together)",
         ),
-        (
-            "recovery per aimed kill",
-            f"median {statistics.median(recovered):.1f} s, max {max(recovered):.1f} s"
-            if recovered
-            else "-",
-        ),
     ]
+    return rows
+
+
+def _recovery_rows(kills: list[Kill], sticky: list[float]) -> list[tuple[str, str]]:
+    """Recovery per aimed kill by the kind of work it hit (bench.recovery), beside the goal: a run
+    whose regular activity was killed recovers no slower than one whose workflow task was."""
+    recovered: dict[str, list[float]] = {}
+    missed: Counter[str] = Counter()
+    for kill in kills:
+        if kill.recovered_after is not None:
+            recovered.setdefault(kill.activity, []).append(kill.recovered_after)
+        elif kill.aim is not None:
+            missed[kill.activity] += 1
+    rows = []
+    for kind in sorted(recovered.keys() | missed.keys(), key=lambda kind: (kind != LOCAL, kind)):
+        seconds = recovered.get(kind, [])
+        counted = f"{len(seconds)} kills, {missed[kind]} missed"
+        figure = (
+            f"median {statistics.median(seconds):.1f} s, max {max(seconds):.1f} s"
+            if seconds
+            else "-"
+        )
+        rows.append((f"recovery per aimed kill: {kind}", f"{figure} ({counted})"))
+    regular = [second for kind, seconds in recovered.items() if kind != LOCAL for second in seconds]
+    local = recovered.get(LOCAL, [])
+    goal = "- (no kill of one of the kinds counted)"
+    if regular and local:
+        met = "met" if statistics.median(regular) <= statistics.median(local) else "NOT met"
+        goal = (
+            f"{met}: regular activities {statistics.median(regular):.1f} s, "
+            f"local {statistics.median(local):.1f} s (medians)"
+        )
+    rows.append(("goal: regular-activity recovery no slower than local", goal))
+    rows.append(
+        ("sticky-queue timeouts in the histories", f"{len(sticky)}, {sum(sticky):.0f} s waited")
+    )
+    return rows
+
+
+def _print(rows: list[tuple[str, str]]) -> None:
     width = max(len(name) for name, _ in rows)
     print()
     print(f"| {'chaos':{width}} | figure |")
     print(f"|{'-' * (width + 2)}|---|")
     for name, value in rows:
         print(f"| {name:{width}} | {value} |")
-    for problem in problems[:30]:
-        print(f"problem: {problem}")
-    return rows
 
 
 def _options(args: argparse.Namespace) -> str:
