@@ -3,7 +3,7 @@ model that takes its time, while workers are SIGKILLed (at random, and aimed at 
 an in-flight activity or workflow task) and Temporal and PostgreSQL are each restarted once; then
 every run is checked against an undisturbed reference. `make chaos` (not part of `make test`):
 
-    .venv/bin/python -m bench.chaos [--runs 60] [--workers 2] [--kills 50] [--latency 1.0]
+    .venv/bin/python -m bench.chaos [--runs 100] [--workers 2] [--kills 50] [--latency 1.0]
 
 Everything runs locally (embedded PostgreSQL, `temporal server start-dev` with its database on disk
 so a restart keeps the runs, worker.py processes, an OpenAI-compatible server playing the sample
@@ -257,12 +257,14 @@ async def _storm(
         await asyncio.sleep(random.uniform(args.interval / 2, args.interval * 1.5))
         if len(kills) >= args.kills:
             continue
-        if not restarted["temporal"] and len(kills) >= args.kills // 3:
+        # the restarts come a third and two thirds of the way, in kills or in runs ended
+        done = max(len(kills) / args.kills, sum(task.done() for task in tasks) / args.runs)
+        if not restarted["temporal"] and done >= 1 / 3:
             restarted["temporal"] = True
             print("restarting Temporal ...", flush=True)
             server_box[0] = await _restart_temporal(settings, server_box[0])
             continue
-        if not restarted["postgres"] and len(kills) >= 2 * args.kills // 3:
+        if not restarted["postgres"] and done >= 2 / 3:
             restarted["postgres"] = True
             print("restarting PostgreSQL ...", flush=True)
             await asyncio.to_thread(restart_postgres, settings.state_dir / "pg")
@@ -656,7 +658,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.chaos", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument("--runs", type=int, default=60)
+    parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--concurrency", type=int, default=10, help="runs in flight at once")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--kills", type=int, default=50)
