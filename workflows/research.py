@@ -369,13 +369,23 @@ class ResearchWorkflow:
                 summary=_with_records(f"decide: turn {request.scope.turn}", records),
             )
         )
-        # Waiting on the model races the deadline; the activity's own timeout ends a little later.
+        # Waiting on the model races the deadline (the activity's own timeout ends a little
+        # later) and an operator's finish_now, which ends the run at once, as a cancel does.
+        finish = asyncio.ensure_future(workflow.wait_condition(lambda: state.finish_requested))
         try:
-            racing: list[asyncio.Future[Any]] = [call, self._deadline_timer()]
+            racing: list[asyncio.Future[Any]] = [call, self._deadline_timer(), finish]
             await workflow.wait(racing, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             _abandon(call)  # the run is being cancelled: do not leave the model call running
             raise
+        finally:
+            _abandon(finish)
+        if not call.done() and state.finish_requested:
+            # Not cancelled: a cancel racing the answer is refused by the server (the activity
+            # is no longer known); the answer, when it comes, is not read, and once the run has
+            # ended its heartbeat stops the call.
+            _unread(call)
+            return await self._stopped(StopReason.OPERATOR_FINISH)
         if not call.done():
             _abandon(call)
             return Outcome(status=RunStatus.INCOMPLETE, stop_reason=StopReason.DEADLINE)
@@ -761,6 +771,11 @@ def _abandon(call: asyncio.Future[Any]) -> None:
     """Cancel a call whose answer is no longer wanted, and take its (cancelled) outcome, so asyncio
     does not log "Task exception was never retrieved" for it."""
     call.cancel()
+    call.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+
+def _unread(call: asyncio.Future[Any]) -> None:
+    """Leave a call whose answer is no longer wanted, taking its outcome when it comes."""
     call.add_done_callback(lambda done: done.cancelled() or done.exception())
 
 

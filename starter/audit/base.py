@@ -27,6 +27,8 @@ LOOSE_LAST_TURN = frozenset(
         StopReason.CONTEXT_LIMIT,
         StopReason.PROVIDER_ERROR,
         StopReason.INFRASTRUCTURE_ERROR,
+        # finish_now abandons a model call in flight: its answer may still be written
+        StopReason.OPERATOR_FINISH,
     }
 )
 _RECORD_SUMMARY = re.compile(r"^record (E\d+) for ")

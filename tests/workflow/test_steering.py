@@ -102,8 +102,9 @@ async def test_finish_now_completes_when_the_composed_report_passes(client: Clie
         result = await finished(handle)
 
     assert (result.status, result.stop_reason) == (RunStatus.COMPLETED, StopReason.OPERATOR_FINISH)
-    assert result.counters.steps == 6
-    assert result.counters.model_calls == 6, "no model call after the operator asked to finish"
+    # The model call in flight is abandoned at once: its turn is no step and counts no call.
+    assert result.counters.steps == 5
+    assert result.counters.model_calls == 5, "no model call after the operator asked to finish"
     assert result.message == reason, "the result says what the report was composed with (audit)"
     saved = web.reports[-1]
     assert (saved.status, saved.stop_reason) == (RunStatus.COMPLETED, StopReason.OPERATOR_FINISH)
@@ -114,6 +115,28 @@ async def test_finish_now_completes_when_the_composed_report_passes(client: Clie
     ), "the operator's reason reaches the report (and the ledger with it)"
     markdown = render_markdown(saved.report, [], [], saved.status, saved.stop_reason)
     assert "it passed the coverage gate" in markdown and "did not complete" not in markdown
+
+
+async def test_finish_now_ends_the_run_while_a_model_call_is_still_open(client: Client) -> None:
+    """The model call is held open and never released: the run ends on the signal alone."""
+    web = FakeWeb(pages=PAGES)
+    script = [SEARCH, READ_A, record("Q1", "S1", passage_id="S1.P2", claim="30 s"), READ_B]
+
+    async with held_run(client, web, script, make_brief(), turn=4) as (handle, held):
+        await handle.signal(ResearchWorkflow.finish_now, FinishNowInput(reason="stop now"))
+        # a guard against a hang, not a timing assert: the held call would wait forever
+        result = await asyncio.wait_for(finished(handle), timeout=60)
+        assert not held.released.is_set(), "the model call is still open"
+        held.released.set()
+
+    assert (result.status, result.stop_reason) == (
+        RunStatus.INCOMPLETE,
+        StopReason.OPERATOR_FINISH,
+    ), "Q2 has no evidence: the composed report cannot pass"
+    assert (result.counters.steps, result.counters.model_calls) == (3, 3)
+    saved = web.reports[-1]
+    assert saved.stop_reason == StopReason.OPERATOR_FINISH and saved.report.composed
+    assert [note.evidence_id for note in saved.report.notes] == ["E001"]
 
 
 async def test_finish_now_is_incomplete_when_the_composed_report_fails(client: Client) -> None:
@@ -128,7 +151,7 @@ async def test_finish_now_is_incomplete_when_the_composed_report_fails(client: C
         RunStatus.INCOMPLETE,
         StopReason.OPERATOR_FINISH,
     )
-    assert result.counters.steps == 2
+    assert result.counters.steps == 1, "the held turn was abandoned, not taken"
     saved = web.reports[-1]
     assert saved.report.composed
     assert saved.report.open_questions == ["Q1", "Q2"]
