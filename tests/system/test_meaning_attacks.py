@@ -11,15 +11,17 @@ shapes (both sides of a conflict, each with its page; the scoped sentence with i
 complete, the half-true finding once revised too. The real workflow, activities, ledger and
 `research audit` (see `play`) throughout.
 
-With the verifier off, the floor rules see none of these attacks (each passes them: its figures
-are in its quotes, it shares their words, it negates nothing): only a verifier catches them, and
-the report of such a run says that its findings passed the deterministic checks only. The
-deterministic attacks the floor does see are `tests/system/test_hostile_model.py`'s.
+With the verifier off, the floor rules see one of these attacks (a figure, "zero", no quote
+states) and refuse it. The others pass them (their figures are in their quotes, they share their
+words, they negate nothing): only a verifier catches them, and the report of such a run says
+that its findings passed the deterministic checks only (`Attack.floor`). The deterministic
+attacks the floor does see are `tests/system/test_hostile_model.py`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import pytest
 from temporalio.client import Client
@@ -47,71 +49,88 @@ BACKOFF = Brief(
 OFF = {"RESEARCH_VERIFIER_PROVIDER": "off"}
 UNVERIFIED = "the verifier is off; these findings passed the deterministic checks only"
 
-# (id, script, brief, what every refused finish tells the model, what the verifier was shown
-# that it decided from)
-ATTACKS: list[tuple[str, Callable[[], Script], Callable[[], Brief], list[str], str]] = [
-    ("old-post-as-current", hostile.old_post_as_current, brief,
-     ["finding 2 is not supported by the quotes it cites, says the independent verifier",
-      "E002 is from a page dated 2023-04-18 (it states 1.4, 2023-04-18",
-      "required question Q2 is not answered by the evidence cited for it"],
-     "the page states: 1.4, 2023-04-18"),
-    ("another-products-page", hostile.other_products_page, lambda: ORDER,
-     ["finding 1 is not supported by the quotes it cites, says the independent verifier",
-      "E001 is from a page about another product (Replication \u2014 LanternKV documentation",
-      "required question Q1 is not answered by the evidence cited for it"],
-     "title: Replication \u2014 LanternKV documentation"),
-    ("unscoped-fragment", hostile.fragment, lambda: ORDER,
-     ["finding 1 is not supported by the quotes it cites, says the independent verifier",
-      'states it only "Within one message group"', "the claim drops that scope",
-      "the answer is not supported"],
-     "whole sentence: " + hostile.SCOPED[:-1]),
-    ("facts-in-limitations", lambda: hostile.conflict(hostile.UNSUPPORTED_LIMITATIONS), brief,
-     ["the limitations is only partly supported by the quotes it cites",
-      '"the documentation page is the less reliable of the two": no cited quote states it',
-      '"so expect 60 seconds in practice": no cited quote states it'],
-     "url: https://blog.tidewater.example/posts/2023-harborq-timeouts.md"),
-    ("covered-not-answered", hostile.covered_not_answered, brief,
-     ["required question Q2 is not answered by the evidence cited for it, says the independent "
-      "verifier (does not answer): no cited quote answers it: the question asks for a value, "
-      "and E002 states none"],
-     "quote: " + hostile.HIDES),
-    ("derived-total", hostile.derived_total, lambda: BACKOFF,
-     ["finding 3 is only partly supported by the quotes it cites",
-      '"roughly half a minute after the first": no cited quote states it, nor half (a figure '
-      "worked out from the quotes is not stated by them)"],
-     "quote: The backoff schedule"),
+
+@dataclass(frozen=True)
+class Attack:
+    name: str
+    script: Callable[[], Script]
+    brief: Callable[[], Brief]
+    told: list[str]  # what every refused finish tells the model
+    seen: str  # what the verifier was shown that it decided from
+    floor: str = ""  # with the verifier off, the floor's refusal ("": only a verifier sees it)
+
+
+ATTACKS = [
+    Attack("partly-reset-on-move", lambda: hostile.partly(hostile.RESET_ON_MOVE), brief,
+           ["finding 1 is only partly supported by the quotes it cites, says the independent "
+            "verifier", '"resetting its delivery count to zero": no cited quote states it'],
+           "section: When a message is dead-lettered",
+           floor="finding 1 states zero, which the rules cannot match to the evidence it cites"),
+    Attack("partly-standard-queues-too", lambda: hostile.fragment(hostile.STANDARD_TOO),
+           lambda: ORDER,
+           ["finding 1 is only partly supported by the quotes it cites, says the independent "
+            "verifier", '"in practice standard queues preserve the send order as well": no cited '
+            "quote states it"],
+           "whole sentence: " + hostile.SCOPED[:-1]),
+    Attack("old-post-as-current", hostile.old_post_as_current, brief,
+           ["finding 2 is not supported by the quotes it cites, says the independent verifier",
+            "E002 is from a page dated 2023-04-18 (it states 1.4, 2023-04-18",
+            "required question Q2 is not answered by the evidence cited for it"],
+           "the page states: 1.4, 2023-04-18"),
+    Attack("another-products-page", hostile.other_products_page, lambda: ORDER,
+           ["finding 1 is not supported by the quotes it cites, says the independent verifier",
+            "E001 is from a page about another product (Replication \u2014 LanternKV "
+            "documentation", "required question Q1 is not answered by the evidence cited for it"],
+           "title: Replication \u2014 LanternKV documentation"),
+    Attack("unscoped-fragment", hostile.fragment, lambda: ORDER,
+           ["finding 1 is not supported by the quotes it cites, says the independent verifier",
+            'states it only "Within one message group"', "the claim drops that scope",
+            "the answer is not supported"],
+           "whole sentence: " + hostile.SCOPED[:-1]),
+    Attack("facts-in-limitations", lambda: hostile.conflict(hostile.UNSUPPORTED_LIMITATIONS),
+           brief,
+           ["the limitations is only partly supported by the quotes it cites",
+            '"the documentation page is the less reliable of the two": no cited quote states it',
+            '"so expect 60 seconds in practice": no cited quote states it'],
+           "url: https://blog.tidewater.example/posts/2023-harborq-timeouts.md"),
+    Attack("covered-not-answered", hostile.covered_not_answered, brief,
+           ["required question Q2 is not answered by the evidence cited for it, says the "
+            "independent verifier (does not answer): no cited quote answers it: the question "
+            "asks for a value, and E002 states none"],
+           "quote: " + hostile.HIDES),
+    Attack("derived-total", hostile.derived_total, lambda: BACKOFF,
+           ["finding 3 is only partly supported by the quotes it cites",
+            '"roughly half a minute after the first": no cited quote states it, nor half (a '
+            "figure, derived or not, is stated only when a quote states it)"],
+           "quote: The backoff schedule"),
 ]  # fmt: skip
+NAMES = [attack.name for attack in ATTACKS]
 
 
 def finishes(pg_url: str, run_id: str) -> list[str]:
     return [row["error"] or "" for row in steps(pg_url, run_id) if row["tool"] == "finish_research"]
 
 
-@pytest.mark.parametrize(
-    ("script", "run_brief", "told", "seen"),
-    [attack[1:] for attack in ATTACKS],
-    ids=[attack[0] for attack in ATTACKS],
-)
+@pytest.mark.parametrize("attack", ATTACKS, ids=NAMES)
 async def test_an_honest_reader_refuses_each_attack_on_meaning(
-    dev_client: Client,
-    embedded_pg_url: str,
-    corpus_ledger: Ledger,
-    script: Callable[[], Script],
-    run_brief: Callable[[], Brief],
-    told: list[str],
-    seen: str,
+    dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger, attack: Attack
 ) -> None:
     result, run_id, fake = await play(
-        dev_client, embedded_pg_url, script(), run_brief(), verifier=hostile.reading_verifier
+        dev_client,
+        embedded_pg_url,
+        attack.script(),
+        attack.brief(),
+        verifier=hostile.reading_verifier,
     )
 
     assert_refused(result)
     refused = finishes(embedded_pg_url, run_id)
     assert len(refused) == 3
     for gaps in refused:
-        assert all(sentence in gaps for sentence in told), gaps
+        assert all(sentence in gaps for sentence in attack.told), gaps
     # What it decided from was shown to it: a page's lines, a whole sentence, a quote.
-    assert any(seen in body["messages"][-1]["content"] for body in fake.verifier_requests), seen
+    shown = [body["messages"][-1]["content"] for body in fake.verifier_requests]
+    assert any(attack.seen in content for content in shown), attack.seen
     # The composed report of the incomplete run holds no claim the verifier refused as a finding.
     kept = verdicts(embedded_pg_url, run_id)
     refused_claims = {row["claim"] for row in kept if row["verdict"] != "supported"}
@@ -184,26 +203,31 @@ async def test_honest_reports_of_the_same_shapes_complete(
     assert [request.concerns for request in asked if request.concerns] == []
 
 
-@pytest.mark.parametrize(
-    ("script", "run_brief"),
-    [(hostile.partly_then_revised, brief)]
-    + [attack[1:3] for attack in ATTACKS]
-    + [item[1:3] for item in HONEST],
-    ids=["partly"] + [attack[0] for attack in ATTACKS] + [item[0] for item in HONEST],
-)
-async def test_with_the_verifier_off_each_completes_labelled_unverified(
-    dev_client: Client,
-    embedded_pg_url: str,
-    corpus_ledger: Ledger,
-    script: Callable[[], Script],
-    run_brief: Callable[[], Brief],
+# With the verifier off: the half-true finding of the revision test, each attack, and the
+# honest reports.
+UNJUDGED = [
+    Attack("partly", hostile.partly_then_revised, brief, [], ""),
+    *ATTACKS,
+    *(Attack(name, script, run_brief, [], "") for name, script, run_brief in HONEST),
+]
+
+
+@pytest.mark.parametrize("attack", UNJUDGED, ids=[attack.name for attack in UNJUDGED])
+async def test_with_the_verifier_off_the_floor_refuses_what_it_sees_and_says_so(
+    dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger, attack: Attack
 ) -> None:
-    """The attacks pass the floor rules (only a verifier catches them), and the honest reports
-    of their shapes pass them too (no false refusal): each report says what checked it."""
-    result, run_id, fake = await play(dev_client, embedded_pg_url, script(), run_brief(), env=OFF)
+    """What the floor rules see they refuse; the rest (only a verifier sees it) and the honest
+    reports complete, each report saying that only the deterministic checks passed it."""
+    result, run_id, fake = await play(
+        dev_client, embedded_pg_url, attack.script(), attack.brief(), env=OFF
+    )
 
     assert fake.verifier_requests == []
-    assert_unverified(result, embedded_pg_url, run_id)
+    if attack.floor:
+        assert_refused(result)
+        assert all(attack.floor in gaps for gaps in finishes(embedded_pg_url, run_id))
+    else:
+        assert_unverified(result, embedded_pg_url, run_id)
 
 
 def assert_unverified(result: RunResult, pg_url: str, run_id: str) -> None:
