@@ -18,16 +18,29 @@ import re
 from typing import Literal
 
 from workflows.cleaning import as_text
-from workflows.models import Evidence, Report, RunStatus, SourceRef, StopReason
+from workflows.models import UNVERIFIED, Evidence, Report, RunStatus, SourceRef, StopReason
 from workflows.verification import ANSWER, Verdict, Verification
 
 MODEL_LABEL = "*Written by the model; every finding was checked against the quotes below.*"
 COMPOSED_LABEL = "*Composed by the host from the recorded evidence only.*"
 # How the report's meaning was checked (`Verification.mode`; "" says nothing: older runs).
+RULES = (
+    "the proof rules only (every quote verbatim in its page, every required question cited, "
+    "enough independent sources) and the word checks; no model read whether the quotes say what "
+    "the findings claim"
+)
 MEANING = {
     "model": "Meaning: an independent verifier ({verifier}) judged the answer, each finding and "
     "the limitations against the quotes they cite, and whether the evidence cited for each "
     "required question answers it; its verdicts are shown beside them.",
+    "off": f"Meaning: not checked. The verifier is off: these findings passed {RULES}.",
+    "deterministic": "Meaning: not checked. No model took part (a policy without one ran the "
+    f"investigation): this report passed {RULES}.",
+}
+# "told": the header says when meaning was not checked; "earlier": as reports were saved before
+# it did (`research audit` reads those).
+HeaderStyle = Literal["told", "earlier"]
+EARLIER_MEANING = MEANING | {
     "off": "Meaning: the verifier is off; these findings passed the deterministic checks only.",
     "deterministic": "Meaning: the offline policy wrote this report; the deterministic checks "
     "are its verifier (no model read the claims).",
@@ -53,6 +66,7 @@ def render_markdown(
     question: str = "",
     verification: Verification | None = None,
     quotes: QuoteStyle = "exact",
+    header: HeaderStyle = "told",
 ) -> str:
     """The report a reader gets: every finding names its evidence, every evidence its quote+URL,
     and, when a verifier read them, its verdict."""
@@ -64,7 +78,7 @@ def render_markdown(
         answer += "\n\n" + _verdict(verdicts[ANSWER])
     sections = [
         f"# {_one_line(question) or 'Research report'}",
-        _outcome(report, status, stop_reason, checked),
+        _outcome(report, status, stop_reason, checked, header),
         f"## Answer\n\n{label}\n\n{answer}",
         _findings(report, verdicts),
         _notes(report),
@@ -85,11 +99,19 @@ def _paragraphs(text: str) -> str:
 
 
 def _outcome(
-    report: Report, status: RunStatus, stop_reason: StopReason, checked: Verification
+    report: Report,
+    status: RunStatus,
+    stop_reason: StopReason,
+    checked: Verification,
+    header: HeaderStyle = "told",
 ) -> str:
-    line = f"Status: {status.value} | Stop: {stop_reason.value}"
-    if checked.mode and (not report.composed or checked.verdicts):
-        line += "\n\n" + MEANING[checked.mode].format(verifier=_one_line(checked.verifier))
+    told = header == "told"
+    unverified = status is RunStatus.COMPLETED and checked.mode in ("off", "deterministic")
+    said = f"{status.value}: {UNVERIFIED}" if told and unverified else status.value
+    line = f"Status: {said} | Stop: {stop_reason.value}"
+    if checked.mode and (not report.composed or checked.verdicts or (told and unverified)):
+        meaning = MEANING if told else EARLIER_MEANING
+        line += "\n\n" + meaning[checked.mode].format(verifier=_one_line(checked.verifier))
     if report.composed and status is RunStatus.COMPLETED:  # finish_now, and the gate passed
         line += (
             "\n\nThis report was composed by the host from the recorded evidence only, when an "

@@ -45,7 +45,7 @@ class ResearchOptions:
     """What the tool activities need besides their clients."""
 
     fetch: FetchLimits = field(default_factory=FetchLimits)
-    search_attributes: bool = True  # ResearchStatus / ResearchStopReason registered
+    search_attributes: bool = True  # ResearchStatus / ResearchStopReason / ResearchVerified
     local_model: bool = False  # decide is a local policy (runs as a local activity)
     model_timeout_seconds: float = 120.0  # what one decide may take (the workflow's timeout)
     verifier_mode: VerifierMode = "deterministic"  # how the worker checks meaning

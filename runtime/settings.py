@@ -126,7 +126,7 @@ class Settings:
     deployment_name: str = "research"
     build_id: str = field(default_factory=code_build_id)
     ui_port: int = 8233
-    search_attributes: bool = True  # ResearchStatus / ResearchStopReason registered
+    search_attributes: bool = True  # ResearchStatus / ResearchStopReason / ResearchVerified
     model_provider: ModelProvider = "offline"
     model: str = "gpt-4o-mini"
     openai_api_key: str | None = field(default=None, repr=False)

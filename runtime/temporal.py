@@ -23,7 +23,11 @@ from runtime.settings import Settings, child_environment
 from runtime.startup import GaveUp, wait_for
 from runtime.telemetry import telemetry
 
-SEARCH_ATTRIBUTES = ("ResearchStatus=Keyword", "ResearchStopReason=Keyword")
+SEARCH_ATTRIBUTES = (
+    "ResearchStatus=Keyword",
+    "ResearchStopReason=Keyword",
+    "ResearchVerified=Bool",
+)
 SETTLE_SECONDS = 0.2
 _connected: list[str] = []  # addresses this process opened a client to (see settle_before_exit)
 STARTUP_SECONDS = 60.0

@@ -233,6 +233,8 @@ async def _run_one(
         "status": result.status.value,
         "stop_reason": result.stop_reason.value,
         "completed": result.status.value == "completed",
+        # completed with its meaning checked by a verifier model, or by the rules alone
+        "verified": bool(result.verified),
         # the rules the last refused report broke (none when no report was refused)
         "refused_by": refused,
         **score(golden, entry, cited).as_dict(),
@@ -274,6 +276,9 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "briefs": len(runs),
         "completed": total("completed"),
+        # a verifier model checked the completed report's meaning, or the rules alone passed it
+        "completed_verified": sum(bool(run["completed"]) and _verified(run) for run in runs),
+        "completed_unverified": sum(bool(run["completed"]) and not _verified(run) for run in runs),
         # completed with every required question's cited quotes holding its answer phrase, or not
         "completed_correct": sum(_correct(run) for run in runs),
         "completed_wrong": sum(bool(run["completed"]) and not _correct(run) for run in runs),
@@ -296,6 +301,10 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _verified(run: dict[str, Any]) -> bool:
+    return bool(run.get("verified"))
+
+
 def _correct(run: dict[str, Any]) -> bool:
     return bool(run["completed"]) and int(run.get("phrase_misses", 0)) == 0
 
@@ -307,10 +316,10 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         f"## research eval: {sets}",
         "",
-        "| set | arm | completed | completed correct | completed wrong | incomplete "
-        "| short of sources | clean | question recall | evidence precision | answer phrase "
-        "| sources | steps | tokens | seconds |",
-        "|---" * 15 + "|",
+        "| set | arm | completed | completed verified | completed unverified | completed correct "
+        "| completed wrong | incomplete | short of sources | clean | question recall "
+        "| evidence precision | answer phrase | sources | steps | tokens | seconds |",
+        "|---" * 17 + "|",
     ]
     rows = [(name, arms) for name, arms in report.get("by_golden", {}).items()]
     if len(rows) != 1:
@@ -320,6 +329,8 @@ def render(report: dict[str, Any]) -> str:
             lines.append(f"| {name} | {arm} | " + _summary_cells(s))
     lines += [
         "",
+        "Completed verified: a verifier model checked the report's meaning; completed "
+        "unverified: the rules alone passed it (no verifier: the fixed and offline arms). "
         "Completed wrong: completed, but a required question's cited quotes lack its labelled "
         "answer phrase. Short of sources: incomplete, its last refused report refused only "
         "for citing too few independent sources (every required question covered). Clean: "
@@ -343,6 +354,7 @@ def _summary_cells(s: dict[str, Any]) -> str:
     precision = "-" if s["precision"] is None else f"{s['precision']:.2f}"
     return (
         f"{s['completed']}/{s['briefs']} ({_percent(s['completed'], s['briefs'])}) "
+        f"| {s['completed_verified']}/{s['briefs']} | {s['completed_unverified']}/{s['briefs']} "
         f"| {s['completed_correct']}/{s['briefs']} | {s['completed_wrong']}/{s['briefs']} "
         f"| {s['incomplete']}/{s['briefs']} | {s['short_of_sources']}/{s['briefs']} "
         f"| {s['clean']}/{s['briefs']} "
@@ -357,6 +369,7 @@ def _cell(run: dict[str, Any]) -> str:
     end = run["stop_reason"]
     if run["completed"]:
         end = "✓" if _correct(run) else "✗ wrong"
+        end += "" if _verified(run) else " (unverified)"
     elif _short_of_sources(run):
         end += " (short of sources)"
     return f"{end}, {run['recalled']}/{run['questions']} recalled, {run['steps']} steps"

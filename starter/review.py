@@ -60,6 +60,9 @@ class ReportView(BaseModel):
     open_questions: list[str] = Field(default_factory=list)
     evidence: list[QuotedEvidence] = Field(default_factory=list)
     saved_at: datetime
+    # A completed run: true when a verifier model checked its meaning (`verification.verifier`
+    # names it), false when the rules alone passed it; None for a run that did not complete.
+    verified: bool | None = None
     # How its meaning was checked, and the verifier's verdict on each claim (0: the answer).
     verification: Verification = Field(default_factory=Verification)
 
@@ -141,6 +144,7 @@ def report_view(rows: RunRows) -> ReportView:
         open_questions=report.open_questions,
         evidence=quoted,
         saved_at=saved.saved_at,
+        verified=saved.verification.mode == "model" if saved.status == "completed" else None,
         verification=saved.verification,
     )
 

@@ -9,6 +9,9 @@ from typing import Any
 
 COMPLETED = "completed"  # RunStatus.COMPLETED's value (tests/unit/test_cli_startup.py)
 RUNNING = "running"
+# How a completed run whose meaning no verifier model checked is told (DESIGN.md, Outcomes;
+# workflows.models.UNVERIFIED, tests/unit/test_cli_startup.py keeps them the same).
+UNVERIFIED = "rules only, meaning not checked"
 
 # `research status --json`: the same keys, in this order, whatever the state (docs/operations.md).
 # A value the run cannot tell in that state is null (a number, limits) or empty (a list, a text).
@@ -16,6 +19,10 @@ STATUS_SCHEMA: dict[str, Any] = {
     "run_id": "",
     "status": "",
     "stop_reason": None,
+    # a completed run: true when a verifier model checked its meaning (`verifier` names it),
+    # false when the rules alone passed it; null otherwise
+    "verified": None,
+    "verifier": "",
     "counters": None,
     "evidence": None,
     "sources": None,
@@ -60,12 +67,17 @@ def counted(data: dict[str, Any]) -> Summary:
     stop = data.get("stop_reason")
     lines = [
         f"Run: {data['run_id']}",
-        f"Status: {data['status']} | Stop: {stop or '-'}",
+        f"Status: {outcome(data['status'], data.get('verified'))} | Stop: {stop or '-'}",
         f"Steps: {counters['steps']} | Searches: {counters['searches']} | "
         f"Pages: {counters['page_fetches']} | Evidence: {data['evidence']}",
         f"Reported tokens: {counters['tokens']}" + _estimated(counters),
     ]
     return Summary(lines, str(data["status"]), data)
+
+
+def outcome(status: str, verified: bool | None) -> str:
+    """The run's status as a user reads it: a completed run no verifier model read says so."""
+    return f"{status}: {UNVERIFIED}" if status == COMPLETED and verified is False else status
 
 
 def _estimated(counters: dict[str, Any]) -> str:
@@ -84,6 +96,8 @@ def result_summary(result: dict[str, Any]) -> Summary:
             "run_id": result["run_id"],
             "status": result["status"],
             "stop_reason": result.get("stop_reason") or None,
+            "verified": result.get("verified"),
+            "verifier": result.get("verifier") or "",
             "counters": result["counters"],
             "evidence": result.get("evidence_count", 0),
             "sources": result.get("source_count", 0),

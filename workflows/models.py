@@ -488,6 +488,11 @@ class ResultQuote(BaseModel):
     url: str
 
 
+# How a completed run no verifier model read is told, wherever its outcome is shown (the CLI's
+# copy: starter.summary.UNVERIFIED).
+UNVERIFIED = "rules only, meaning not checked"
+
+
 class RunResult(BaseModel):
     run_id: str
     status: RunStatus
@@ -498,6 +503,10 @@ class RunResult(BaseModel):
     independent_sources: int
     report: Report
     message: str = ""
+    # A completed run: true when a verifier model checked its meaning (`verifier` names it), false
+    # when the rules alone passed it; None for a run that did not complete (or ended before this).
+    verified: bool | None = None
+    verifier: str = ""
     # The recorded evidence with quotes and URLs, so the result reads on its own (the Web UI).
     quotes: list[ResultQuote] = Field(default_factory=list)
 

@@ -10,7 +10,12 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 from temporalio import workflow
-from temporalio.common import RetryPolicy, SearchAttributeKey, VersioningBehavior
+from temporalio.common import (
+    RetryPolicy,
+    SearchAttributeKey,
+    SearchAttributeUpdate,
+    VersioningBehavior,
+)
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, RetryState
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
@@ -38,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.dispatch import Outcome, ToolDispatcher, describe_step
     from workflows.hosts import url_host
     from workflows.models import (
+        UNVERIFIED,
         Brief,
         Decision,
         ExtendLimitsInput,
@@ -68,6 +74,9 @@ T = TypeVar("T")
 
 STATUS_KEY = SearchAttributeKey.for_keyword("ResearchStatus")
 STOP_REASON_KEY = SearchAttributeKey.for_keyword("ResearchStopReason")
+# Set when a run completes: true when a verifier model checked its meaning, false when the rules
+# alone passed it (no verifier: `offline`, `fixed`, RESEARCH_VERIFIER_PROVIDER=off).
+VERIFIED_KEY = SearchAttributeKey.for_bool("ResearchVerified")
 
 ACTIVITY_TIMEOUT = timedelta(seconds=60)
 # A local activity runs inside the workflow task's lifetime: an attempt gets less time.
@@ -167,6 +176,7 @@ class ResearchWorkflow:
         self._local_search = False
         self._local_hosts: frozenset[str] = frozenset()
         self._upserted: tuple[str, str] | None = None
+        self._verified: bool | None = None  # a completed run: was its meaning checked by a model
         self._turn_start = 0  # the first step of the latest turn (its results are shown whole)
         self._timer: asyncio.Future[None] | None = None
         self._timer_limit = 0
@@ -489,6 +499,12 @@ class ResearchWorkflow:
 
     async def _wrap_up(self, outcome: Outcome) -> RunResult:
         state = self._state
+        checked, tools = outcome.verification, self._tools
+        completed = outcome.status is RunStatus.COMPLETED
+        if completed and not checked.mode:  # a composed report the rules alone passed
+            checked = Verification(mode=tools.verifier, verifier=tools.verifier_name)
+        if completed:  # how its meaning was checked is said wherever its outcome is shown
+            self._verified = checked.mode == "model"
         report = outcome.report or compose(
             state.brief, state.evidence, state.sources, outcome.stop_reason, outcome.detail
         )
@@ -510,7 +526,7 @@ class ResearchWorkflow:
                 report=report,
                 counters=state.counters,
                 finished_at=workflow.now().isoformat(),
-                verification=outcome.verification,
+                verification=checked,
                 records=records,
             ),
             timeout=WRAP_UP_TIMEOUT,
@@ -538,6 +554,8 @@ class ResearchWorkflow:
             independent_sources=len(families),
             report=report,
             message=outcome.detail,
+            verified=self._verified,
+            verifier=checked.verifier if self._verified else "",
             quotes=[
                 ResultQuote(
                     id=item.id,
@@ -632,17 +650,22 @@ class ResearchWorkflow:
         if values == self._upserted:
             return  # unchanged: no command, no history event
         self._upserted = values
-        workflow.upsert_search_attributes(
-            [STATUS_KEY.value_set(values[0]), STOP_REASON_KEY.value_set(values[1])]
-        )
+        updates: list[SearchAttributeUpdate[Any]] = [
+            STATUS_KEY.value_set(values[0]),
+            STOP_REASON_KEY.value_set(values[1]),
+        ]
+        if self._verified is not None:
+            updates.append(VERIFIED_KEY.value_set(self._verified))
+        workflow.upsert_search_attributes(updates)
 
     def _ended_details(self, progress: Progress) -> str:
         """The Web UI's details of an ended run: the run's own outcome (Temporal's badge says
         Completed for an incomplete or failed run too), the command that prints the report, and
         the report itself, quotes and all."""
         counters, stop = progress.counters, progress.stop_reason
+        status = progress.status.value + (f": {UNVERIFIED}" if self._verified is False else "")
         return (
-            f"**Research status: {progress.status.value}** | stop: {stop.value if stop else '-'}"
+            f"**Research status: {status}** | stop: {stop.value if stop else '-'}"
             f" | steps {counters.steps}/{progress.limits.max_steps}"
             f" | evidence {progress.evidence_count} | tokens {counters.tokens}\n\n"
             f"The report in a terminal: `research report {self._run_id}` (`--json`: quotes and "

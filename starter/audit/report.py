@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import get_args
 
-from activities.markdown import QuoteStyle, render_markdown
+from activities.markdown import HeaderStyle, QuoteStyle, render_markdown
 from starter.audit.base import AuditData, check
 from workflows import gate
 from workflows.composer import compose, unaccepted
@@ -137,7 +137,8 @@ def markdown_matches_rows(data: AuditData) -> Iterator[str]:
     saved = data.rows.report
     if saved is None or saved.stop_reason not in _STOP_REASONS:
         return
-    # A report saved before quotes were copied exactly has them escaped: either form is the rows'.
+    # A report saved before quotes were copied exactly has them escaped, and one saved before its
+    # header said when meaning was not checked has the earlier header: any such form is the rows'.
     rendered = [
         render_markdown(
             saved.report,
@@ -148,7 +149,9 @@ def markdown_matches_rows(data: AuditData) -> Iterator[str]:
             question=data.rows.run.question,
             verification=saved.verification,
             quotes=quotes,
+            header=header,
         )
+        for header in get_args(HeaderStyle)
         for quotes in get_args(QuoteStyle)
     ]
     if saved.markdown not in rendered:

@@ -12,14 +12,14 @@ from starter.page.markup import Html, cut, definitions, element, join, jump, sec
 from starter.page.verdicts import cite, claim_verdicts, verdict_block
 from starter.review import ReportView
 from workflows import gate
-from workflows.models import Evidence, Report, SourceRef
+from workflows.models import UNVERIFIED, Evidence, Report, SourceRef
 
 MAX_TEXT_CHARS = 20_000  # an answer, a finding, a reason, the limitations
 # Fields the page shows in their own place, of the saved report, of its JSON view and of its
 # verification; any other (added after this page was written) is shown under "More".
 SHOWN_FIELDS = frozenset(
     {"run_id", "question", "status", "stop_reason", "composed", "answer", "findings"}
-    | {"limitations", "open_questions", "evidence", "saved_at", "verification"}
+    | {"limitations", "open_questions", "evidence", "saved_at", "verification", "verified"}
     | {"mode", "verifier", "verdicts"}
 )
 
@@ -34,12 +34,14 @@ def question_header(view: ReportView) -> Html:
 
 def outcome_section(view: ReportView, rows: RunRows) -> Html:
     checked = view.verification
+    badge = element("span", view.status, class_=f"badge {_status(view.status)}")
     if checked.mode == "model":
         meaning = f"verified by {checked.verifier or 'a verifier model'}"
     else:
-        meaning = "rules only: meaning not checked"
+        meaning = f"{UNVERIFIED}: no model read whether the quotes say what the findings claim"
+    status = join([badge, element("span", UNVERIFIED)], " ") if view.verified is False else badge
     facts: list[tuple[str, object]] = [
-        ("Status", element("span", view.status, class_=f"badge {_status(view.status)}")),
+        ("Status", status),
         ("Stop reason", view.stop_reason),
         ("Meaning", meaning),
         ("Written by", "the host, from the recorded evidence" if view.composed else "the model"),

@@ -22,7 +22,7 @@ from runtime.database import open_pool
 from runtime.settings import PROJECT_ROOT, Settings
 from tests.conftest import GUARDED_PYTHONPATH, installed_binary
 from workflows.models import Brief
-from workflows.research import STATUS_KEY, STOP_REASON_KEY
+from workflows.research import STATUS_KEY, STOP_REASON_KEY, VERIFIED_KEY
 
 
 @pytest.fixture(scope="session")
@@ -30,7 +30,7 @@ async def dev_server() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_local(
         data_converter=DATA_CONVERTER,
         dev_server_existing_path=installed_binary("temporal"),
-        search_attributes=[STATUS_KEY, STOP_REASON_KEY],
+        search_attributes=[STATUS_KEY, STOP_REASON_KEY, VERIFIED_KEY],
         dev_server_log_level="error",
     )
     try:

@@ -72,6 +72,11 @@ def test_eval_tables_each_arm_on_the_demo_and_real_pages(tmp_path: Path) -> None
             assert summary[key] == sum(int(run[key]) for run in runs), (arm, key)
         assert all(run["recalled"] <= run["questions"] for run in runs)
         assert all(run["on_label"] <= run["cited"] for run in runs)
+        assert (
+            summary["completed_verified"] + summary["completed_unverified"] == summary["completed"]
+        )
+        # a verifier model is configured (the fake's): every arm's completions are verified
+        assert summary["completed_unverified"] == 0, arm
 
     demo = [r for r in report["runs"] if r["golden"] == "demo.json" and r["arm"] == "offline"]
     assert [(r["completed"], r["recalled"], r["questions"]) for r in demo] == [
@@ -87,13 +92,13 @@ def test_eval_tables_each_arm_on_the_demo_and_real_pages(tmp_path: Path) -> None
 
     table = out.with_suffix(".md").read_text()
     assert table.splitlines()[2].startswith(
-        "| set | arm | completed | completed correct | completed wrong | incomplete "
-        "| short of sources | clean "
+        "| set | arm | completed | completed verified | completed unverified | completed correct "
+        "| completed wrong | incomplete | short of sources | clean "
     )
     assert "| all | openai:fake-model | 0/6 (0 %) | 0/" in table
     assert (
-        "| demo.json | offline | 2/2 (100 %) | 2/2 | 0/2 | 0/2 | 0/2 | 2/2 | 4/4 | 1.00 (4/4) |"
-        in table
+        "| demo.json | offline | 2/2 (100 %) | 2/2 | 0/2 | 2/2 | 0/2 | 0/2 | 0/2 | 2/2 | 4/4 "
+        "| 1.00 (4/4) |" in table
     )
 
     # The figures alone, as data the docs point at: dated, on this machine, and comparable

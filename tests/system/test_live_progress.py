@@ -73,7 +73,10 @@ def test_every_step_is_a_line_the_last_included_and_no_warning_with_a_worker(
     lines = stdout.splitlines()
     last = max(i for i, line in enumerate(lines) if line.startswith("step "))
     assert lines[last] == "step 8/20  finish: the coverage gate passed"
-    assert lines[last + 1 : last + 4 : 2] == ["", "Status: completed | Stop: coverage_gate_passed"]
+    assert lines[last + 1 : last + 4 : 2] == [
+        "",
+        "Status: completed: rules only, meaning not checked | Stop: coverage_gate_passed",
+    ]
     assert "Steps: 8 |" in stdout
     assert NO_WORKER not in stderr
 

@@ -23,6 +23,8 @@ from starter.local import DEMO_BRIEF
 from tests.conftest import installed_binary
 from tests.fakes.postgres import rewrite_history
 from tests.system.conftest import WorkerProcess, cli_env, research
+from workflows.models import UNVERIFIED
+from workflows.research import VERIFIED_KEY
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
 
@@ -64,6 +66,9 @@ def runs(
             assert "Status: " in started.stdout, started.stdout + started.stderr
             # Exit codes: 0 for a run that completed, 1 for one that did not (incomplete).
             assert started.returncode == (0 if brief == DEMO_BRIEF else 1), started.stdout
+            if brief == DEMO_BRIEF:  # no model read its meaning: its summary line says so
+                unverified = f"Status: completed: {UNVERIFIED} | Stop: coverage_gate_passed"
+                assert unverified in started.stdout, started.stdout
         yield Runs(env, *ids)
     finally:
         worker.stop()
@@ -121,6 +126,40 @@ def test_status_and_report_as_json_html_and_markdown(runs: Runs, tmp_path: Path)
     research(runs.env, "report", runs.completed, "-o", str(saved))
     for item in report["evidence"]:  # the Markdown file holds each quote byte for byte
         assert f"\n{item['quote']}\n" in saved.read_text(encoding="utf-8")
+
+
+async def test_a_run_no_model_verified_says_so_wherever_its_outcome_is_read(
+    runs: Runs, dev_server: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    """The offline policy's completed run passed the rules alone: the CLI, the JSON, the Web UI's
+    search attribute, the report's header and the review page say its meaning was not checked;
+    an incomplete run says nothing of the kind (`verified` is null)."""
+    status = research(runs.env, "status", runs.completed)
+    assert f"Status: completed: {UNVERIFIED} | Stop: coverage_gate_passed" in status.stdout
+    told = json.loads(research(runs.env, "status", runs.completed, "--json").stdout)
+    assert (told["status"], told["verified"], told["verifier"]) == ("completed", False, "")
+    stopped = json.loads(research(runs.env, "status", runs.stopped, "--json").stdout)
+    assert (stopped["status"], stopped["verified"]) == ("incomplete", None)
+    for run_id, verified in ((runs.completed, False), (runs.stopped, None)):
+        described = await dev_server.client.get_workflow_handle(run_id).describe()
+        assert described.typed_search_attributes.get(VERIFIED_KEY) is verified
+    listed = await anext(
+        aiter(
+            dev_server.client.list_workflows(
+                f'WorkflowId="{runs.completed}" and ResearchVerified=false'
+            )
+        )
+    )
+    assert listed.id == runs.completed  # the Web UI's list filters on it
+    report = json.loads(research(runs.env, "report", runs.completed, "--json").stdout)
+    assert report["verified"] is False
+    header = research(runs.env, "report", runs.completed).stdout.split("## Answer")[0]
+    assert f"Status: completed: {UNVERIFIED} | Stop: coverage_gate_passed" in header
+    assert "Meaning: not checked." in header and "no model read" in header
+    page = tmp_path / "review.html"
+    research(runs.env, "report", runs.completed, "--html", "-o", str(page))
+    outcome = page.read_text(encoding="utf-8").split('id="outcome"')[1].split("</section>")[0]
+    assert UNVERIFIED in outcome and "verified by" not in outcome
 
 
 def test_export_holds_the_run_for_a_reader_and_audits_and_replays_clean(

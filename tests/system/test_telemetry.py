@@ -27,6 +27,7 @@ from tests.fakes.page_server import PageServer
 from tests.fakes.telemetry_servers import IngestionServer, OtlpReceiver, Span
 from tests.system.conftest import WorkerProcess, real_provider_env
 from workflows.models import RunResult, RunStatus
+from workflows.research import VERIFIED_KEY
 
 OPENAI_KEY = "sk-telemetry-secret-0123456789"
 SERPER_KEY = "serper-telemetry-secret-9876543210"
@@ -121,6 +122,8 @@ async def test_each_investigation_is_one_trace_in_otlp_and_application_insights(
             client_result = await started_by_cli.result()
             summary = await (await started_by_cli.describe()).static_summary()
             metadata = await started_by_cli.query("__temporal_workflow_metadata")
+            described = await started_by_cli.describe()
+            verified = described.typed_search_attributes.get(VERIFIED_KEY)
             worker.stop()  # SIGTERM: the worker flushes its exporters on the way out
     assert cli.returncode == 0, out.decode() + err.decode()
     assert err.decode() == "", "the CLI exits without a warning or a traceback"
@@ -131,12 +134,15 @@ async def test_each_investigation_is_one_trace_in_otlp_and_application_insights(
     for result in (cli_result, client_result):
         assert result.status is RunStatus.COMPLETED, result.message
         assert result.quotes and all(q.url.startswith(base) for q in result.quotes)
+        assert (result.verified, result.verifier) == (True, "openai gpt-scripted")
     # The Web UI's story: the question as the run's summary, the report as its final details.
     assert summary == "How does Harbor Queue deal with a message whose processing keeps failing?"
     details = metadata.current_details
     head, report = details.split("\n\n---\n\n", 1)
     assert head.startswith("**Research status: completed** | stop: coverage_gate_passed | steps ")
     assert f"`research report {from_client}`" in head
+    assert "an independent verifier (openai gpt-scripted) judged" in report  # its header says so
+    assert verified is True  # the Web UI's list: ResearchVerified
     assert report.startswith("# ")
     for quote in client_result.quotes:  # as the report shows a quote: fenced, exactly
         assert f"```text\n{quote.quote}\n```" in details

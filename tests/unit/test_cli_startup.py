@@ -121,3 +121,24 @@ def test_status_reads_the_workflows_own_search_attributes() -> None:
     from workflows.research import STATUS_KEY, STOP_REASON_KEY
 
     assert (STATUS_ATTRIBUTE, STOP_REASON_ATTRIBUTE) == (STATUS_KEY, STOP_REASON_KEY)
+
+
+def test_status_tells_an_unverified_run_as_the_workflow_does() -> None:
+    from starter.summary import UNVERIFIED, result_summary
+    from workflows import models
+
+    assert UNVERIFIED == models.UNVERIFIED
+    result = {"run_id": "r1", "status": "completed", "stop_reason": "coverage_gate_passed"}
+    result |= {"counters": {"steps": 8, "searches": 2, "page_fetches": 2, "tokens": 9}}
+    told = {
+        verified: result_summary(result | {"verified": verified, "verifier": name})
+        for verified, name in ((False, ""), (True, "openai m"), (None, ""))
+    }
+    assert told[False].lines[1] == f"Status: completed: {UNVERIFIED} | Stop: coverage_gate_passed"
+    assert (
+        told[True].lines[1]
+        == told[None].lines[1]
+        == "Status: completed | Stop: coverage_gate_passed"
+    )
+    assert [told[v].json_data()["verified"] for v in told] == [False, True, None]
+    assert told[True].json_data()["verifier"] == "openai m"

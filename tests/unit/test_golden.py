@@ -84,7 +84,7 @@ def test_a_completed_run_missing_a_phrase_counts_as_completed_wrong() -> None:
             "status": "completed", "stop_reason": "coverage_gate_passed", "steps": 7,
             "tokens": 10, "seconds": 1.0}  # fmt: skip
     runs = [
-        base | right | {"completed": True},
+        base | right | {"completed": True, "verified": True},
         base | wrong | {"completed": True, "brief": 2},
         base | wrong | {"completed": False, "stop_reason": "step_limit", "brief": 3},
     ]
@@ -93,8 +93,9 @@ def test_a_completed_run_missing_a_phrase_counts_as_completed_wrong() -> None:
     assert (summary["completed_wrong"], summary["incomplete"]) == (1, 1)
     table = render({"golden": [{"file": "g.json", "briefs": 3}], "arms": ["offline"],
                     "by_golden": {"g.json": {"offline": summary}}, "runs": runs})  # fmt: skip
-    assert "| g.json | offline | 2/3 (67 %) | 1/3 | 1/3 | 1/3 | 0/3 |" in table
-    assert "✗ wrong" in table and "step_limit" in table
+    assert (summary["completed_verified"], summary["completed_unverified"]) == (1, 1)
+    assert "| g.json | offline | 2/3 (67 %) | 1/3 | 1/3 | 1/3 | 1/3 | 1/3 | 0/3 |" in table
+    assert "✗ wrong (unverified)" in table and "step_limit" in table
 
 
 def _fields(text: str) -> list[str]:
@@ -162,8 +163,8 @@ def test_the_brief_takes_the_sets_host_and_the_summary_adds_runs_up() -> None:
     table = render({"golden": [{"file": "g.json", "briefs": 1}], "arms": ["offline"],
                     "summary": {"offline": summary}, "runs": [run]})  # fmt: skip
     assert (
-        "| all | offline | 1/2 (50 %) | 0/2 | 1/2 | 1/2 | 0/2 | 1/2 | 2/4 | 1.00 (2/2) | 0/2 |"
-        in table
+        "| all | offline | 1/2 (50 %) | 0/2 | 1/2 | 0/2 | 1/2 | 1/2 | 0/2 | 1/2 | 2/4 "
+        "| 1.00 (2/2) | 0/2 |" in table
     )
     assert "g.json 1: How \\| why?" in table, "a question cannot break the table"
 

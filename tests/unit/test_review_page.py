@@ -17,11 +17,12 @@ import pytest
 from activities.ledger import RunRows
 from activities.ledger.review import PassageRow
 from activities.markdown import render_markdown
-from starter.audit import AuditData
+from starter.audit import AuditData, run_checks
 from starter.export import load_export, write_export
 from starter.page import CONTENT_SECURITY_POLICY, PageLinks, render_page
 from starter.page.style import STYLE
-from workflows.models import Finding, Report, StopReason
+from starter.review import report_view
+from workflows.models import UNVERIFIED, Finding, Report, RunStatus, StopReason
 from workflows.verification import Verdict, Verification
 
 EXPORTS = Path(__file__).parent.parent / "exports"
@@ -288,3 +289,64 @@ def test_a_report_field_the_page_has_no_place_for_still_shows() -> None:
 
     more = next(e for e in document.iter() if e.get("id") == "more")
     assert "appendix" in text_of(more) and note["text"] in text_of(more)
+
+
+@pytest.mark.parametrize(
+    ("checked", "told"),
+    [
+        (Verification(mode="deterministic"), False),
+        (Verification(mode="off", verifier="off"), False),
+        (Verification(mode="model", verifier="openai gpt-4o-mini"), True),
+    ],
+)
+def test_the_header_says_whether_a_model_verified_the_completed_report(
+    checked: Verification, told: bool
+) -> None:
+    """A report the rules alone passed is `completed: rules only, meaning not checked` at the top
+    of its Markdown and its page; a verified one names the model that verified it."""
+    rows = demo_rows()
+    assert rows.report is not None and rows.report.status == "completed"
+    rows.report.verification = checked
+    data = AuditData(rows)
+    markdown = render_markdown(
+        rows.report.report,
+        list(data.evidence_models().values()),
+        list(data.source_refs().values()),
+        RunStatus.COMPLETED,
+        StopReason(rows.report.stop_reason),
+        verification=checked,
+    )
+    header = markdown.split("## Answer")[0]
+    outcome = text_of(next(e for e in parse(render_page(rows)).iter() if e.get("id") == "outcome"))
+    if told:
+        assert "Status: completed | Stop: coverage_gate_passed" in header
+        assert "an independent verifier (openai gpt-4o-mini) judged" in header
+        assert "verified by openai gpt-4o-mini" in outcome and UNVERIFIED not in outcome
+    else:
+        assert f"Status: completed: {UNVERIFIED} | Stop: coverage_gate_passed" in header
+        assert "Meaning: not checked." in header and "no model read" in header
+        assert f"completed {UNVERIFIED}" in outcome and "verified by" not in outcome
+    assert report_view(rows).verified is told
+
+
+def test_a_report_saved_before_its_header_told_still_audits() -> None:
+    """Reports saved with the earlier header ("the deterministic checks are its verifier") still
+    render from their rows: the audit accepts either header."""
+    rows = demo_rows()
+    assert rows.report is not None
+    rows.report.verification = Verification(mode="deterministic")
+    data = AuditData(rows)
+    args = (
+        rows.report.report,
+        list(data.evidence_models().values()),
+        list(data.source_refs().values()),
+        RunStatus.COMPLETED,
+        StopReason(rows.report.stop_reason),
+    )
+    earlier = render_markdown(*args, question=rows.run.question, verification=Verification(
+        mode="deterministic"), header="earlier")  # fmt: skip
+    assert "the deterministic checks are its verifier" in earlier
+    assert "Status: completed | Stop" in earlier
+    rows.report.markdown = earlier
+    results = [r for r in run_checks(AuditData(rows)) if r.check.name == "markdown-matches-rows"]
+    assert results and not any(r.failed or r.skipped for r in results), results
