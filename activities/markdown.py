@@ -192,14 +192,17 @@ def _submitted(report: Report) -> str:
 
 
 def _verdict(verdict: Verdict) -> str:
-    """`Verifier: supported (E001: "the sentence it copied")`, or the verdict and its reason."""
+    """`Verifier: supported (E001: "the sentence it copied")` and its reason, or the verdict and
+    its reason."""
     word = verdict.verdict.replace("_", " ")
+    reason = _one_line(verdict.reason)
     if verdict.evidence_id and not verdict.blocking:
+        why = f" Reason: {reason}" if reason else ""
         return (
             f"*Verifier: {word}* ({_one_line(verdict.evidence_id)}: "
-            f'"{_one_line(verdict.sentence)}")'
+            f'"{_one_line(verdict.sentence)}").{why}'
         )
-    return f"*Verifier: {word}* ({_one_line(verdict.reason) or 'no reason given'})"
+    return f"*Verifier: {word}* ({reason or 'no reason given'})"
 
 
 def _cited_ids(report: Report, evidence: list[Evidence]) -> list[str]:
