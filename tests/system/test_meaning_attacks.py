@@ -14,7 +14,7 @@ complete, the half-true finding once revised too. The real workflow, activities,
 With the verifier off, the floor rules see one of these attacks (a figure, "zero", no quote
 states) and refuse it. The others pass them (their figures are in their quotes, they share their
 words, they negate nothing): only a verifier catches them, and the report of such a run says
-that its findings passed the deterministic checks only (`Attack.floor`). The deterministic
+that its meaning was not checked (`Attack.floor`). The deterministic
 attacks the floor does see are `tests/system/test_hostile_model.py`'s.
 """
 
@@ -28,10 +28,18 @@ from temporalio.client import Client
 
 from activities.ledger import Ledger
 from tests.fakes import hostile
-from tests.fakes.openai_server import Script, VerifierRequest
+from tests.fakes.openai_server import Script, VerifierRequest, harborq_script
 from tests.system.test_hostile_model import brief, play, rows, steps
 from tests.system.test_verifier import assert_refused, markdown, verdicts
-from workflows.models import Brief, Limits, Question, RunResult, RunStatus, StopReason
+from workflows.models import (
+    UNVERIFIED,
+    Brief,
+    Limits,
+    Question,
+    RunResult,
+    RunStatus,
+    StopReason,
+)
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
 
@@ -47,7 +55,6 @@ BACKOFF = Brief(
     limits=Limits(min_sources=1),
 )
 OFF = {"RESEARCH_VERIFIER_PROVIDER": "off"}
-UNVERIFIED = "the verifier is off; these findings passed the deterministic checks only"
 
 
 @dataclass(frozen=True)
@@ -174,6 +181,8 @@ async def test_partly_is_refused_with_its_whole_reason_and_the_revision_complete
 HONEST: list[tuple[str, Callable[[], Script], Callable[[], Brief]]] = [
     ("both-sides-of-a-conflict", hostile.conflict, brief),
     ("scoped-sentence", lambda: hostile.fragment(hostile.SCOPED), lambda: ORDER),
+    ("the-sample-run", lambda: harborq_script, brief),
+    ("three-findings", lambda: hostile.report_attack(hostile.HONEST_REPORT, False), brief),
 ]
 
 
@@ -217,7 +226,7 @@ async def test_with_the_verifier_off_the_floor_refuses_what_it_sees_and_says_so(
     dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger, attack: Attack
 ) -> None:
     """What the floor rules see they refuse; the rest (only a verifier sees it) and the honest
-    reports complete, each report saying that only the deterministic checks passed it."""
+    reports complete, each saying that the rules alone passed it, its meaning not checked."""
     result, run_id, fake = await play(
         dev_client, embedded_pg_url, attack.script(), attack.brief(), env=OFF
     )
@@ -235,5 +244,6 @@ def assert_unverified(result: RunResult, pg_url: str, run_id: str) -> None:
         RunStatus.COMPLETED,
         StopReason.COVERAGE_GATE_PASSED,
     ), result.message
-    assert UNVERIFIED in markdown(pg_url, run_id)
+    assert result.verified is False
+    assert f"Status: completed: {UNVERIFIED}" in markdown(pg_url, run_id)
     assert rows(pg_url, "SELECT 1 FROM research.verdicts WHERE run_id = %s", run_id) == []
