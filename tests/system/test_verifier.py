@@ -183,7 +183,10 @@ async def test_with_the_verifier_off_the_report_says_deterministic_checks_only(
     assert fake.verifier_requests == []
     assert verdicts(embedded_pg_url, run_id) == []
     report = markdown(embedded_pg_url, run_id)
-    assert "the verifier is off; these findings passed the deterministic checks only" in report
+    assert "Meaning: not checked. The verifier is off: these findings passed the proof rules" in (
+        " ".join(report.split())
+    )
+    assert result.verified is False
 
 
 async def test_the_verifier_has_its_own_endpoint_model_and_key(
