@@ -180,7 +180,9 @@ class Settings:
         return ResearchOptions(
             fetch=self.fetch_limits(),
             search_attributes=self.search_attributes,
-            local_model=self.model_provider in LOCAL_PROVIDERS,
+            # A paced policy (`research demo --pace`) waits: a regular activity, so the wait is
+            # not inside a workflow task and the run answers queries and updates meanwhile.
+            local_model=self.model_provider in LOCAL_PROVIDERS and not self.policy_pace_seconds,
             model_timeout_seconds=self.model_timeout_seconds,
             verifier_mode=self.verifier.mode,
             verifier_name=self.verifier.name,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import shutil
 import socket
@@ -12,11 +13,19 @@ import sys
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
+from logging import getLogger
 from pathlib import Path
 from typing import IO
 
 from temporalio.client import Client
 from temporalio.converter import DataConverter
+from temporalio.runtime import (
+    LogForwardingConfig,
+    LoggingConfig,
+    Runtime,
+    TelemetryConfig,
+    TelemetryFilter,
+)
 from temporalio.service import RPCError
 
 from runtime.settings import Settings, child_environment
@@ -71,7 +80,8 @@ async def connect(
             tls=bool(settings.temporal_api_key),
             data_converter=data_converter,
             plugins=telemetry().plugins,  # tracing: the workflow's spans and their propagation
-            runtime=telemetry().runtime,  # metrics: Temporal's own, through the same exporters
+            # metrics: Temporal's own, through the same exporters; else core logs to stderr
+            runtime=telemetry().runtime or forwarded_core_logs(),
             identity=identity,  # None: the SDK's default
         )
 
@@ -83,6 +93,18 @@ async def connect(
         waited = f" (waited {wait_seconds:g} s)" if wait_seconds else ""
         hint = "start it with `research dev` or set TEMPORAL_ADDRESS"
         raise TemporalUnavailable(f"cannot reach Temporal at {target}{waited}: {hint}") from error
+
+
+@functools.cache
+def forwarded_core_logs() -> Runtime:
+    """The SDK's runtime with its core's (Rust) warnings forwarded to Python's `temporalio.core`
+    logger, hence to stderr: by default the core prints them on stdout, in colour, into the
+    middle of `research status --json` (seen as a `temporalio_client::retry` warning under load)."""
+    logging = LoggingConfig(
+        filter=TelemetryFilter(core_level="WARN", other_level="ERROR"),
+        forwarding=LogForwardingConfig(logger=getLogger("temporalio.core")),
+    )
+    return Runtime(telemetry=TelemetryConfig(logging=logging))
 
 
 def _unreachable(error: Exception) -> str | None:

@@ -100,7 +100,7 @@ async def test_every_steering_command_says_no_worker_polls_and_takes_effect_when
 
 @pytest.mark.timeout(300)
 def test_a_paced_demo_can_be_watched_and_steered_from_another_terminal(tmp_path: Path) -> None:
-    """`research demo --pace 5` (docs/operations.md, steering) prints the commands that steer
+    """`research demo --pace 10` (docs/operations.md, steering) prints the commands that steer
     its run from another terminal; pasted there, they watch it, raise its limits and finish it."""
     env = {
         "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
@@ -117,7 +117,9 @@ def test_a_paced_demo_can_be_watched_and_steered_from_another_terminal(tmp_path:
     )  # fmt: skip
     try:
         assert demo.stdout is not None
-        printed = [demo.stdout.readline() for _ in range(20)]
+        printed = [demo.stdout.readline()]
+        while "Watch and steer" not in "".join(printed[:-1]) or printed[-1].startswith("  "):
+            printed.append(demo.stdout.readline())  # up to the line after the steering block
         started = next(line for line in printed if line.startswith("Started run "))
         run_id = started.split()[2].rstrip(":")
         hint = next(line.strip() for line in printed if line.strip().startswith("export "))
