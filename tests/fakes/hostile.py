@@ -651,6 +651,36 @@ UNSUPPORTED_LIMITATIONS = (
 )
 
 
+# A fact about a source slipped in beside "was not checked": the 2024 post says no such thing.
+RARE_EXCEPTION = (
+    "E002, from a 2024 Tidewater post, which treats reordering as a rare exception, was not "
+    "checked against the reference."
+)
+
+
+def ordering_with_a_post(limitations: str) -> Script:
+    """The scoped ordering sentence (E001, cited) and the 2024 blog post's (E002, recorded),
+    then `limitations`."""
+    steps = [
+        lambda _: tool("search_web", query="message ordering order they were sent"),
+        lambda _: tool("read_page", url=ORDERING),
+        _quote("Q1", "S1", SCOPED[:-1], "Within a group, messages are delivered in order."),
+        lambda _: tool("search_web", query="invoice events order FIFO groups blog"),
+        lambda _: tool("read_page", url=INVOICE_POST),
+        _quote("Q1", "S2", IN_SEQUENCE, "Events of one invoice arrive in sequence."),
+    ]
+    findings = [{"text": SCOPED, "evidence_ids": ["E001"]}]
+    answer = f"Yes, within one message group: {SCOPED}"
+    return scripted(steps, then=_report(answer, findings, limitations))
+
+
+INVOICE_POST = "https://blog.tidewater.example/posts/2024-invoice-ordering.html"
+IN_SEQUENCE = (
+    "Events for one invoice now arrive one at a time and in sequence, while thousands of "
+    "different invoices are still processed in parallel by our twelve workers."
+)
+
+
 def conflict(limitations: str = NOT_INVESTIGATED) -> Script:
     """Both sides of the visibility timeout recorded and stated; `limitations` as given."""
     report = {**CONFLICT_REPORT, "limitations": limitations}
@@ -724,16 +754,17 @@ def derived_total() -> Script:
 # - A claim is split into parts (at ";", ":", sentence ends, commas and dashes). A part that only
 #   says something is open ("was not investigated"), answers "yes"/"no", names evidence or says
 #   the sources disagree needs no quote; every other part must be stated by one quote: its
-#   content words (attributions such as "the blog says" aside) in the quote's section and
-#   sentence, one word of four or more spared, and each of its figures in that quote (or, for a
-#   date or release, on its page). A figure no quote states, a sum or "half a minute" included,
-#   is not stated.
-# - A quote states a part only for its own product, scope and time: a page whose title, URL and
-#   text name none of the sub-question's products ("Harbor Queue", "HarborQ") is about another
-#   product; a quote cut from a sentence that opens with a scope ("Within one message group,")
-#   states it only in that scope, which the claim's clause must keep; a page that states a date
-#   (a dated post) gives its values as of that date or release, which the claim's clause must
-#   name.
+#   content words (attributions such as "the blog says" aside) in the quote's page title,
+#   section and sentence, one word of four or more spared, and each of its figures in that
+#   quote (or, for a date or release, on its page). A figure no quote states, a sum or "half a
+#   minute" included, is not stated.
+# - A part that only describes a source ("from a 2024 Tidewater post") is stated by its page's
+#   title, URL and dates. A quote states any other part only for its own product, scope and
+#   time: a page whose title, URL and text name none of the sub-question's products ("Harbor
+#   Queue", "HarborQ") is about another product; a quote cut from a sentence that opens with a
+#   scope ("Within one message group,") states it only in that scope, which the claim's clause
+#   must keep; a page that states a date (a dated post) gives its values as of that date or
+#   release, which the claim's clause must name.
 # - Every part stated: "supported". Some: "partly", naming what is not. None: "not_supported".
 # - A required question is answered by a quote of a page on its product and undated (or whose
 #   date the question names) that holds the question's content words (one of four or more
@@ -745,7 +776,7 @@ _WORD_RE = re.compile(r"[a-z][a-z0-9]*")
 _FIGURE_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?")
 _IDS = re.compile(r"\b[EQS]\d+(?:\.P\d+)?\b")
 _CLAUSES = re.compile(r"(?<=[.!?])\s+|\s*[;:]\s+")
-_FRAGMENTS = re.compile(r",\s+|\s+[\u2014\u2013-]\s+|\s*\(\s*|\s*\)\s*")
+_FRAGMENTS = re.compile(r",\s+|\s+[\u2014\u2013-]\s+")
 _OPEN = re.compile(
     r"\b(?:not (?:investigated|read|found|stated|covered|checked)|(?:left|stays?|remains?) "
     r"open|unknown|unclear|open question)\b",
@@ -870,7 +901,7 @@ class _Shown:
         return f"{self.title or 'untitled'}, {self.url}"
 
     def states(self, words: set[str], figures: set[str]) -> bool:
-        held = _words(f"{self.section} {self.text}")
+        held = _words(f"{self.title} {self.section} {self.text}")  # "the Tidewater post"
         spare = 1 if len(words) >= 4 else 0
         figures_held = _figures(self.text) | self.names
         return len(words - held) <= spare and figures <= figures_held
@@ -898,7 +929,7 @@ class _Shown:
 
 def _parts(claim: str) -> list[tuple[str, str]]:
     """(clause, fragment) pairs of a claim: clauses at ";", ":" and sentence ends, fragments at
-    commas, dashes and brackets."""
+    commas and dashes."""
     found = []
     for clause in _CLAUSES.split(_IDS.sub(" ", " ".join(claim.split()))):
         for fragment in _FRAGMENTS.split(clause):
@@ -908,10 +939,11 @@ def _parts(claim: str) -> list[tuple[str, str]]:
 
 
 def _needs_no_quote(clause: str, fragment: str) -> bool:
-    """A clause that says something is open, or a fragment that only answers yes or no,
-    attributes, or says that the sources disagree."""
+    """A fragment that says something is open, or only answers yes or no, attributes, or says
+    that the sources disagree (a fact beside "was not investigated" in its clause still needs a
+    quote)."""
     words = set(_WORD_RE.findall(fragment.lower()))
-    return bool(_OPEN.search(clause)) or words <= _RELATION | _READER_STOPWORDS | _ATTRIBUTION
+    return bool(_OPEN.search(fragment)) or words <= _RELATION | _READER_STOPWORDS | _ATTRIBUTION
 
 
 Products = tuple[set[str], re.Pattern[str]]
@@ -922,6 +954,9 @@ def _stating(clause: str, fragment: str, shown: list[_Shown], products: Products
     none does."""
     spellings, named = products
     words, figures = _words(named.sub(" ", fragment), _ATTRIBUTION), _figures(fragment)
+    for quote in shown:  # what the sources are ("a 2024 Tidewater post") its page lines state
+        if words and words <= _words(f"{quote.title} {quote.url}") and figures <= quote.names:
+            return quote
     reasons = []
     for quote in (quote for quote in shown if quote.states(words, figures)):
         if not quote.about(spellings):

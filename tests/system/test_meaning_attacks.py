@@ -100,6 +100,11 @@ ATTACKS = [
             '"the documentation page is the less reliable of the two": no cited quote states it',
             '"so expect 60 seconds in practice": no cited quote states it'],
            "url: https://blog.tidewater.example/posts/2023-harborq-timeouts.md"),
+    Attack("a-fact-beside-not-checked",
+           lambda: hostile.ordering_with_a_post(hostile.RARE_EXCEPTION), lambda: ORDER,
+           ["the limitations is only partly supported by the quotes it cites",
+            '"which treats reordering as a rare exception": no cited quote states it'],
+           "title: Keeping invoice events in order with FIFO groups"),
     Attack("covered-not-answered", hostile.covered_not_answered, brief,
            ["required question Q2 is not answered by the evidence cited for it, says the "
             "independent verifier (does not answer): no cited quote answers it: the question "
@@ -183,7 +188,10 @@ HONEST: list[tuple[str, Callable[[], Script], Callable[[], Brief]]] = [
     ("scoped-sentence", lambda: hostile.fragment(hostile.SCOPED), lambda: ORDER),
     ("the-sample-run", lambda: harborq_script, brief),
     ("three-findings", lambda: hostile.report_attack(hostile.HONEST_REPORT, False), brief),
-]
+    ("a-post-named-in-the-limitations",
+     lambda: hostile.ordering_with_a_post("E002, from a 2024 Tidewater post, was not checked "
+                                          "against the reference."), lambda: ORDER),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(
