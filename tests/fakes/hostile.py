@@ -573,6 +573,31 @@ def partly(claim: str) -> Script:
     return scripted(_recorded_both(), then=_finish_with({"text": claim, "evidence_ids": ["E001"]}))
 
 
+# A retry is one of three things that reorder a standard queue, not the only one.
+BEST_EFFORT = (
+    "Messages from a single producer usually come out in the order they were sent, but a retry, "
+    "an expired visibility timeout or a second consumer can reorder them at any time."
+)
+ONLY_A_RETRY = (
+    "In a standard queue, only a retry can reorder messages from a single producer, which "
+    "usually come out in the order they were sent."
+)
+
+
+def standard_queue(claim: str) -> Script:
+    """The standard queue's ordering sentence recorded, `claim` as the finding."""
+    steps = [
+        lambda _: tool("search_web", query="message ordering order they were sent"),
+        lambda _: tool("read_page", url=ORDERING),
+        _quote("Q1", "S1", BEST_EFFORT, "Standard queues keep order only on a best effort."),
+    ]
+    finding = {"text": claim, "evidence_ids": ["E001"]}
+    answer = (
+        "Usually: messages from a single producer usually come out in the order they were sent."
+    )
+    return scripted(steps, then=_report(answer, [finding], "FIFO queues were not investigated."))
+
+
 # (2) The 2023 blog post's value (written for 1.4) as the current default; the docs never read.
 BLOG_60 = "HarborQ's default visibility timeout is 60 seconds."
 
@@ -758,6 +783,7 @@ def derived_total() -> Script:
 #   section and sentence, one word of four or more spared, and each of its figures in that
 #   quote (or, for a date or release, on its page). A figure no quote states, a sum or "half a
 #   minute" included, is not stated.
+#   A part that says "only", "always", "never", "every" ... is stated only by a quote saying it.
 # - A part that only describes a source ("from a 2024 Tidewater post") is stated by its page's
 #   title, URL and dates. A quote states any other part only for its own product, scope and
 #   time: a page whose title, URL and text name none of the sub-question's products ("Harbor
@@ -795,6 +821,8 @@ _ATTRIBUTION = frozenset(
     "post page pages source sources quote quotes written published article notes".split()
 )
 _RELATION = frozenset("they disagree agree differ conflict both sources".split())
+# Words that make a claim exclusive or absolute: a quote must say them too.
+_QUALIFIERS = frozenset("only always never all every strictly exactly guaranteed".split())
 _VALUE_QUESTION = re.compile(r"^how (?:many|long|much|soon)\b|\bdefault\b", re.IGNORECASE)
 _READER_STOPWORDS = frozenset(
     (
@@ -832,6 +860,10 @@ def _figures(text: str) -> set[str]:
     """Its digits ("5th" is 5) and number words ("half"; not "the two" of a pronoun)."""
     words = set(_NUMBER_WORD_RE.findall(text.lower()))
     return set(_FIGURE_RE.findall(text)) | words
+
+
+def _qualifiers(text: str) -> set[str]:
+    return set(_WORD_RE.findall(text.lower())) & _QUALIFIERS
 
 
 def _squashed(text: str) -> str:
@@ -900,11 +932,15 @@ class _Shown:
     def page(self) -> str:
         return f"{self.title or 'untitled'}, {self.url}"
 
-    def states(self, words: set[str], figures: set[str]) -> bool:
+    def states(self, words: set[str], figures: set[str], qualifiers: set[str]) -> bool:
         held = _words(f"{self.title} {self.section} {self.text}")  # "the Tidewater post"
         spare = 1 if len(words) >= 4 else 0
         figures_held = _figures(self.text) | self.names
-        return len(words - held) <= spare and figures <= figures_held
+        return (
+            len(words - held) <= spare
+            and figures <= figures_held
+            and qualifiers <= _qualifiers(self.text)
+        )
 
     def about(self, products: set[str]) -> bool:
         return not products or any(
@@ -958,7 +994,8 @@ def _stating(clause: str, fragment: str, shown: list[_Shown], products: Products
         if words and words <= _words(f"{quote.title} {quote.url}") and figures <= quote.names:
             return quote
     reasons = []
-    for quote in (quote for quote in shown if quote.states(words, figures)):
+    qualifiers = _qualifiers(fragment)
+    for quote in (quote for quote in shown if quote.states(words, figures, qualifiers)):
         if not quote.about(spellings):
             reasons.append(
                 f"{quote.evidence_id} is from a page about another product "
@@ -986,6 +1023,9 @@ def _stating(clause: str, fragment: str, shown: list[_Shown], products: Products
             f"no cited quote states it, nor {listed} (a figure, derived or not, is stated only "
             "when a quote states it)"
         )
+    absolute = qualifiers - {word for quote in shown for word in _qualifiers(quote.text)}
+    if absolute:
+        return f'no cited quote states it: it says "{", ".join(sorted(absolute))}", no quote does'
     return "no cited quote states it"
 
 

@@ -79,6 +79,11 @@ ATTACKS = [
             "verifier", '"in practice standard queues preserve the send order as well": no cited '
             "quote states it"],
            "whole sentence: " + hostile.SCOPED[:-1]),
+    Attack("only-a-retry", lambda: hostile.standard_queue(hostile.ONLY_A_RETRY), lambda: ORDER,
+           ["finding 1 is only partly supported by the quotes it cites, says the independent "
+            'verifier', '"only a retry can reorder messages from a single producer": no cited '
+            'quote states it: it says "only", no quote does'],
+           "section: Standard queues: best-effort order"),
     Attack("old-post-as-current", hostile.old_post_as_current, brief,
            ["finding 2 is not supported by the quotes it cites, says the independent verifier",
             "E002 is from a page dated 2023-04-18 (it states 1.4, 2023-04-18",
@@ -187,6 +192,9 @@ HONEST: list[tuple[str, Callable[[], Script], Callable[[], Brief]]] = [
     ("both-sides-of-a-conflict", hostile.conflict, brief),
     ("scoped-sentence", lambda: hostile.fragment(hostile.SCOPED), lambda: ORDER),
     ("the-sample-run", lambda: harborq_script, brief),
+    ("a-retry-among-others",
+     lambda: hostile.standard_queue("In a standard queue, a retry, an expired visibility timeout "
+                                    "or a second consumer can reorder messages."), lambda: ORDER),
     ("three-findings", lambda: hostile.report_attack(hostile.HONEST_REPORT, False), brief),
     ("a-post-named-in-the-limitations",
      lambda: hostile.ordering_with_a_post("E002, from a 2024 Tidewater post, was not checked "
