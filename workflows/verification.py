@@ -81,11 +81,12 @@ class Claim(BaseModel):
 
 
 def label(subject: str, number: int, question_id: str = "") -> str:
-    """How a refusal names a claim: "the answer", "finding 2", "the limitations", "Q3"."""
+    """How a refusal names a claim: "the answer", "finding 2", "the limitations section",
+    "required question Q3"."""
     if subject == "coverage":
         return f"required question {question_id}"
     if subject == "limitations":
-        return "the limitations"
+        return "the limitations section"  # "... section is only partly supported"
     return "the answer" if number == ANSWER else f"finding {number}"
 
 
