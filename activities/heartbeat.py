@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 
 from temporalio import activity
 
-# Beats every 2 s against the workflow's heartbeat timeout (workflows.research.HEARTBEAT, 8 s); the
+# Beats every 2 s against the workflow's heartbeat timeout (workflows.calling.HEARTBEAT, 8 s); the
 # SDK sends at most one per 80 % of the timeout, so no beat is wasted on the wire.
 HEARTBEAT_SECONDS = 2.0
 

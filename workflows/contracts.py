@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from datetime import timedelta
+from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
+from workflows.cleaning import MAX_ERROR_CHARS, clean
 from workflows.models import (
     Brief,
     Budget,
@@ -26,6 +28,7 @@ from workflows.models import (
     SourceRef,
     Stance,
     StopReason,
+    ToolResult,
     TranscriptEntry,
     Usage,
 )
@@ -96,6 +99,29 @@ class StepRecord(BaseModel):
     # The step as the model will be shown it (lean loop: the decide activity reads it back).
     entry: TranscriptEntry | None = None
 
+    @classmethod
+    def of(cls, scope: RunScope, entry: TranscriptEntry, summary: str) -> StepRecord:
+        """A step's row: its call as kept, its result's outcome, and its line for progress."""
+        call, result = entry.call, entry.result
+        return cls(
+            scope=scope,
+            tool=call.name,
+            arguments=call.arguments,
+            ok=result.ok,
+            error=step_error(result),
+            insufficient=result.insufficient,
+            summary=summary,
+            entry=entry,
+        )
+
+
+def step_error(result: ToolResult) -> str | None:
+    """The ledger's step error: the tool's, with what its result adds (a failed finish's gaps)."""
+    detail = None if result.data is None else result.data.error_detail()
+    if result.error is None or detail is None:
+        return result.error
+    return clean(f"{result.error}: {detail}", 4 * MAX_ERROR_CHARS)
+
 
 def step_line(step: int, tool: str) -> str:
     """How an activity's summary names a step it records, one line each (`research audit` reads
@@ -106,6 +132,17 @@ def step_line(step: int, tool: str) -> str:
 def one_line(tool: str) -> str:
     """A tool's name (a model's: anything) without line breaks, as step lines write it."""
     return tool.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def with_records(summary: str, records: list[StepRecord]) -> str:
+    """An activity's summary, with a line per step it records ("step N: tool", as `record_step`
+    is summarised: the audit reads them from a local activity's marker)."""
+    return "\n".join([summary, *(step_line(r.scope.step, r.tool) for r in records)])
+
+
+def rows_before(records: list[StepRecord]) -> int | None:
+    """The last step with its row written when `records` go with an activity (None: all)."""
+    return records[0].scope.step - 1 if records else None
 
 
 _STEP_LINE = re.compile(r"^step (\d+): (.*)$", re.DOTALL)
@@ -241,21 +278,74 @@ In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
 
 
+# Where an activity runs: as a local activity (in the worker, within the workflow task's life:
+# ledger work), never (it may wait on the network: a regular activity, which survives a worker),
+# or as a local activity when what it needs is in the worker (`StartRunResult` says: the corpus
+# search, a page of a stored source or of a host served from disk, a policy model), else a
+# regular one.
+Locality = Literal[
+    "always", "never", "when_search_is_local", "when_page_is_local", "when_model_is_local"
+]
+
+
 @dataclass(frozen=True)
 class Activity(Generic[In, Out]):
     """An activity as the workflow calls it: its registered name, its input and its result, so
-    the type checker pairs each call's request and result with the activity."""
+    the type checker pairs each call's request and result with the activity, and how it runs
+    (`workflows.calling.options` turns these into one call's options)."""
 
     name: str
     input: type[In]
     result: type[Out]
+    local: Locality = "never"
+    # A regular activity that waits (model, search, page) heartbeats: a lost worker shows in
+    # seconds instead of at the end of its timeout.
+    heartbeat: bool = False
+    timeout: timedelta = timedelta(seconds=60)  # one attempt's
+    # True: its timeouts never reach past the run's deadline (False: start_run and the save of
+    # the report, which must run however late).
+    capped: bool = True
+    grace: timedelta = timedelta(0)  # how far past the deadline a capped timeout may end
+    # A model call: its attempt is the worker's model timeout plus the ledger work around it,
+    # when start_run recorded one (`timeout`: a worker that recorded none).
+    model_call: bool = False
 
 
-START_RUN_ACTIVITY = Activity(START_RUN, StartRunInput, StartRunResult)
-DECIDE_ACTIVITY = Activity(DECIDE, DecideInput, Decision)
-SEARCH_WEB_ACTIVITY = Activity(SEARCH_WEB, SearchInput, SearchResult)
-READ_PAGE_ACTIVITY = Activity(READ_PAGE, ReadPageInput, ReadPageResult)
-RECORD_EVIDENCE_ACTIVITY = Activity(RECORD_EVIDENCE, RecordEvidenceInput, RecordEvidenceResult)
-RECORD_STEP_ACTIVITY = Activity(RECORD_STEP, StepRecord, RecordStepResult)
-SAVE_REPORT_ACTIVITY = Activity(SAVE_REPORT, SaveReportInput, SaveReportResult)
-VERIFY_ACTIVITY = Activity(VERIFY, VerifyInput, VerifyResult)
+START_RUN_ACTIVITY = Activity(START_RUN, StartRunInput, StartRunResult, "always", capped=False)
+# A model call's attempt: the worker's RESEARCH_MODEL_TIMEOUT_SECONDS (recorded by start_run) plus
+# the ledger work around the call (`workflows.calling`), so the activity cuts a slow call itself,
+# once, and Temporal never asks a model again while it is still answering. Its own timeout fires a
+# little after the deadline's timer, which the workflow races it against.
+DECIDE_ACTIVITY = Activity(
+    DECIDE,
+    DecideInput,
+    Decision,
+    "when_model_is_local",
+    heartbeat=True,
+    timeout=timedelta(seconds=120),
+    grace=timedelta(seconds=5),
+    model_call=True,
+)
+SEARCH_WEB_ACTIVITY = Activity(
+    SEARCH_WEB, SearchInput, SearchResult, "when_search_is_local", heartbeat=True
+)
+READ_PAGE_ACTIVITY = Activity(
+    READ_PAGE, ReadPageInput, ReadPageResult, "when_page_is_local", heartbeat=True
+)
+RECORD_EVIDENCE_ACTIVITY = Activity(
+    RECORD_EVIDENCE, RecordEvidenceInput, RecordEvidenceResult, "always"
+)
+RECORD_STEP_ACTIVITY = Activity(RECORD_STEP, StepRecord, RecordStepResult, "always")
+SAVE_REPORT_ACTIVITY = Activity(
+    SAVE_REPORT,
+    SaveReportInput,
+    SaveReportResult,
+    "always",
+    timeout=timedelta(seconds=30),
+    capped=False,
+)
+# The verifier asks the claims of a report concurrently; a retry asks only the claims left (each
+# verdict is kept as it comes), and the deadline caps it.
+VERIFY_ACTIVITY = Activity(
+    VERIFY, VerifyInput, VerifyResult, heartbeat=True, timeout=timedelta(seconds=600)
+)

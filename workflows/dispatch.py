@@ -14,14 +14,14 @@ from pydantic import BaseModel
 
 from workflows import contracts, tracing
 from workflows.cleaning import MAX_ERROR_CHARS, clean, echo
-from workflows.contracts import In, Out
+from workflows.contracts import In, Out, StartRunResult
 from workflows.models import ToolCall, ToolResult
+from workflows.outcomes import Outcome
 from workflows.scope import RunScope
 from workflows.state import RunState
 from workflows.tool_base import InvalidCall, ToolArgs, ToolData
 from workflows.tools.calls import parse_call
 from workflows.tools.registry import REGISTRY
-from workflows.tools.spec import Outcome
 from workflows.verification import VerifierMode
 
 __all__ = ["ActivityCaller", "Handled", "Outcome", "ToolDispatcher", "describe_step"]
@@ -57,9 +57,17 @@ class ToolDispatcher:
         self._execution = execution
         self._activity = activity
         self._now = now
-        # How meaning is checked once the gate passes (start_run says: recorded in history).
-        self.verifier: VerifierMode = ""
-        self.verifier_name = ""
+        # What start_run recorded (the worker's facts: how meaning is checked once the gate
+        # passes); set before any call is dispatched.
+        self.started = StartRunResult()
+
+    @property
+    def verifier(self) -> VerifierMode:
+        return self.started.verifier
+
+    @property
+    def verifier_name(self) -> str:
+        return self.started.verifier_name
 
     @property
     def state(self) -> RunState:

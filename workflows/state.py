@@ -7,7 +7,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from workflows.cleaning import echo
+from workflows.cleaning import clean, echo
+from workflows.composer import compose, unaccepted
+from workflows.contracts import DecideInput, StepRecord
+from workflows.gate import open_questions, source_families
 from workflows.hosts import host_allowed, seed_problem, without_credentials
 from workflows.models import (
     LIMIT_CEILINGS,
@@ -17,15 +20,23 @@ from workflows.models import (
     Evidence,
     ExtendLimitsInput,
     Limits,
+    Progress,
     RefusedSeed,
+    Report,
+    ResultQuote,
+    RunResult,
+    RunStatus,
     SearchHit,
     SeedsAdded,
     SourceRef,
+    StepNote,
     StopReason,
     Submitted,
     TranscriptEntry,
     Usage,
 )
+from workflows.outcomes import Outcome
+from workflows.scope import RunScope
 from workflows.substance import distinctive_words
 from workflows.tool_base import InvalidCall
 
@@ -34,6 +45,8 @@ if TYPE_CHECKING:  # the tools run on this state: their argument models name onl
     from workflows.tools.record_evidence import RecordEvidenceArgs
 
 MAX_SEEDS = 20  # seed URLs a run keeps (the brief's and the operator's): each is in every prompt
+MAX_GUIDANCE = 10  # operator guidance kept (newest): it counts against the context too
+MAX_FINISH_REASON_CHARS = 500  # an operator's finish_now reason, as the report shows it
 
 
 class ReadTarget(BaseModel):
@@ -88,6 +101,16 @@ class RunState(BaseModel):
                 shown = echo(without_credentials(url), 200)
                 added.refused.append(RefusedSeed(url=shown, reason=problem))
         return added
+
+    def add_guidance(self, text: str) -> None:
+        """Keep an operator's guidance for the model: only the most recent pieces."""
+        self.guidance = [*self.guidance, text][-MAX_GUIDANCE:]
+
+    def request_finish(self, reason: str) -> None:
+        """An operator's finish_now: the run ends before its next turn, with a composed report."""
+        self.finish_requested = True
+        # Operator text, shown in the report as text (escaped there), capped.
+        self.finish_reason = clean(reason, MAX_FINISH_REASON_CHARS)
 
     # ------------------------------------------------------------ bounds
 
@@ -151,6 +174,30 @@ class RunState(BaseModel):
         self.url_index[target.url] = target.source_id
         return True
 
+    def decide_input(
+        self, scope: RunScope, records: list[StepRecord], turn_start: int, now: datetime
+    ) -> DecideInput:
+        """The next model turn's request: decide reads the transcript up to the steps taken (its
+        watermark) from the ledger, after it records `records`, the steps no row holds yet."""
+        return DecideInput(
+            scope=scope,
+            brief=self.brief,
+            guidance=list(self.guidance),
+            seeds=self.added_seeds(),
+            budget=self.budget(now),
+            watermark=self.counters.steps,
+            context_budget=self._context_budget(),
+            turn_start=turn_start,
+            records=records,
+        )
+
+    def _context_budget(self) -> int:
+        """The characters a model request's transcript may take: the context limit less what every
+        request carries (the brief, the guidance, the seeds the operator added)."""
+        fixed = len(self.brief.model_dump_json()) + sum(map(len, self.guidance))
+        fixed += sum(len(url) + 2 for url in self.added_seeds())
+        return self.limits.max_context_chars - fixed
+
     def budget(self, now: datetime) -> Budget:
         limits, used = self.limits, self.counters
         return Budget(
@@ -174,6 +221,73 @@ class RunState(BaseModel):
                 raise ValueError(f"{name} {value} is above its ceiling of {LIMIT_CEILINGS[name]}")
         self.limits = self.limits.model_copy(update=changes)
         return self.limits
+
+    # ------------------------------------------------------------ the result
+
+    def final_report(
+        self, status: RunStatus, stop: StopReason, report: Report | None, detail: str
+    ) -> Report:
+        """The report a run ends with: the model's accepted one, or one composed from the recorded
+        evidence (`detail`: why it stopped), keeping an unaccepted submission beside it."""
+        report = report or compose(self.brief, self.evidence, self.sources, stop, detail)
+        if report.composed and status is not RunStatus.COMPLETED:
+            report = unaccepted(report, self.evidence, self.submitted)
+        return report
+
+    def progress(
+        self,
+        run_id: str,
+        status: RunStatus,
+        stop_reason: StopReason | None,
+        notes: list[StepNote],
+        now: datetime,
+    ) -> Progress:
+        """The run as the progress query shows it: counters, limits, what is open, the last steps
+        (`notes`, oldest first)."""
+        return Progress(
+            run_id=run_id,
+            status=status,
+            stop_reason=stop_reason,
+            counters=self.counters,
+            limits=self.limits,
+            evidence_count=len(self.evidence),
+            source_count=len(self.sources),
+            open_questions=open_questions(self.brief, self.evidence),
+            last_action=notes[-1].action if notes else "",
+            recent_steps=notes,
+            seconds_left=int(self.seconds_left(now)),
+        )
+
+    def result(
+        self, run_id: str, outcome: Outcome, report: Report, verified: bool | None, verifier: str
+    ) -> RunResult:
+        """The run's result, as its client reads it: the report, the counts, every quote, and for
+        a completed run whether a verifier model checked its meaning (`verifier`: which)."""
+        cited = {eid for finding in report.findings for eid in finding.evidence_ids}
+        cited_sources = sorted({self.evidence[e].source_id for e in cited if e in self.evidence})
+        return RunResult(
+            run_id=run_id,
+            status=outcome.status,
+            stop_reason=outcome.stop_reason,
+            counters=self.counters,
+            evidence_count=len(self.evidence),
+            source_count=len(self.sources),
+            independent_sources=len(source_families(cited_sources, self.sources)),
+            report=report,
+            message=outcome.detail,
+            verified=verified,
+            verifier=verifier,
+            quotes=[
+                ResultQuote(
+                    id=item.id,
+                    question_id=item.question_id,
+                    stance=item.stance,
+                    quote=item.quote,
+                    url=self.sources[item.source_id].url if item.source_id in self.sources else "",
+                )
+                for item in self.evidence.values()
+            ],
+        )
 
     # ------------------------------------------------------------ IDs, assigned in order
 

@@ -17,7 +17,7 @@ from activities.ledger import ledger_errors
 from activities.spans import _shown_url
 from workflows import contracts
 from workflows.models import RunStatus, StopReason
-from workflows.research import _failed
+from workflows.outcomes import failed as _failed
 from workflows.tracing import tool_label
 
 

@@ -99,11 +99,16 @@ def test_a_result_needs_its_own_kind() -> None:
 def test_labels_and_where_each_activity_runs_come_from_the_specs() -> None:
     assert REGISTRY.label("read_page") == "read_page"
     assert REGISTRY.label("drop_tables") == "unknown" and REGISTRY.label("") == "(none)"
-    assert REGISTRY.activities(heartbeat=True) == {contracts.SEARCH_WEB, contracts.READ_PAGE}
-    assert REGISTRY.activities(local="always") == {contracts.RECORD_EVIDENCE}
-    assert REGISTRY.activities(local="when_search_is_local") == {contracts.SEARCH_WEB}
-    assert REGISTRY.activities(local="when_page_is_local") == {contracts.READ_PAGE}
-    assert REGISTRY.activities(local="never") == set()
+    runs = {
+        name: (spec.runs.name, spec.runs.local, spec.runs.heartbeat)
+        for name in REGISTRY.names()
+        if (spec := REGISTRY.get(name)) is not None and spec.runs is not None
+    }
+    assert runs == {
+        "search_web": (contracts.SEARCH_WEB, "when_search_is_local", True),
+        "read_page": (contracts.READ_PAGE, "when_page_is_local", True),
+        "record_evidence": (contracts.RECORD_EVIDENCE, "always", False),
+    }
 
 
 def test_stored_results_read_back_by_kind_and_older_ones_by_their_fields() -> None:

@@ -1,10 +1,10 @@
-"""The report as the Web UI's current details show it (`workflows.research.for_web_ui`): its
+"""The report as the Web UI's current details show it (`workflows.details.for_web_ui`): its
 renderer runs a numbered list together (seen in headless Chromium, Temporal UI 2.54.1), so each
 numbered finding and each line under it is a paragraph of its own; nothing else changes."""
 
 from __future__ import annotations
 
-from workflows.research import for_web_ui
+from workflows.details import for_web_ui
 
 REPORT = """## Findings
 

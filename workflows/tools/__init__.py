@@ -1,6 +1,7 @@
 """The tools the model reasons with: one module per tool, each one `ToolSpec`, and the registry
 everything else is derived from (re-exported here)."""
 
+from workflows.outcomes import Outcome
 from workflows.tool_base import InvalidCall, ToolArgs, ToolData
 from workflows.tools.calls import MAX_NESTING, bounded_call, describe, parse_call
 from workflows.tools.finish_research import NAME as FINISH_RESEARCH
@@ -12,7 +13,7 @@ from workflows.tools.record_evidence import EvidenceData, RecordEvidenceArgs
 from workflows.tools.registry import REGISTRY, Registry, tool_schemas
 from workflows.tools.search_web import NAME as SEARCH_WEB
 from workflows.tools.search_web import SearchArgs, SearchData, SearchResultItem, search_data
-from workflows.tools.spec import Executed, Outcome, Runs, Slimming, ToolContext, ToolSpec, Untrusted
+from workflows.tools.spec import Executed, Slimming, ToolContext, ToolSpec, Untrusted
 
 __all__ = [
     "COMPACTED",
@@ -33,7 +34,6 @@ __all__ = [
     "ReadPageArgs",
     "RecordEvidenceArgs",
     "Registry",
-    "Runs",
     "SearchArgs",
     "SearchData",
     "SearchResultItem",

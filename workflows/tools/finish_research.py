@@ -8,8 +8,9 @@ from pydantic import Field
 
 from workflows import contracts, gate, verification
 from workflows.models import Finding, Report, RunStatus, StopReason, Submitted
+from workflows.outcomes import Outcome
 from workflows.tool_base import ToolArgs, ToolData
-from workflows.tools.spec import Executed, Outcome, ToolContext, ToolSpec
+from workflows.tools.spec import Executed, ToolContext, ToolSpec
 from workflows.verification import Verification
 
 NAME = "finish_research"
@@ -80,6 +81,33 @@ async def run(args: FinishArgs, tool: ToolContext) -> Executed:
             ),
         )
     return Executed(result)
+
+
+async def operator_finish(report: Report, tool: ToolContext) -> Outcome:
+    """An operator's finish_now: the report composed from the evidence passes the same gate (and
+    the verifier) a submission does, and completes the run, or the run ends incomplete with it.
+    The operator's reason is the outcome's message: what the report was composed with."""
+    state = tool.state
+    submitted = FinishArgs(
+        answer=report.answer, findings=report.findings, limitations=report.limitations
+    )
+    verified = tool.verifier == "model"
+    verdict = gate.check(
+        submitted, state.evidence, state.sources, state.brief, composed=True, verifier=verified
+    )
+    checked = Verification()  # a composed report is labelled as such; a verifier may read it
+    passed = verdict.passed
+    if passed and verified:  # a completed report's findings are checked for meaning too
+        checked = Verification(mode="model", verifier=tool.verifier_name)
+        checked.verdicts = await verify_claims(submitted, tool, verdict, composed=True)
+        passed = not verification.gaps(checked.verdicts)
+    return Outcome(
+        status=RunStatus.COMPLETED if passed else RunStatus.INCOMPLETE,
+        stop_reason=StopReason.OPERATOR_FINISH,
+        report=report,
+        verification=checked,
+        detail=state.finish_reason,
+    )
 
 
 async def verify_claims(

@@ -12,7 +12,6 @@ from workflows.models import MAX_ID_CHARS
 from workflows.tool_base import ToolArgs, ToolData
 from workflows.tools.spec import (
     Executed,
-    Runs,
     Slimming,
     ToolContext,
     ToolSpec,
@@ -157,7 +156,7 @@ SPEC = ToolSpec(
     },
     verbatim=frozenset(),
     results=(PageWindow,),
-    runs=Runs(contracts.READ_PAGE_ACTIVITY, local="when_page_is_local", heartbeat=True),
+    runs=contracts.READ_PAGE_ACTIVITY,
     run=run,
     describe=describe,
     compact=compact,

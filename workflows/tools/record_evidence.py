@@ -9,7 +9,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, mod
 from workflows import contracts, gate
 from workflows.models import MAX_ID_CHARS, Stance
 from workflows.tool_base import ToolArgs, ToolData
-from workflows.tools.spec import Executed, Runs, Slimming, ToolContext, ToolSpec, first_line
+from workflows.tools.spec import Executed, Slimming, ToolContext, ToolSpec, first_line
 
 NAME = "record_evidence"
 OLDER_QUOTE = "recorded quote, shown in full when it was recorded"
@@ -121,7 +121,7 @@ SPEC = ToolSpec(
     # every check reads it through `canonical`).
     verbatim=frozenset({"quote"}),
     results=(EvidenceData,),
-    runs=Runs(contracts.RECORD_EVIDENCE_ACTIVITY, local="always", heartbeat=False),
+    runs=contracts.RECORD_EVIDENCE_ACTIVITY,
     run=run,
     describe=describe,
     compact=None,

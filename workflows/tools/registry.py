@@ -21,7 +21,7 @@ from workflows.tool_base import (
     unregister_kinds,
 )
 from workflows.tools import finish_research, read_page, record_evidence, search_web
-from workflows.tools.spec import Locality, ToolSpec
+from workflows.tools.spec import ToolSpec
 
 AnySpec = ToolSpec[Any, Any]
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -74,7 +74,7 @@ class Registry:
             found.append("it has no trace label")
         found += _argument_problems(spec)
         found += self._result_problems(spec)
-        if spec.runs is not None and not spec.runs.activity.name:
+        if spec.runs is not None and not spec.runs.name:
             found.append("its activity has no name")
         return found
 
@@ -112,18 +112,6 @@ class Registry:
         would be a new series)."""
         spec = self._specs.get(name)
         return spec.label if spec is not None else "unknown" if name else "(none)"
-
-    def activities(
-        self, *, local: Locality | None = None, heartbeat: bool | None = None
-    ) -> frozenset[str]:
-        """The names of the tools' activities that run `local` and/or `heartbeat` as given."""
-        return frozenset(
-            spec.runs.activity.name
-            for spec in self._specs.values()
-            if spec.runs is not None
-            and (local is None or spec.runs.local == local)
-            and (heartbeat is None or spec.runs.heartbeat == heartbeat)
-        )
 
     def schemas(self) -> list[dict[str, Any]]:
         """OpenAI-style function tool definitions, generated from the specs once (a fresh copy

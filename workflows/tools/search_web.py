@@ -17,7 +17,7 @@ from workflows import contracts
 from workflows.cleaning import echo
 from workflows.models import SearchHit
 from workflows.tool_base import ToolArgs, ToolData
-from workflows.tools.spec import Executed, Runs, Slimming, ToolContext, ToolSpec
+from workflows.tools.spec import Executed, Slimming, ToolContext, ToolSpec
 
 NAME = "search_web"
 # The prompt shows an older search with its URLs only (snippets serve one choice of page), and
@@ -112,7 +112,7 @@ SPEC = ToolSpec(
     parameters={"query": "Search terms."},
     verbatim=frozenset(),
     results=(SearchData,),
-    runs=Runs(contracts.SEARCH_WEB_ACTIVITY, local="when_search_is_local", heartbeat=True),
+    runs=contracts.SEARCH_WEB_ACTIVITY,
     run=run,
     describe=describe,
     compact=None,

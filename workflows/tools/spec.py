@@ -10,38 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from workflows.contracts import Activity, In, Out, VerifyResult
-from workflows.models import Report, RunStatus, StopReason, ToolResult
+from workflows.models import ToolResult
+from workflows.outcomes import Outcome
 from workflows.scope import RunScope
 from workflows.tool_base import ToolArgs, ToolData
-from workflows.verification import Verification, VerifierMode
+from workflows.verification import VerifierMode
 
 if TYPE_CHECKING:  # the state imports the tools' names; the tools only use its type here
     from workflows.state import RunState
 
 A = TypeVar("A", bound=ToolArgs)
 D = TypeVar("D", bound=ToolData)
-
-# Where a tool's activity runs: always as a local activity (ledger work only), never (it may wait
-# on the network: a regular activity, which survives a worker), as a local activity when the
-# worker's search provider is local (the corpus search), else a regular one, or as a local
-# activity when the page it reads needs no network (a stored source, or a host the worker serves
-# from disk: `StartRunResult.local_hosts`), else a regular one.
-Locality = Literal["always", "never", "when_search_is_local", "when_page_is_local"]
-
-
-@dataclass(frozen=True)
-class Runs:
-    """How a tool's activity runs: the activity, where, and whether it heartbeats (a regular
-    activity that may wait heartbeats, so a lost worker shows in seconds)."""
-
-    activity: Activity[Any, Any]
-    local: Locality
-    heartbeat: bool
 
 
 @dataclass(frozen=True)
@@ -65,16 +47,6 @@ class Slimming(Generic[D]):
     recent_steps: int
 
 
-class Outcome(BaseModel):
-    """How a run ends: its status, the reason, and the report (None: compose one)."""
-
-    status: RunStatus
-    stop_reason: StopReason
-    report: Report | None = None
-    detail: str = ""
-    verification: Verification = Field(default_factory=Verification)
-
-
 @dataclass(frozen=True)
 class Executed:
     """What running a call came to: its result, and the run's end when it ended the run."""
@@ -94,16 +66,20 @@ class ToolContext(Protocol):
         """The scope of an activity for the current step (`RunScope.tool_of`)."""
         ...
 
-    # How meaning is checked once the gate passes (start_run said so: recorded in history).
-    verifier: VerifierMode
-    verifier_name: str
+    @property
+    def verifier(self) -> VerifierMode:
+        """How meaning is checked once the gate passes (start_run said so: recorded)."""
+        ...
+
+    @property
+    def verifier_name(self) -> str: ...
 
     def verified(self, checked: VerifyResult) -> None:
         """Count the verifier's tokens against the run's budget and trace its verdicts."""
         ...
 
     def activity(self, activity: Activity[In, Out], request: In, *, summary: str) -> Awaitable[Out]:
-        """Run an activity as the tool's `runs` says (local or regular, heartbeat, timeouts)."""
+        """Run an activity as its spec says (local or regular, heartbeat, timeouts)."""
         ...
 
     def result(
@@ -128,7 +104,9 @@ class ToolSpec(Generic[A, D]):
     # sent, never made canonical (`workflows.canonical`) like the rest of the model's text.
     verbatim: frozenset[str]
     results: tuple[type[D], ...]  # each with its own `kind`
-    runs: Runs | None  # its activity; None: it runs inside the workflow, no activity
+    # Its activity (where it runs, its heartbeat and timeouts are the activity's); None: it runs
+    # inside the workflow, no activity.
+    runs: Activity[Any, Any] | None
     run: Callable[[A, ToolContext], Awaitable[Executed]]
     describe: Callable[[A, D], str]  # the step's line in progress displays and the Web UI
     compact: Callable[[D], D | None] | None  # the result with its bulk dropped (None: no bulk)
