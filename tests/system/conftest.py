@@ -32,6 +32,16 @@ async def dev_server() -> AsyncIterator[WorkflowEnvironment]:
         dev_server_existing_path=installed_binary("temporal"),
         search_attributes=[STATUS_KEY, STOP_REASON_KEY, VERIFIED_KEY],
         dev_server_log_level="error",
+        # Each system test's worker registers its own task queue in the one worker deployment:
+        # the server's default cap (100 task queues in a deployment) is below the suite's count.
+        dev_server_extra_args=[
+            arg
+            for key in (
+                "matching.maxTaskQueuesInDeployment",
+                "matching.maxTaskQueuesInDeploymentVersion",
+            )
+            for arg in ("--dynamic-config-value", f"{key}=10000")
+        ],
     )
     try:
         yield env
