@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from workflows.canonical import mixed_script
 from workflows.cleaning import echo
 from workflows.families import families
-from workflows.models import Brief, Evidence, SourceRef
+from workflows.models import Brief, Evidence, Report, SourceRef
 from workflows.quantities import read
 from workflows.rules import judged, refusal
 from workflows.substance import (
@@ -34,9 +33,6 @@ from workflows.substance import (
     states_both,
     unsupported_negation,
 )
-
-if TYPE_CHECKING:  # the finish tool runs the gate: its argument model names only a type here
-    from workflows.tools.finish_research import FinishArgs
 
 
 class Concern(BaseModel):
@@ -101,7 +97,7 @@ def source_families(source_ids: list[str], sources: dict[str, SourceRef]) -> set
 
 
 def check(
-    report: FinishArgs,
+    report: Report,
     evidence: dict[str, Evidence],
     sources: dict[str, SourceRef],
     brief: Brief,
@@ -138,12 +134,12 @@ def check(
     )
 
 
-def _cited_ids(report: FinishArgs, evidence: dict[str, Evidence]) -> list[str]:
+def _cited_ids(report: Report, evidence: dict[str, Evidence]) -> list[str]:
     ids = [eid for finding in report.findings for eid in finding.evidence_ids]
     return sorted({eid for eid in ids if eid in evidence})
 
 
-def _citation_gaps(report: FinishArgs, evidence: dict[str, Evidence]) -> list[str]:
+def _citation_gaps(report: Report, evidence: dict[str, Evidence]) -> list[str]:
     gaps: list[str] = []
     if not report.findings:
         gaps.append(refusal("cited", "no_findings"))
@@ -222,7 +218,7 @@ class _Statement:
 
 
 def _statements(
-    report: FinishArgs,
+    report: Report,
     cited: list[str],
     evidence: dict[str, Evidence],
     sources: dict[str, SourceRef],
@@ -340,9 +336,7 @@ def named(evidence_id: str, text: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(evidence_id)}(?![A-Za-z0-9])", text) is not None
 
 
-def _undisclosed(
-    report: FinishArgs, evidence: dict[str, Evidence], found: list[Conflict]
-) -> list[str]:
+def _undisclosed(report: Report, evidence: dict[str, Evidence], found: list[Conflict]) -> list[str]:
     cited = {eid for finding in report.findings for eid in finding.evidence_ids}
 
     def disclosed(evidence_id: str) -> bool:
@@ -362,7 +356,7 @@ def _undisclosed(
 
 
 def _one_sided(
-    report: FinishArgs, evidence: dict[str, Evidence], conflicted: list[Conflict], found: _Found
+    report: Report, evidence: dict[str, Evidence], conflicted: list[Conflict], found: _Found
 ) -> None:
     """A finding about a conflicted question states both values or says the sources disagree."""
     for number, finding in enumerate(report.findings, start=1):

@@ -18,16 +18,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from workflows.cleaning import clean, echo
-from workflows.models import Brief, Evidence, SourceRef, Usage
+from workflows.models import Brief, Evidence, Report, SourceRef, Usage
 from workflows.rules import refusal
-
-if TYPE_CHECKING:  # the finish tool asks the verifier: its argument model names only a type here
-    from workflows.tools.finish_research import FinishArgs
 
 VerdictWord = Literal["supported", "partly", "not_supported", "contradicted"]
 VERDICTS: tuple[VerdictWord, ...] = ("supported", "partly", "not_supported", "contradicted")
@@ -123,7 +120,7 @@ class Verification(BaseModel):
 
 
 def claims(
-    report: FinishArgs,
+    report: Report,
     evidence: dict[str, Evidence],
     brief: Brief,
     sources: dict[str, SourceRef] | None = None,

@@ -57,7 +57,7 @@ def report_verdicts(data: AuditData) -> Iterator[str]:
                 f"{len(rows)} verdicts are recorded for step {last}"
             )
         return
-    expected = len(_claims(data, _as_finish(saved.report), composed))
+    expected = len(_claims(data, saved.report, composed))
     if len(rows) != expected:
         yield f"{len(rows)} verdicts are recorded for step {last}, the report has {expected} claims"
     shown = [(v.number, v.verdict, v.sentence) for v in checked.verdicts]
@@ -81,25 +81,27 @@ def _claim(data: AuditData, row: VerdictRow) -> Claim | None:
     the report's own step (its row may be missing after a loose end) from the report."""
     step = next((s for s in data.rows.steps if s.step == row.step), None)
     args = step.entry.args if step is not None and step.entry is not None else None
-    if not isinstance(args, FinishArgs) and data.rows.report is not None and step is None:
-        args = _as_finish(data.rows.report.report)
-    if not isinstance(args, FinishArgs):
+    report = _as_report(args) if isinstance(args, FinishArgs) else None
+    if report is None and data.rows.report is not None and step is None:
+        report = data.rows.report.report
+    if report is None:
         return None
     composed = step is None and data.rows.report is not None and data.rows.report.report.composed
-    claims = _claims(data, args, composed)
+    claims = _claims(data, report, composed)
     return next((claim for claim in claims if claim.number == row.claim_no), None)
 
 
-def _as_finish(report: Report) -> FinishArgs:
-    return FinishArgs(
-        answer=report.answer, findings=report.findings, limitations=report.limitations
-    )
+def _as_report(args: FinishArgs) -> Report:
+    """A submission as the verifier reads it: its answer, findings and limitations."""
+    return Report(answer=args.answer, findings=args.findings, limitations=args.limitations)
 
 
-def _claims(data: AuditData, args: FinishArgs, composed: bool) -> list[Claim]:
+def _claims(data: AuditData, report: Report, composed: bool) -> list[Claim]:
     """The claims the verifier was asked about (a composed report: no answer or limitations of
     the model's)."""
-    return verification.claims(args, data.evidence_models(), data.rows.run.brief, composed=composed)
+    return verification.claims(
+        report, data.evidence_models(), data.rows.run.brief, composed=composed
+    )
 
 
 @check(

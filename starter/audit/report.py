@@ -11,7 +11,6 @@ from starter.audit.base import AuditData, check
 from workflows import gate
 from workflows.composer import compose, unaccepted
 from workflows.models import RunStatus, StopReason
-from workflows.tools import FinishArgs
 
 _STOP_REASONS = {reason.value for reason in StopReason}
 
@@ -52,9 +51,6 @@ def report_passes_gate(data: AuditData) -> Iterator[str]:
     if saved is None or saved.status != RunStatus.COMPLETED:
         return
     report = saved.report
-    submitted = FinishArgs(
-        answer=report.answer, findings=report.findings, limitations=report.limitations
-    )
     brief = data.rows.run.brief
     sources = {  # the dates and versions the limitations may name: here, of the whole page
         source_id: source.model_copy(
@@ -68,7 +64,7 @@ def report_passes_gate(data: AuditData) -> Iterator[str]:
     }
     verified = saved.verification.mode == "model"  # figures it judged were left to it
     verdict = gate.check(
-        submitted,
+        report,
         data.evidence_models(),
         sources,
         brief,

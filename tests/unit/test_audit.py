@@ -20,9 +20,8 @@ from starter.audit import CHECKS, AuditData, audit_table, run_checks
 from starter.export import load_export, write_export
 from starter.history import ActivityFact, HistoryFacts, history_facts
 from workflows import contracts, verification
-from workflows.models import StopReason, Usage
+from workflows.models import Report, StopReason, Usage
 from workflows.scope import RunScope
-from workflows.tools import FinishArgs
 from workflows.verification import Verification
 
 EXPORTS = Path(__file__).parent.parent / "exports"
@@ -48,7 +47,7 @@ def _verified(recorded_rows: RunRows, recorded_facts: HistoryFacts) -> tuple[Run
     rows, facts = recorded_rows.model_copy(deep=True), recorded_facts.model_copy(deep=True)
     assert rows.report is not None and facts.result is not None
     report = rows.report.report
-    submitted = FinishArgs(answer=report.answer, findings=report.findings)
+    submitted = Report(answer=report.answer, findings=report.findings)
     step = max(s.step for s in rows.steps if s.tool == "finish_research")
     verdicts = []
     for claim in verification.claims(submitted, AuditData(rows).evidence_models(), rows.run.brief):

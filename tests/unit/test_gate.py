@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from workflows.gate import check, open_questions
-from workflows.models import Brief, Evidence, Finding, SourceRef, Stance
-from workflows.tools import FinishArgs
+from workflows.models import Brief, Evidence, Finding, Report, SourceRef, Stance
 
 SOURCES = {
     "S1": SourceRef(id="S1", url="https://a.example/one", content_hash="hash-one"),
@@ -44,9 +43,9 @@ FINDING = "The queue counts delivery attempts of a message."
 SUPPORTED = evidence(("E001", "Q1", "S1", "supports"), ("E002", "Q2", "S2", "supports"))
 
 
-def report(*cited: list[str], limitations: str = "") -> FinishArgs:
+def report(*cited: list[str], limitations: str = "") -> Report:
     findings = [Finding(text=FINDING, evidence_ids=ids) for ids in cited]
-    return FinishArgs(answer="answer", findings=findings, limitations=limitations)
+    return Report(answer="answer", findings=findings, limitations=limitations)
 
 
 def test_a_report_citing_both_questions_from_two_sources_passes() -> None:
@@ -203,7 +202,7 @@ def _one_finding(text: str, quote: str = UNREAD_QUOTE, limitations: str = "") ->
             id="E001", question_id="Q1", source_id="S1", claim="c", stance="supports", quote=quote
         )
     }
-    submitted = FinishArgs(
+    submitted = Report(
         answer="See the finding.",
         findings=[Finding(text=text, evidence_ids=["E001"])],
         limitations=limitations,
@@ -236,7 +235,7 @@ def test_a_finding_may_name_the_date_or_release_its_quotes_pages_state() -> None
     sources = {**SOURCES, "S2": dated}
     recorded = evidence(("E001", "Q1", "S1", "supports"), ("E002", "Q2", "S2", "supports"))
     said = "The 2023 post, for release 1.4, says the queue counts delivery attempts of a message."
-    submitted = FinishArgs(
+    submitted = Report(
         answer=f"{said} So does the reference.",
         findings=[Finding(text=FINDING, evidence_ids=["E001"]),
                   Finding(text=said, evidence_ids=["E002"])],

@@ -22,7 +22,7 @@ from runtime.settings import child_environment
 from workflows import contracts, gate
 from workflows.cleaning import MAX_ARGUMENT_CHARS, MAX_ERROR_CHARS, clean
 from workflows.dispatch import ToolDispatcher
-from workflows.models import Brief, Evidence, Finding, SourceRef, ToolCall, Usage
+from workflows.models import Brief, Evidence, Finding, Report, SourceRef, ToolCall, Usage
 from workflows.scope import RunScope
 from workflows.state import RunState
 from workflows.substance import (
@@ -34,7 +34,6 @@ from workflows.substance import (
 )
 from workflows.tools import (
     REGISTRY,
-    FinishArgs,
     InvalidCall,
     SearchArgs,
     bounded_call,
@@ -227,8 +226,8 @@ def _report(
     limitations: str,
     answer: str = "Dead-lettered after 5 attempts.",
     timeout: str = "The sources disagree: the default visibility timeout is 30 seconds.",
-) -> FinishArgs:
-    return FinishArgs(
+) -> Report:
+    return Report(
         answer=answer,
         findings=[
             Finding(text="A message is dead-lettered after 5 delivery attempts.",
@@ -255,7 +254,7 @@ def test_a_finding_about_a_conflicted_question_states_both_sides() -> None:
         "finding 2 states one side of a conflict: E002 (30 seconds) and E003 (60 seconds) "
         "disagree on Q2; state both values or say that the sources disagree"
     ]
-    both = FinishArgs(
+    both = Report(
         answer="Dead-lettered after 5 attempts.",
         findings=[
             Finding(text="A message is dead-lettered after 5 delivery attempts.",
@@ -322,7 +321,7 @@ def _gate(
     items = {
         f"E00{n}": _evidence(f"E00{n}", "Q2", f"S{n}", quote) for n, quote in enumerate(quotes, 1)
     }
-    report = FinishArgs(
+    report = Report(
         answer=answer,
         findings=[Finding(text=finding, evidence_ids=sorted(items))],
         limitations=limitations,
@@ -438,7 +437,7 @@ def test_a_derived_figure_is_left_to_a_verifier_or_refused_without_one() -> None
         "E001": _evidence("E001", "Q2", "S1", "Each of the 3 retries waits 30 seconds here."),
         "E002": _evidence("E002", "Q2", "S2", ALSO_THIRTY),
     }
-    report = FinishArgs(
+    report = Report(
         answer="See the findings.",
         findings=[Finding(text="The 3 retries wait 90 seconds in all, 30 seconds each.",
                           evidence_ids=["E001", "E002"])],

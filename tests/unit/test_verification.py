@@ -6,8 +6,7 @@ import pytest
 
 from tests.workflow.harness import make_brief
 from workflows import verification
-from workflows.models import Evidence, Finding, SourceRef
-from workflows.tools import FinishArgs
+from workflows.models import Evidence, Finding, Report, SourceRef
 from workflows.verification import (
     CONCERN_HOLDS,
     NOT_COPIED,
@@ -135,7 +134,7 @@ def test_each_claim_shows_only_its_sub_questions_and_its_cited_quotes() -> None:
                       quote=f"quote {eid}")
         for eid, qid in (("E001", "Q1"), ("E002", "Q2"), ("E003", "Q2"))
     }  # fmt: skip
-    report = FinishArgs(
+    report = Report(
         answer="the answer",
         findings=[
             Finding(text="one", evidence_ids=["E001", "E009"]),  # an unknown id shows nothing

@@ -43,11 +43,12 @@ async def run(args: FinishArgs, tool: ToolContext) -> Executed:
     state = tool.state
     left = state.take_finish_attempt()
     verified = tool.verifier == "model"  # the judgement rules' doubts become its questions
-    verdict = gate.check(args, state.evidence, state.sources, state.brief, verifier=verified)
+    submitted = Report(answer=args.answer, findings=args.findings, limitations=args.limitations)
+    verdict = gate.check(submitted, state.evidence, state.sources, state.brief, verifier=verified)
     gaps = verdict.gaps
     checked = Verification(mode=tool.verifier, verifier=tool.verifier_name)
     if verdict.passed and verified:  # the proof rules passed: now the meaning
-        checked.verdicts = await verify_claims(args, tool, verdict)
+        checked.verdicts = await verify_claims(submitted, tool, verdict)
         gaps = verification.gaps(checked.verdicts)
     if not gaps:
         report = Report(
@@ -88,18 +89,15 @@ async def operator_finish(report: Report, tool: ToolContext) -> Outcome:
     the verifier) a submission does, and completes the run, or the run ends incomplete with it.
     The operator's reason is the outcome's message: what the report was composed with."""
     state = tool.state
-    submitted = FinishArgs(
-        answer=report.answer, findings=report.findings, limitations=report.limitations
-    )
     verified = tool.verifier == "model"
     verdict = gate.check(
-        submitted, state.evidence, state.sources, state.brief, composed=True, verifier=verified
+        report, state.evidence, state.sources, state.brief, composed=True, verifier=verified
     )
     checked = Verification()  # a composed report is labelled as such; a verifier may read it
     passed = verdict.passed
     if passed and verified:  # a completed report's findings are checked for meaning too
         checked = Verification(mode="model", verifier=tool.verifier_name)
-        checked.verdicts = await verify_claims(submitted, tool, verdict, composed=True)
+        checked.verdicts = await verify_claims(report, tool, verdict, composed=True)
         passed = not verification.gaps(checked.verdicts)
     return Outcome(
         status=RunStatus.COMPLETED if passed else RunStatus.INCOMPLETE,
@@ -111,7 +109,7 @@ async def operator_finish(report: Report, tool: ToolContext) -> Outcome:
 
 
 async def verify_claims(
-    args: FinishArgs,
+    report: Report,
     tool: ToolContext,
     checked: gate.GateResult,
     *,
@@ -123,7 +121,7 @@ async def verify_claims(
     keyed by the step after the last one."""
     state = tool.state
     claims = verification.claims(
-        args, state.evidence, state.brief, state.sources, checked.concerns_of, composed=composed
+        report, state.evidence, state.brief, state.sources, checked.concerns_of, composed=composed
     )
     scope = tool.scope()
     if composed:
