@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from workflows.cleaning import clean, echo
 from workflows.composer import compose, unaccepted
 from workflows.contracts import DecideInput, StepRecord
-from workflows.gate import open_questions, source_families
+from workflows.gate import open_questions, page_names, source_families
 from workflows.hosts import host_allowed, seed_problem, without_credentials
 from workflows.models import (
     LIMIT_CEILINGS,
@@ -39,10 +38,6 @@ from workflows.outcomes import Outcome
 from workflows.scope import RunScope
 from workflows.substance import distinctive_words
 from workflows.tool_base import InvalidCall
-
-if TYPE_CHECKING:  # the tools run on this state: their argument models name only types here
-    from workflows.tools.read_page import ReadPageArgs
-    from workflows.tools.record_evidence import RecordEvidenceArgs
 
 MAX_SEEDS = 20  # seed URLs a run keeps (the brief's and the operator's): each is in every prompt
 MAX_GUIDANCE = 10  # operator guidance kept (newest): it counts against the context too
@@ -299,15 +294,14 @@ class RunState(BaseModel):
 
     # ------------------------------------------------------------ checks on tool arguments
 
-    def read_target(self, args: ReadPageArgs) -> ReadTarget:
-        if args.source_id is not None:
-            source = self.sources.get(args.source_id)
+    def read_target(self, url: str | None, source_id: str | None) -> ReadTarget:
+        """What a read of `source_id` (a stored source) or `url` reads, and whether it fetches."""
+        if source_id is not None:
+            source = self.sources.get(source_id)
             if source is None:
-                raise InvalidCall(
-                    f"unknown source_id {echo(args.source_id)}; known: {self._known()}"
-                )
+                raise InvalidCall(f"unknown source_id {echo(source_id)}; known: {self._known()}")
             return ReadTarget(url=source.url, source_id=source.id, fetch=False)
-        url = (args.url or "").strip()
+        url = (url or "").strip()
         if url in self.url_index:
             return ReadTarget(url=url, source_id=self.url_index[url], fetch=False)
         if not host_allowed(url, self.brief.allowed_hosts):
@@ -321,22 +315,40 @@ class RunState(BaseModel):
             )
         return ReadTarget(url=url, source_id=self.next_source_id(), fetch=True)
 
-    def check_evidence(self, args: RecordEvidenceArgs) -> None:
-        if args.question_id not in self.brief.question_ids():
+    def check_evidence(self, question_id: str, source_id: str, passage_id: str | None) -> None:
+        """Refuse evidence for an unknown question, from a page not read, or whose passage is of
+        another page."""
+        if question_id not in self.brief.question_ids():
             known = ", ".join(self.brief.question_ids())
-            raise InvalidCall(
-                f"unknown question_id {echo(args.question_id)}; the questions are {known}"
-            )
-        source = self.sources.get(args.source_id)
+            raise InvalidCall(f"unknown question_id {echo(question_id)}; the questions are {known}")
+        source = self.sources.get(source_id)
         if source is None or not source.ok:
             raise InvalidCall(
-                f"unknown source_id {echo(args.source_id)}: evidence must come from a page you "
+                f"unknown source_id {echo(source_id)}: evidence must come from a page you "
                 f"have read (known: {self._known()}); search snippets cannot be evidence"
             )
-        if args.passage_id is not None and not args.passage_id.startswith(f"{args.source_id}.P"):
-            raise InvalidCall(
-                f"passage {echo(args.passage_id)} does not belong to {echo(args.source_id)}"
-            )
+        if passage_id is not None and not passage_id.startswith(f"{source_id}.P"):
+            raise InvalidCall(f"passage {echo(passage_id)} does not belong to {echo(source_id)}")
+
+    def add_source(self, source_id: str, source: SourceRef, texts: list[str]) -> None:
+        """Keep a page read (again) under its id, with the dates and versions it names: in
+        `texts` (its URL, title and passages) and in earlier reads of it (rule 8)."""
+        known = self.sources.get(source_id)
+        names = page_names(texts, known.names if known is not None else [])
+        self.sources[source_id] = source.model_copy(update={"names": names})
+
+    def add_evidence(self, evidence_id: str, evidence: Evidence) -> None:
+        """Keep evidence the ledger proved and stored under the id the workflow assigned."""
+        self.evidence[evidence_id] = evidence
+
+    def discover(self, hits: list[SearchHit]) -> None:
+        """Keep search results (and the near-duplicates listed under them, after them) as URLs
+        the model may read, in the order found; a URL found before keeps its first hit."""
+        for hit in hits:
+            self.discovered.setdefault(hit.url, hit)
+        for hit in hits:
+            for url in hit.also:
+                self.discovered.setdefault(url, hit.model_copy(update={"url": url, "also": []}))
 
     def question_terms(self, question_id: str) -> list[str]:
         """The words evidence for this question must touch (`substance.distinctive_words`)."""

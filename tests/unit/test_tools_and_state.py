@@ -152,6 +152,16 @@ def make_state(**limits: int) -> RunState:
     return state
 
 
+def target_of(state: RunState, args: ReadPageArgs) -> ReadTarget:
+    """What the read_page tool asks the state for these arguments."""
+    return state.read_target(args.url, args.source_id)
+
+
+def check(state: RunState, args: RecordEvidenceArgs) -> None:
+    """The state's check of record_evidence's arguments, as the tool asks it."""
+    state.check_evidence(args.question_id, args.source_id, args.passage_id)
+
+
 def store(state: RunState, target: ReadTarget, ok: bool = True) -> None:
     """What the workflow keeps after a read: the URL's source ID and the source (never its body)."""
     state.url_index[target.url] = target.source_id
@@ -173,16 +183,16 @@ def add_evidence(state: RunState, question_id: str = "Q1", source_id: str = "S1"
 
 def target_refusal(state: RunState, **args: Any) -> str:
     with pytest.raises(InvalidCall) as error:
-        state.read_target(ReadPageArgs(**args))
+        target_of(state, ReadPageArgs(**args))
     return str(error.value)
 
 
 def test_ids_are_assigned_in_order() -> None:
     state = make_state()
 
-    first = state.read_target(ReadPageArgs(url=SEED))
+    first = target_of(state, ReadPageArgs(url=SEED))
     store(state, first)
-    second = state.read_target(ReadPageArgs(url=FOUND))
+    second = target_of(state, ReadPageArgs(url=FOUND))
     store(state, second)
 
     assert (first.source_id, second.source_id) == ("S1", "S2")
@@ -193,18 +203,18 @@ def test_ids_are_assigned_in_order() -> None:
 def test_a_new_seed_or_search_result_url_is_a_fetch() -> None:
     state = make_state()
 
-    assert state.read_target(ReadPageArgs(url=SEED)) == ReadTarget(
+    assert target_of(state, ReadPageArgs(url=SEED)) == ReadTarget(
         url=SEED, source_id="S1", fetch=True
     )
-    assert state.read_target(ReadPageArgs(url=f"  {FOUND} ")).fetch
+    assert target_of(state, ReadPageArgs(url=f"  {FOUND} ")).fetch
 
 
 def test_a_stored_page_is_reread_without_a_fetch() -> None:
     state = make_state()
-    store(state, state.read_target(ReadPageArgs(url=SEED)))
+    store(state, target_of(state, ReadPageArgs(url=SEED)))
 
-    by_url = state.read_target(ReadPageArgs(url=SEED, offset=500))
-    by_id = state.read_target(ReadPageArgs(source_id="S1", find="ttl"))
+    by_url = target_of(state, ReadPageArgs(url=SEED, offset=500))
+    by_id = target_of(state, ReadPageArgs(source_id="S1", find="ttl"))
 
     assert by_url == ReadTarget(url=SEED, source_id="S1", fetch=False)
     assert by_id == ReadTarget(url=SEED, source_id="S1", fetch=False)
@@ -229,20 +239,20 @@ def test_an_unknown_source_id_is_refused_naming_the_known_ones() -> None:
     state = make_state()
     assert target_refusal(state, source_id="S1") == "unknown source_id S1; known: none yet"
 
-    store(state, state.read_target(ReadPageArgs(url=SEED)))
+    store(state, target_of(state, ReadPageArgs(url=SEED)))
     assert target_refusal(state, source_id="S7") == "unknown source_id S7; known: S1"
 
 
 def test_evidence_must_come_from_a_page_that_was_read() -> None:
     state = make_state()
-    store(state, state.read_target(ReadPageArgs(url=SEED)))
-    store(state, state.read_target(ReadPageArgs(url=FOUND)), ok=False)  # a failed fetch
+    store(state, target_of(state, ReadPageArgs(url=SEED)))
+    store(state, target_of(state, ReadPageArgs(url=FOUND)), ok=False)  # a failed fetch
 
     def evidence_refusal(**changes: str) -> str:
         args = {"question_id": "Q1", "source_id": "S1", "claim": "c", "stance": "supports"}
         args.update(changes)
         with pytest.raises(InvalidCall) as error:
-            state.check_evidence(RecordEvidenceArgs.model_validate({"quote": "q", **args}))
+            check(state, RecordEvidenceArgs.model_validate({"quote": "q", **args}))
         return str(error.value)
 
     assert evidence_refusal(question_id="Q9") == (
@@ -254,15 +264,17 @@ def test_evidence_must_come_from_a_page_that_was_read() -> None:
     )
     assert evidence_refusal(source_id="S3").startswith("unknown source_id S3:")
     with pytest.raises(InvalidCall, match=r"passage S2\.P1 does not belong to S1"):
-        state.check_evidence(
+        check(
+            state,
             RecordEvidenceArgs(
                 question_id="Q1", source_id="S1", claim="c", stance="supports", passage_id="S2.P1"
-            )
+            ),
         )
-    state.check_evidence(
+    check(
+        state,
         RecordEvidenceArgs(
             question_id="Q2", source_id="S1", claim="c", stance="contradicts", passage_id="S1.P3"
-        )
+        ),
     )
 
 
@@ -270,7 +282,7 @@ def test_unread_urls_are_seeds_then_search_results_not_yet_read() -> None:
     state = make_state()
     assert state.unread_urls() == [SEED, FOUND]
 
-    store(state, state.read_target(ReadPageArgs(url=SEED)))
+    store(state, target_of(state, ReadPageArgs(url=SEED)))
     assert state.unread_urls() == [FOUND]
 
 

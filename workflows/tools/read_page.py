@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from workflows import contracts, gate
+from workflows import contracts
 from workflows.hosts import MAX_URL_CHARS
 from workflows.models import MAX_ID_CHARS
 from workflows.tool_base import ToolArgs, ToolData
@@ -67,7 +67,7 @@ class PageWindow(ToolData):
 
 async def run(args: ReadPageArgs, tool: ToolContext) -> Executed:
     state = tool.state
-    target = state.read_target(args)
+    target = state.read_target(args.url, args.source_id)
     if not state.take_fetch(target):
         error = "page budget exhausted: stored pages stay readable by source_id"
         return Executed(tool.result(ok=False, error=error))
@@ -84,10 +84,8 @@ async def run(args: ReadPageArgs, tool: ToolContext) -> Executed:
         ),
         summary=f"read: {target.source_id} {target.url[:80]}",
     )
-    known = state.sources.get(target.source_id)
     texts = [page.source.url, page.source.title, *(passage.text for passage in page.passages)]
-    names = gate.page_names(texts, known.names if known is not None else [])  # rule 8
-    state.sources[target.source_id] = page.source.model_copy(update={"names": names})
+    state.add_source(target.source_id, page.source, texts)
     if not page.source.ok:
         error = f"{target.url} could not be read: {page.source.error}"
         return Executed(tool.result(ok=False, error=error))

@@ -53,7 +53,7 @@ class EvidenceData(ToolData):
 
 async def run(args: RecordEvidenceArgs, tool: ToolContext) -> Executed:
     state = tool.state
-    state.check_evidence(args)
+    state.check_evidence(args.question_id, args.source_id, args.passage_id)
     evidence_id = state.next_evidence_id()
     recorded = await tool.activity(
         contracts.RECORD_EVIDENCE_ACTIVITY,
@@ -69,7 +69,7 @@ async def run(args: RecordEvidenceArgs, tool: ToolContext) -> Executed:
     )
     if recorded.evidence is None:
         return Executed(tool.result(ok=False, error=recorded.error or "evidence refused"))
-    state.evidence[evidence_id] = recorded.evidence
+    state.add_evidence(evidence_id, recorded.evidence)
     found = [  # the host's own check: the report must disclose both sides
         conflict.sentence()
         for conflict in gate.conflicts(state.evidence, state.sources, involving=evidence_id)

@@ -86,11 +86,7 @@ async def run(args: SearchArgs, tool: ToolContext) -> Executed:
         ),
         summary=f"search: {args.query[:80]}",
     )
-    for hit in found.hits:
-        state.discovered.setdefault(hit.url, hit)
-    for hit in found.hits:  # a near-duplicate listed under a result can be read too, after them
-        for url in hit.also:
-            state.discovered.setdefault(url, hit.model_copy(update={"url": url, "also": []}))
+    state.discover(found.hits)  # a near-duplicate listed under a result can be read too
     data = search_data(found.hits)
     return Executed(tool.result(data=data, insufficient=not data.results))
 
