@@ -15,12 +15,11 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import psycopg
-
 from activities.ledger import Ledger
 from runtime.database import (
     DatabaseError,
     database_url,
+    location,
     open_pool,
     pending_migrations,
     worker_database_url,
@@ -71,21 +70,11 @@ async def open_existing_ledger(settings: Settings) -> AsyncIterator[Ledger]:
     async with open_existing_database(settings) as url:
         if set(await pending_migrations(url)) >= {"001_init"}:
             raise DatabaseError(
-                f"no ledger in the database at {_location(url)}: `research init-db` "
+                f"no ledger in the database at {location(url)}: `research init-db` "
                 "creates its tables there (or set DATABASE_URL to the ledger's database)"
             )
         async with open_ledger(url) as ledger:
             yield ledger
-
-
-def _location(url: str) -> str:
-    """`host:port/database` of a URL, never its password (a unix socket's folder as the host)."""
-    try:
-        parts = psycopg.conninfo.conninfo_to_dict(str(url))
-    except psycopg.ProgrammingError:
-        return "DATABASE_URL"
-    host = str(parts.get("host") or "localhost")
-    return f"{host}:{parts.get('port') or 5432}/{parts.get('dbname') or parts.get('user') or ''}"
 
 
 @asynccontextmanager

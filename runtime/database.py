@@ -245,7 +245,7 @@ async def wait_for_database(url: str, seconds: float, attempt: Callable[[], Awai
     `seconds` while the server does not answer, is starting up or has no free connection slot (a
     worker started in a storm); a refusal that waiting cannot cure (a wrong password or database)
     is raised at once."""
-    where = _where(url)
+    where = location(url)
     try:
         return await wait_for(
             f"PostgreSQL at {where}", attempt, seconds=seconds, reason_to_wait=passing_problem
@@ -295,7 +295,7 @@ def ledger_failure(error: psycopg.Error) -> str:
     return f"the ledger database failed: {detail} (check DATABASE_URL)"
 
 
-def _where(url: str) -> str:
+def location(url: str) -> str:
     """`host:port/database` of a URL, never its password (a unix socket's folder as the host)."""
     try:
         parts = psycopg.conninfo.conninfo_to_dict(str(url))
