@@ -44,7 +44,13 @@ from runtime.database import DatabaseError, ledger_failure, pending_migrations, 
 from runtime.settings import Settings, SettingsError
 from runtime.slots import ACTIVITY_SLOTS, POLLERS, WORKFLOW_TASK_SLOTS
 from runtime.telemetry import configure_logging, telemetry
-from runtime.temporal import TemporalUnavailable, connect, settle_before_exit
+from runtime.temporal import (
+    NamespaceNotReady,
+    TemporalUnavailable,
+    check_search_attributes,
+    connect,
+    settle_before_exit,
+)
 from runtime.versioning import VersioningError, deployment_version, make_current
 from workflows.research import ResearchWorkflow
 
@@ -78,6 +84,9 @@ async def run_worker(
     with `take_over` (the embedded stack) or for a first deployment; otherwise when an operator
     promotes it (docs/operations.md). Runs pinned to it keep coming to it either way."""
     version = deployment_version(settings)
+    await check_search_attributes(
+        client, settings
+    )  # before serving runs that would fail at the end
     async with _activities(settings) as activities:
         worker = Worker(
             client,
@@ -203,7 +212,7 @@ def main() -> int:
     except SettingsError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except (TemporalUnavailable, DatabaseError, VersioningError) as error:
+    except (TemporalUnavailable, NamespaceNotReady, DatabaseError, VersioningError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     except psycopg.Error as error:

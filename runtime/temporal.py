@@ -17,6 +17,8 @@ from logging import getLogger
 from pathlib import Path
 from typing import IO
 
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.client import Client
 from temporalio.converter import DataConverter
 from temporalio.runtime import (
@@ -41,10 +43,16 @@ SETTLE_SECONDS = 0.2
 _connected: list[str] = []  # addresses this process opened a client to (see settle_before_exit)
 STARTUP_SECONDS = 60.0
 STOP_SECONDS = 10.0
+_LIST_TIMEOUT = timedelta(seconds=10)
+_logger = getLogger(__name__)
 
 
 class TemporalUnavailable(RuntimeError):
     """No Temporal server answers at the configured address; the message says what to do."""
+
+
+class NamespaceNotReady(RuntimeError):
+    """The namespace lacks the search attributes a run writes; the message says how to add them."""
 
 
 class DevServerError(RuntimeError):
@@ -240,6 +248,41 @@ def _spawn(settings: Settings, address: str, ui_url: str) -> DevServer:
         env=child_environment(),  # the dev server never sees a provider key
     )
     return DevServer(address, ui_url, process=process, log_path=log_path, _log=log)
+
+
+async def check_search_attributes(client: Client, settings: Settings) -> None:
+    """Raise NamespaceNotReady, naming each missing attribute and the command that creates it,
+    when the namespace lacks one the workflow writes (`SEARCH_ATTRIBUTES`): without this check
+    the worker serves, and each run fails at its last workflow task, when it writes its outcome.
+    Nothing to check with RESEARCH_SEARCH_ATTRIBUTES=0; a server that will not list them (a
+    key without the permission) is left to the runs, as before."""
+    if not settings.search_attributes:
+        return
+    request = ListSearchAttributesRequest(namespace=client.namespace)
+    try:
+        listed = await client.operator_service.list_search_attributes(
+            request, timeout=_LIST_TIMEOUT
+        )
+    except RPCError as error:
+        _logger.warning("could not list the namespace's search attributes: %s", error.message)
+        return
+    missing = [
+        (name, kind)
+        for name, kind in (attribute.split("=") for attribute in SEARCH_ATTRIBUTES)
+        if listed.custom_attributes.get(name)
+        != IndexedValueType.Value(f"INDEXED_VALUE_TYPE_{kind.upper()}")
+    ]
+    if missing:
+        commands = "; ".join(
+            f"temporal operator search-attribute create --namespace {client.namespace} "
+            f"--name {name} --type {kind}"
+            for name, kind in missing
+        )
+        names = ", ".join(f"{name} ({kind})" for name, kind in missing)
+        raise NamespaceNotReady(
+            f"namespace {client.namespace} lacks the search attributes {names} that each run "
+            f"writes: create them ({commands}), or set RESEARCH_SEARCH_ATTRIBUTES=0"
+        )
 
 
 async def _wait_until_ready(settings: Settings, server: DevServer) -> None:

@@ -337,9 +337,9 @@ def _explain(error: Exception) -> tuple[str, int]:
         if isinstance(error, DatabaseError):
             return str(error), EXIT_FAILED
     if _loaded("runtime.temporal"):
-        from runtime.temporal import DevServerError, TemporalUnavailable
+        from runtime.temporal import DevServerError, NamespaceNotReady, TemporalUnavailable
 
-        if isinstance(error, TemporalUnavailable | DevServerError):
+        if isinstance(error, TemporalUnavailable | DevServerError | NamespaceNotReady):
             return str(error), EXIT_FAILED
     if _loaded("temporalio"):
         from temporalio.exceptions import ApplicationError
