@@ -12,10 +12,10 @@ import re
 
 from activities.ledger import EvidenceRows, Ledger, QuotableSource, passage_id
 from activities.pages.extract import find_quote
-from workflows.contracts import RecordEvidenceInput, RecordEvidenceResult
 from workflows.models import Evidence
 from workflows.rules import is_judgement
 from workflows.substance import evidence_problem, figures, keywords
+from workflows.tools.record_evidence import RecordEvidenceInput, RecordEvidenceResult
 
 # Text of its passage before a quote that counts as the quote's context (with the section
 # heading and the passage just before).

@@ -40,6 +40,13 @@ from runtime.options import FetchLimits, ResearchOptions
 from workflows import contracts
 from workflows.hosts import host_matches
 from workflows.models import SourceRef
+from workflows.tools.read_page import READ_PAGE, ReadPageInput, ReadPageResult
+from workflows.tools.record_evidence import (
+    RECORD_EVIDENCE,
+    RecordEvidenceInput,
+    RecordEvidenceResult,
+)
+from workflows.tools.search_web import SEARCH_WEB, SearchInput, SearchResult
 from workflows.verification import Verification
 
 ClientFor = Callable[[dict[str, str]], httpx.AsyncClient]  # corpus folders -> a fetch client
@@ -117,38 +124,38 @@ class ResearchActivities:
             continue_after_steps=self._options.continue_after_steps,
         )
 
-    @activity.defn(name=contracts.SEARCH_WEB)
-    async def search_web(self, request: contracts.SearchInput) -> contracts.SearchResult:
+    @activity.defn(name=SEARCH_WEB)
+    async def search_web(self, request: SearchInput) -> SearchResult:
         async with heartbeating():  # a web search may take seconds, and so may a busy pool
             return await self._search_web(request)
 
-    async def _search_web(self, request: contracts.SearchInput) -> contracts.SearchResult:
+    async def _search_web(self, request: SearchInput) -> SearchResult:
         step = request.scope.step
         async with ledger_errors():
             ledger = await self._ledger.bind(request.scope)
             recorded = await ledger.recorded_search(step)
             if recorded is not None:  # a retry: the search already ran and was recorded
-                return contracts.SearchResult(provider=recorded[0], hits=recorded[1])
+                return SearchResult(provider=recorded[0], hits=recorded[1])
             hits = await self._search.search(
                 request.query, request.allowed_hosts, request.max_results
             )
             hits = keep_allowed(hits, request.allowed_hosts, request.max_results)
             stored = await ledger.record_search(step, request.query, self._search.name, hits)
-        return contracts.SearchResult(provider=self._search.name, hits=stored)
+        return SearchResult(provider=self._search.name, hits=stored)
 
-    @activity.defn(name=contracts.READ_PAGE)
-    async def read_page(self, request: contracts.ReadPageInput) -> contracts.ReadPageResult:
+    @activity.defn(name=READ_PAGE)
+    async def read_page(self, request: ReadPageInput) -> ReadPageResult:
         async with heartbeating():  # a fetch may take up to its timeout
             return await self._read_page(request)
 
-    async def _read_page(self, request: contracts.ReadPageInput) -> contracts.ReadPageResult:
+    async def _read_page(self, request: ReadPageInput) -> ReadPageResult:
         async with ledger_errors():
             ledger = await self._ledger.bind(request.scope)
             stored = await ledger.source(request.source_id, request.url)
             if stored is None:
                 stored = await self._fetch(request, ledger)
             if not stored.ref.ok:
-                return contracts.ReadPageResult(source=stored.ref)
+                return ReadPageResult(source=stored.ref)
             window = await ledger.window(
                 stored.ref.id,
                 request.offset,
@@ -156,7 +163,7 @@ class ResearchActivities:
                 request.window_passages,
                 request.window_chars,
             )
-        return contracts.ReadPageResult(
+        return ReadPageResult(
             source=stored.ref,
             passages=window.passages,
             next_offset=window.next_offset,
@@ -165,10 +172,8 @@ class ResearchActivities:
             more_matches=window.more_matches,
         )
 
-    @activity.defn(name=contracts.RECORD_EVIDENCE)
-    async def record_evidence(
-        self, request: contracts.RecordEvidenceInput
-    ) -> contracts.RecordEvidenceResult:
+    @activity.defn(name=RECORD_EVIDENCE)
+    async def record_evidence(self, request: RecordEvidenceInput) -> RecordEvidenceResult:
         async with ledger_errors():
             ledger = await self._ledger.bind(request.scope)
             return await record_evidence(self._ledger, request, execution=ledger.execution)
@@ -207,7 +212,7 @@ class ResearchActivities:
 
     # ------------------------------------------------------------ reading a new page
 
-    async def _fetch(self, request: contracts.ReadPageInput, ledger: RunLedger) -> StoredSource:
+    async def _fetch(self, request: ReadPageInput, ledger: RunLedger) -> StoredSource:
         """Download, extract and store a page (or its failure); the source as stored."""
         if not request.fetch:
             raise ApplicationError(
@@ -237,7 +242,7 @@ class ResearchActivities:
                 self._http, self._folders = self._client_for(folders), folders
         return self._http
 
-    async def _download(self, request: contracts.ReadPageInput, ledger: RunLedger) -> SourceRef:
+    async def _download(self, request: ReadPageInput, ledger: RunLedger) -> SourceRef:
         limits = self._options.fetch
         source_id, url, step = request.source_id, request.url, request.scope.step
         try:

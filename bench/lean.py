@@ -53,11 +53,16 @@ from starter.runs import new_run_id, start_run
 from tests.fakes.hostile import record_passage
 from tests.fakes.openai_server import FakeOpenAI, Message, Reply, serve, tool
 from workflows import context, contracts
+from workflows.activity import Activity
 from workflows.dispatch import ToolDispatcher
 from workflows.models import Brief, Limits, RunResult, TranscriptEntry
 from workflows.scope import RunScope
 from workflows.state import RunState
 from workflows.tools import bounded_call
+from workflows.tools.read_page import READ_PAGE
+from workflows.tools.record_evidence import RECORD_EVIDENCE
+from workflows.tools.search_web import SEARCH_WEB
+from workflows.verification import VERIFY
 
 DOCS = "https://docs.harborq.example"
 MIRROR = "https://mirror.opendocs.example/harborq/dead-letter-queues.html"
@@ -68,7 +73,6 @@ MODEL_SECONDS = 1.0  # the concurrent runs' model answers each call after this l
 RSS_EVERY = 0.5  # seconds between samples of the workers' resident memory
 # Issue 26's figure for the worker with its client and fake model: the worker's goal is half.
 WORKER_BEFORE_MS = 33.1
-VERIFY = contracts.VERIFY
 
 
 async def bench(concurrent: int) -> None:
@@ -377,13 +381,13 @@ async def _one_bare_run(research: ResearchActivities, model: ModelActivities, br
     state = RunState.begin(brief, datetime.now(UTC))
     functions: dict[str, Callable[[Any], Any]] = {
         contracts.START_RUN: research.start_run,
-        contracts.SEARCH_WEB: research.search_web,
-        contracts.READ_PAGE: research.read_page,
-        contracts.RECORD_EVIDENCE: research.record_evidence,
+        SEARCH_WEB: research.search_web,
+        READ_PAGE: research.read_page,
+        RECORD_EVIDENCE: research.record_evidence,
         contracts.RECORD_STEP: research.record_step,
     }
 
-    async def call(activity: contracts.Activity[Any, Any], request: Any, **_: Any) -> Any:
+    async def call(activity: Activity[Any, Any], request: Any, **_: Any) -> Any:
         return await functions[activity.name](request)
 
     tools = ToolDispatcher(state, run_id, "", call, lambda: datetime.now(UTC))

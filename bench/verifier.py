@@ -37,10 +37,9 @@ from runtime.options import ChatOptions, VerifierSettings
 from runtime.settings import Settings
 from starter.figures import AtMost, Measurement, Row, print_table
 from tests.fakes.openai_server import FakeOpenAI, Reply, VerifierRequest, serve, supporting
-from workflows import contracts
 from workflows.models import Brief
 from workflows.scope import RunScope
-from workflows.verification import Claim, ClaimQuote
+from workflows.verification import Claim, ClaimQuote, VerifyInput
 
 DEFAULT = VerifierSettings().concurrency
 KEY = "sk-bench-not-a-real-key"
@@ -119,9 +118,7 @@ async def _finish(activities: VerifierActivities, ledger: Ledger, claims: int) -
     each saved in the ledger (else this measured something else)."""
     run_id = f"bench-verifier-{uuid.uuid4().hex[:12]}"
     await ledger.start_run(run_id, BRIEF, "2026-01-02T03:04:05+00:00")
-    request = contracts.VerifyInput(
-        scope=RunScope.tool_of(run_id, "", STEP, 0, ""), claims=_claims(claims)
-    )
+    request = VerifyInput(scope=RunScope.tool_of(run_id, "", STEP, 0, ""), claims=_claims(claims))
     started = time.perf_counter()
     result = await ActivityEnvironment().run(activities.verify, request)
     took = time.perf_counter() - started

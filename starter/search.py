@@ -10,9 +10,9 @@ from composition.ledger import open_existing_ledger
 from composition.providers import open_search
 from runtime.settings import Settings
 from starter.errors import EXIT_USAGE, CliError
-from workflows.contracts import SearchInput
 from workflows.hosts import allowed_host, host_matches
 from workflows.tools import search_data
+from workflows.tools.search_web import SearchInput
 
 NOTHING_INDEXED = (
     "no results: the corpus has no document on these hosts (index a folder laid out as "

@@ -1,5 +1,5 @@
 """How the workflow runs one activity call (pure): its spec's locality, heartbeat and timeouts
-(`workflows.contracts.Activity`), applied to what start_run recorded and the time left."""
+(`workflows.activity.Activity`), applied to what start_run recorded and the time left."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from typing import Any
 from pydantic import BaseModel
 from temporalio.common import RetryPolicy
 
-from workflows.contracts import Activity, ReadPageInput, StartRunResult
+from workflows.activity import Activity
+from workflows.contracts import StartRunResult
 from workflows.hosts import url_host
+from workflows.tools.read_page import ReadPageInput
 
 # A local activity runs inside the workflow task's lifetime: an attempt gets less time.
 LOCAL_TIMEOUT = timedelta(seconds=30)

@@ -1,4 +1,6 @@
-"""One input model and one result model per activity: what crosses the workflow/activity line.
+"""The loop's own activities (start_run, decide, record_step, save_report): one input model and one
+result model each, what crosses the workflow/activity line. A tool's activity is the tool's
+(`workflows.tools`), the verifier's is `workflows.verification`'s.
 
 Every input carries its run scope (`workflows.scope.RunScope`: run, execution, step, turn, fork
 point). Secrets never appear here: activities read them from the worker's settings.
@@ -7,12 +9,11 @@ point). Secrets never appear here: activities read them from the worker's settin
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import timedelta
-from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
+from workflows.activity import Activity
 from workflows.cleaning import MAX_ERROR_CHARS, clean
 from workflows.models import (
     Brief,
@@ -20,37 +21,20 @@ from workflows.models import (
     Counters,
     Decision,
     Digest,
-    Evidence,
-    Passage,
     Report,
     RunStatus,
-    SearchHit,
-    SourceRef,
-    Stance,
     StopReason,
     ToolResult,
     TranscriptEntry,
-    Usage,
 )
 from workflows.scope import RunScope
-from workflows.verification import Claim, Verdict, Verification, VerifierMode
+from workflows.verification import Verification, VerifierMode
 
 # Activity names, registered by worker.py and called by the workflow.
 START_RUN = "start_run"
 DECIDE = "decide"
-SEARCH_WEB = "search_web"
-READ_PAGE = "read_page"
-RECORD_EVIDENCE = "record_evidence"
 RECORD_STEP = "record_step"
 SAVE_REPORT = "save_report"
-VERIFY = "verify"
-
-# ApplicationError type raised by `decide` when the provider refuses (bad key, bad request):
-# the run ends `failed` with stop reason `provider_error` instead of retrying.
-PROVIDER_ERROR = "ProviderError"
-# ApplicationError type of a provider failure a retry may cure (408/409/429/5xx, network trouble):
-# retried by the activity's retry policy after the provider's Retry-After when it gave one.
-PROVIDER_RETRYABLE = "ProviderRetryable"
 
 
 class StartRunInput(BaseModel):
@@ -177,81 +161,9 @@ class DecideInput(BaseModel):
     records: list[StepRecord] = Field(default_factory=list, exclude_if=lambda value: not value)
 
 
-class SearchInput(BaseModel):
-    scope: RunScope
-    query: str
-    allowed_hosts: list[str]
-    max_results: int = 8
-
-
-class SearchResult(BaseModel):
-    hits: list[SearchHit] = Field(default_factory=list)
-    provider: str = ""
-
-
-class ReadPageInput(BaseModel):
-    """Read a window of a source. `fetch` is True only for a URL not yet stored for this run."""
-
-    scope: RunScope
-    source_id: str  # assigned by the workflow ("S3") before the fetch
-    url: str
-    allowed_hosts: list[str]
-    fetch: bool
-    offset: int = 0
-    find: str | None = None
-    window_passages: int = 6  # at most this many passages,
-    window_chars: int = 3_000  # and no more text than this past the first passage
-
-
-class ReadPageResult(BaseModel):
-    source: SourceRef
-    passages: list[Passage] = Field(default_factory=list)
-    next_offset: int | None = None
-    total_chars: int = 0
-    truncated: bool = False  # the snapshot was cut at its size cap
-    # with `find`: more passages hold it past the window (`find` at `next_offset` shows them)
-    more_matches: bool = False
-
-
-class RecordEvidenceInput(BaseModel):
-    scope: RunScope  # its step: the step recording it (0: unknown)
-    evidence_id: str  # assigned by the workflow ("E001")
-    question_id: str
-    source_id: str
-    claim: str
-    stance: Stance
-    passage_id: str | None = None
-    quote: str | None = None
-    # The question's distinctive words: the quote must touch one (`workflows.substance`).
-    terms: list[str] = Field(default_factory=list)
-    question: str = ""  # its text: the quote's own words must share one of its words
-    # A verifier judges meaning at finish: a judgement rule's doubt (`workflows.rules`) is kept
-    # on the evidence as a concern for it, not a refusal of the record.
-    judged: bool = False
-
-
-class RecordEvidenceResult(BaseModel):
-    evidence: Evidence | None = None
-    error: str | None = None  # why the quote or passage was refused
-
-
 class RecordStepResult(BaseModel):
     inserted: bool = True
     execution_id: str = ""  # the execution the ledger wrote the step under
-
-
-class VerifyInput(BaseModel):
-    """The claims of a submission the gate passed, for the verifier: nothing but each claim, its
-    sub-questions and its cited quotes. The scope's step (the finish step) keys the verdicts."""
-
-    scope: RunScope  # the finish step (RunScope.tool_of)
-    claims: list[Claim] = Field(default_factory=list)
-    rerun_of: str | None = None  # a rerun replays its source run's verdicts, asking no model
-
-
-class VerifyResult(BaseModel):
-    verdicts: list[Verdict] = Field(default_factory=list)
-    usage: Usage = Field(default_factory=Usage)  # every verdict's, to count against max_tokens
 
 
 class SaveReportInput(BaseModel):
@@ -272,44 +184,7 @@ class SaveReportResult(BaseModel):
     markdown: str = ""  # the report as stored (the Web UI shows it as the run's final details)
 
 
-# ---------------------------------------------------------------- one typed spec per activity
-
-In = TypeVar("In", bound=BaseModel)
-Out = TypeVar("Out", bound=BaseModel)
-
-
-# Where an activity runs: as a local activity (in the worker, within the workflow task's life:
-# ledger work), never (it may wait on the network: a regular activity, which survives a worker),
-# or as a local activity when what it needs is in the worker (`StartRunResult` says: the corpus
-# search, a page of a stored source or of a host served from disk, a policy model), else a
-# regular one.
-Locality = Literal[
-    "always", "never", "when_search_is_local", "when_page_is_local", "when_model_is_local"
-]
-
-
-@dataclass(frozen=True)
-class Activity(Generic[In, Out]):
-    """An activity as the workflow calls it: its registered name, its input and its result, so
-    the type checker pairs each call's request and result with the activity, and how it runs
-    (`workflows.calling.options` turns these into one call's options)."""
-
-    name: str
-    input: type[In]
-    result: type[Out]
-    local: Locality = "never"
-    # A regular activity that waits (model, search, page) heartbeats: a lost worker shows in
-    # seconds instead of at the end of its timeout.
-    heartbeat: bool = False
-    timeout: timedelta = timedelta(seconds=60)  # one attempt's
-    # True: its timeouts never reach past the run's deadline (False: start_run and the save of
-    # the report, which must run however late).
-    capped: bool = True
-    grace: timedelta = timedelta(0)  # how far past the deadline a capped timeout may end
-    # A model call: its attempt is the worker's model timeout plus the ledger work around it,
-    # when start_run recorded one (`timeout`: a worker that recorded none).
-    model_call: bool = False
-
+# ---------------------------------------------------------------- the loop's activities
 
 START_RUN_ACTIVITY = Activity(START_RUN, StartRunInput, StartRunResult, "always", capped=False)
 # A model call's attempt: the worker's RESEARCH_MODEL_TIMEOUT_SECONDS (recorded by start_run) plus
@@ -326,15 +201,6 @@ DECIDE_ACTIVITY = Activity(
     grace=timedelta(seconds=5),
     model_call=True,
 )
-SEARCH_WEB_ACTIVITY = Activity(
-    SEARCH_WEB, SearchInput, SearchResult, "when_search_is_local", heartbeat=True
-)
-READ_PAGE_ACTIVITY = Activity(
-    READ_PAGE, ReadPageInput, ReadPageResult, "when_page_is_local", heartbeat=True
-)
-RECORD_EVIDENCE_ACTIVITY = Activity(
-    RECORD_EVIDENCE, RecordEvidenceInput, RecordEvidenceResult, "always"
-)
 RECORD_STEP_ACTIVITY = Activity(RECORD_STEP, StepRecord, RecordStepResult, "always")
 SAVE_REPORT_ACTIVITY = Activity(
     SAVE_REPORT,
@@ -343,9 +209,4 @@ SAVE_REPORT_ACTIVITY = Activity(
     "always",
     timeout=timedelta(seconds=30),
     capped=False,
-)
-# The verifier asks the claims of a report concurrently; a retry asks only the claims left (each
-# verdict is kept as it comes), and the deadline caps it.
-VERIFY_ACTIVITY = Activity(
-    VERIFY, VerifyInput, VerifyResult, heartbeat=True, timeout=timedelta(seconds=600)
 )

@@ -12,9 +12,10 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from workflows import contracts, tracing
+from workflows import tracing
+from workflows.activity import Activity, In, Out
 from workflows.cleaning import MAX_ERROR_CHARS, clean, echo
-from workflows.contracts import In, Out, StartRunResult
+from workflows.contracts import StartRunResult
 from workflows.models import ToolCall, ToolResult
 from workflows.outcomes import Outcome
 from workflows.scope import RunScope
@@ -22,7 +23,7 @@ from workflows.state import RunState
 from workflows.tool_base import InvalidCall, ToolArgs, ToolData
 from workflows.tools.calls import parse_call
 from workflows.tools.registry import REGISTRY
-from workflows.verification import VerifierMode
+from workflows.verification import VerifierMode, VerifyResult
 
 __all__ = ["ActivityCaller", "Handled", "Outcome", "ToolDispatcher", "describe_step"]
 
@@ -37,7 +38,7 @@ class Handled(BaseModel):
 
 class ActivityCaller(Protocol):
     def __call__(
-        self, activity: contracts.Activity[In, Out], request: In, *, summary: str
+        self, activity: Activity[In, Out], request: In, *, summary: str
     ) -> Awaitable[Out]: ...
 
 
@@ -79,12 +80,10 @@ class ToolDispatcher:
             self._run_id, self._execution, counters.steps, counters.model_calls, self._state.writer
         )
 
-    def activity(
-        self, activity: contracts.Activity[In, Out], request: In, *, summary: str
-    ) -> Awaitable[Out]:
+    def activity(self, activity: Activity[In, Out], request: In, *, summary: str) -> Awaitable[Out]:
         return self._activity(activity, request, summary=summary)
 
-    def verified(self, checked: contracts.VerifyResult) -> None:
+    def verified(self, checked: VerifyResult) -> None:
         self._state.add_usage(checked.usage)
         tracing.tokens(checked.usage.input_tokens, checked.usage.output_tokens)
         tracing.evaluations(checked.verdicts)

@@ -11,8 +11,8 @@ from pydantic import BaseModel, Field
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, RetryState
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
+from workflows.activity import PROVIDER_ERROR, PROVIDER_RETRYABLE
 from workflows.cleaning import MAX_CALLS_PER_TURN
-from workflows.contracts import PROVIDER_ERROR, PROVIDER_RETRYABLE
 from workflows.models import Decision, Report, RunStatus, StopReason
 from workflows.verification import Verification, VerifierMode
 

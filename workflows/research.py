@@ -23,10 +23,10 @@ with workflow.unsafe.imports_passed_through():
     import workflows.outcomes as outcomes
     import workflows.tools.finish_research as finish_research
     import workflows.tracing as tracing
+    from workflows.activity import Activity, In, Out
     from workflows.cleaning import MAX_TEXT_CHARS, clean
     from workflows.composer import compose
     from workflows.continuation import Continuation
-    from workflows.contracts import In, Out
     from workflows.details import STATUS_KEY as STATUS_KEY  # the search attributes, by name
     from workflows.details import STOP_REASON_KEY as STOP_REASON_KEY
     from workflows.details import VERIFIED_KEY as VERIFIED_KEY
@@ -397,9 +397,7 @@ class ResearchWorkflow:
 
     # ------------------------------------------------------------ plumbing
 
-    async def _call(
-        self, activity: contracts.Activity[In, Out], request: In, *, summary: str
-    ) -> Out:
+    async def _call(self, activity: Activity[In, Out], request: In, *, summary: str) -> Out:
         """Run an activity as its spec says (`workflows.calling`): local or regular, its heartbeat,
         and its timeouts, which never reach past the run's deadline unless it is uncapped."""
         left = self._state.seconds_left(workflow.now())

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from workflows.activity import Activity
 from workflows.cleaning import clean, echo
 from workflows.models import Brief, Evidence, Report, SourceRef, Usage
 from workflows.rules import refusal
+from workflows.scope import RunScope
 
 VerdictWord = Literal["supported", "partly", "not_supported", "contradicted"]
 VERDICTS: tuple[VerdictWord, ...] = ("supported", "partly", "not_supported", "contradicted")
@@ -117,6 +120,28 @@ class Verification(BaseModel):
     mode: VerifierMode = ""
     verifier: str = ""  # "openai gpt-4o-mini": the provider and model that read the claims
     verdicts: list[Verdict] = Field(default_factory=list)
+
+
+class VerifyInput(BaseModel):
+    """The claims of a submission the gate passed, for the verifier: nothing but each claim, its
+    sub-questions and its cited quotes. The scope's step (the finish step) keys the verdicts."""
+
+    scope: RunScope  # the finish step (RunScope.tool_of)
+    claims: list[Claim] = Field(default_factory=list)
+    rerun_of: str | None = None  # a rerun replays its source run's verdicts, asking no model
+
+
+class VerifyResult(BaseModel):
+    verdicts: list[Verdict] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)  # every verdict's, to count against max_tokens
+
+
+VERIFY = "verify"  # the activity's registered name (worker.py)
+# The verifier asks the claims of a report concurrently; a retry asks only the claims left (each
+# verdict is kept as it comes), and the deadline caps it.
+VERIFY_ACTIVITY = Activity(
+    VERIFY, VerifyInput, VerifyResult, heartbeat=True, timeout=timedelta(seconds=600)
+)
 
 
 def claims(

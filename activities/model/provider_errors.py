@@ -18,8 +18,8 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.secrets import MIN_SECRET_CHARS, REDACTED, Scrubber, spread_pattern
+from workflows.activity import PROVIDER_ERROR, PROVIDER_RETRYABLE
 from workflows.cleaning import clean
-from workflows.contracts import PROVIDER_ERROR, PROVIDER_RETRYABLE
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 MAX_RETRY_DELAY_SECONDS = 120.0

@@ -11,8 +11,9 @@ from __future__ import annotations
 from temporalio.exceptions import ApplicationError
 
 from activities.ledger import Ledger, ledger_errors
+from workflows.activity import PROVIDER_ERROR
 from workflows.cleaning import MAX_CALLS_PER_TURN
-from workflows.contracts import PROVIDER_ERROR, DecideInput
+from workflows.contracts import DecideInput
 from workflows.models import Decision
 
 PROVIDER = "replay"

@@ -33,10 +33,19 @@ from activities.model.decide import ModelClient, _provider_errors
 from activities.model.provider_errors import Provider, malformed_failure
 from activities.secrets import Scrubber
 from runtime.options import ChatOptions, VerifierSettings
+from workflows.activity import PROVIDER_ERROR
 from workflows.cleaning import MAX_TEXT_CHARS, clean
-from workflows.contracts import PROVIDER_ERROR, VERIFY, VerifyInput, VerifyResult
 from workflows.models import MAX_REPORTED_TOKENS, Usage
-from workflows.verification import Claim, ClaimQuote, Verdict, VerdictWord, settle
+from workflows.verification import (
+    VERIFY,
+    Claim,
+    ClaimQuote,
+    Verdict,
+    VerdictWord,
+    VerifyInput,
+    VerifyResult,
+    settle,
+)
 
 if TYPE_CHECKING:
     from activities.ledger import Ledger

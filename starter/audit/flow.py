@@ -10,7 +10,7 @@ from workflows.cleaning import MAX_CALLS_PER_TURN
 from workflows.hosts import host_allowed, url_host
 from workflows.models import StopReason
 
-MAX_SEARCH_RESULTS = 8  # contracts.SearchInput.max_results
+MAX_SEARCH_RESULTS = 8  # workflows.tools.search_web.SearchInput.max_results
 
 
 @check("steps-numbered", "steps are numbered 1..n with no gap")

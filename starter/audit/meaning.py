@@ -9,10 +9,10 @@ from pydantic import ValidationError
 
 from activities.ledger.review import VerdictRow
 from starter.audit.base import AuditData, check
-from workflows import contracts, verification
+from workflows import verification
 from workflows.models import Report, RunStatus
 from workflows.tools import FinishArgs
-from workflows.verification import Claim, Verdict
+from workflows.verification import VERIFY, Claim, Verdict, VerifyInput, VerifyResult
 
 
 @check("verdicts-copied", "a supported verdict's sentence is copied from a quote its claim cites")
@@ -111,12 +111,12 @@ def _claims(data: AuditData, report: Report, composed: bool) -> list[Claim]:
 )
 def history_verdicts(data: AuditData) -> Iterator[str]:
     assert data.history is not None
-    for fact in data.history.of_type(contracts.VERIFY):
+    for fact in data.history.of_type(VERIFY):
         if not fact.completed:
             continue
         try:
-            asked = contracts.VerifyInput.model_validate(fact.input)
-            answered = contracts.VerifyResult.model_validate(fact.result)
+            asked = VerifyInput.model_validate(fact.input)
+            answered = VerifyResult.model_validate(fact.result)
         except ValidationError:
             yield "a verify activity's input or result is not the verifier's contract"
             continue

@@ -12,6 +12,9 @@ from starter.audit.base import AuditData, check
 from starter.history import HistoryFacts
 from workflows import contracts
 from workflows.models import Brief, Decision, RunStatus
+from workflows.tools.read_page import READ_PAGE, ReadPageResult
+from workflows.tools.record_evidence import RECORD_EVIDENCE, RecordEvidenceResult
+from workflows.tools.search_web import SEARCH_WEB, SearchResult
 
 M = TypeVar("M", bound=BaseModel)
 _ENDED_AS = {"canceled": RunStatus.CANCELLED}
@@ -117,7 +120,7 @@ def _turn(decision: Decision) -> tuple[list[str], list[str], int]:
     "history-searches", "each search's results are the ones history recorded", needs_history=True
 )
 def history_searches(data: AuditData) -> Iterator[str]:
-    found = _results(_history(data), contracts.SEARCH_WEB, contracts.SearchResult)
+    found = _results(_history(data), SEARCH_WEB, SearchResult)
     recorded = [[hit.url for hit in result.hits] if result else None for result in found]
     ledger = [[result.url for result in search.results] for search in data.rows.searches]
     if not data.same_or_one_more(recorded, ledger):
@@ -131,7 +134,7 @@ def history_searches(data: AuditData) -> Iterator[str]:
 )
 def history_sources(data: AuditData) -> Iterator[str]:
     read: dict[str, tuple[str, str, bool]] = {}
-    for result in _results(_history(data), contracts.READ_PAGE, contracts.ReadPageResult):
+    for result in _results(_history(data), READ_PAGE, ReadPageResult):
         if result is not None:
             source = result.source
             read.setdefault(source.id, (source.url, source.content_hash, source.ok))
@@ -148,7 +151,7 @@ def history_sources(data: AuditData) -> Iterator[str]:
     needs_history=True,
 )
 def history_evidence(data: AuditData) -> Iterator[str]:
-    found = _results(_history(data), contracts.RECORD_EVIDENCE, contracts.RecordEvidenceResult)
+    found = _results(_history(data), RECORD_EVIDENCE, RecordEvidenceResult)
     recorded = {r.evidence.id: r.evidence for r in found if r is not None and r.evidence}
     for evidence_id in _differences(data, recorded, data.evidence_models()):
         yield f"{evidence_id}: history and ledger hold different evidence"

@@ -26,6 +26,7 @@ from tests.fakes.pdf import Flate, build_pdf, pdf_from_content_streams
 from workflows import contracts
 from workflows.models import Brief
 from workflows.scope import RunScope
+from workflows.tools.read_page import ReadPageInput
 
 BUDGET = 0.5  # seconds of CPU: the slow PDF below takes several
 
@@ -96,8 +97,8 @@ async def test_a_page_over_its_budget_is_stored_as_refused_with_that_sentence(
     )
     await env.run(research.start_run, start)
 
-    def read(source_id: str, name: str) -> contracts.ReadPageInput:
-        return contracts.ReadPageInput(
+    def read(source_id: str, name: str) -> ReadPageInput:
+        return ReadPageInput(
             scope=RunScope.tool_of(run_id, "", 1, 0, ""), source_id=source_id,
             url=f"https://{host}/{name}", allowed_hosts=[host], fetch=True,
         )  # fmt: skip

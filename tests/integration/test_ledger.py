@@ -19,7 +19,7 @@ from activities.pages.page import FetchedPage
 from activities.search import CorpusSearch, index_corpus
 from activities.snapshots import snapshot
 from runtime.database import Pool, apply_migrations, migrations
-from workflows.contracts import RecordEvidenceInput, SaveReportInput, StepRecord
+from workflows.contracts import SaveReportInput, StepRecord
 from workflows.models import (
     Brief,
     Counters,
@@ -33,6 +33,7 @@ from workflows.models import (
     Usage,
 )
 from workflows.scope import RunScope
+from workflows.tools.record_evidence import RecordEvidenceInput
 
 STARTED = "2025-01-02T03:04:05+00:00"
 PARAGRAPHS = [

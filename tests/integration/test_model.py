@@ -24,7 +24,8 @@ from runtime.database import open_pool
 from runtime.settings import Settings
 from tests.conftest import free_port
 from tests.fakes.openai_server import FakeOpenAI, Message, Reply, serve
-from workflows.contracts import PROVIDER_ERROR, PROVIDER_RETRYABLE, DecideInput
+from workflows.activity import PROVIDER_ERROR, PROVIDER_RETRYABLE
+from workflows.contracts import DecideInput
 from workflows.models import Brief, Decision, ToolCall, ToolResult, TranscriptEntry
 from workflows.scope import RunScope
 

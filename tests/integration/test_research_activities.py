@@ -24,6 +24,9 @@ from tests.fakes.transports import CountingTransport
 from workflows import contracts
 from workflows.models import Brief, Counters, Finding, Report, RunStatus, SearchHit, StopReason
 from workflows.scope import RunScope
+from workflows.tools.read_page import ReadPageInput
+from workflows.tools.record_evidence import RecordEvidenceInput
+from workflows.tools.search_web import SearchInput
 
 PAGE = """<html><head><title>Hybrid caches</title></head><body><main>
 <h1>Hybrid caches</h1>
@@ -56,7 +59,7 @@ class Harness:
     def url(self, path: str) -> str:
         return f"https://{self.host}/{path}"
 
-    def read(self, path: str, **fields: object) -> contracts.ReadPageInput:
+    def read(self, path: str, **fields: object) -> ReadPageInput:
         values: dict[str, object] = {
             "scope": RunScope.tool_of(self.run_id, "", 1, 0, ""),
             "source_id": "S1",
@@ -64,7 +67,7 @@ class Harness:
             "allowed_hosts": [self.host],
             "fetch": True,
         }
-        return contracts.ReadPageInput.model_validate(values | fields)
+        return ReadPageInput.model_validate(values | fields)
 
 
 @pytest.fixture
@@ -155,7 +158,7 @@ async def test_reading_an_unstored_source_without_fetch_fails_for_good(harness: 
 async def test_a_search_is_recorded_and_never_repeated(harness: Harness, tmp_path: Path) -> None:
     await start(harness)
     await index_corpus(harness.ledger, tmp_path, max_chars=10_000)
-    request = contracts.SearchInput(
+    request = SearchInput(
         scope=RunScope.tool_of(harness.run_id, "", 1, 0, ""),
         query="cache invalidation",
         allowed_hosts=[harness.host],
@@ -171,7 +174,7 @@ async def test_evidence_step_and_report(harness: Harness) -> None:
     await start(harness)
     activities, env = harness.activities, harness.env
     await env.run(activities.read_page, harness.read("cache.html"))
-    evidence = contracts.RecordEvidenceInput(
+    evidence = RecordEvidenceInput(
         scope=RunScope.tool_of(harness.run_id, "", 0, 0, ""),
         evidence_id="E001",
         question_id="Q1",
@@ -274,7 +277,7 @@ async def test_pages_indexed_from_any_folder_are_readable_without_a_setting(
         hits = await ledger.search_corpus("hybrid caches invalidation", [host], 8)
         assert f"https://{host}/guide/cache.html" in [hit.url for hit in hits]
 
-        read = contracts.ReadPageInput(
+        read = ReadPageInput(
             scope=RunScope.tool_of(run_id, "", 1, 0, ""),
             source_id="S1",
             url=f"https://{host}/guide/cache.html",

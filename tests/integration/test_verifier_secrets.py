@@ -20,10 +20,9 @@ from activities.model.decide import ModelClient
 from runtime.options import ChatOptions, VerifierSettings
 from tests.fakes.openai_server import FakeOpenAI, Reply, VerifierRequest, VerifierScript, serve
 from tests.fakes.secret_forms import forms
-from workflows import contracts
 from workflows.models import Brief
 from workflows.scope import RunScope
-from workflows.verification import Claim, ClaimQuote
+from workflows.verification import Claim, ClaimQuote, VerifyInput
 
 MODEL_KEY = "sk-verifier-Secret-0123456789abcdef"
 DATABASE_PASSWORD = "pg-Password-9876543210zyxw"
@@ -78,9 +77,7 @@ async def test_a_verdict_carries_no_form_of_a_secret(
             )
             verifier = VerifierSettings(provider="openai", base_url=url, api_key=MODEL_KEY)
             activities = VerifierActivities(verifier, chat, ledger, client)
-            request = contracts.VerifyInput(
-                scope=RunScope.tool_of(run_id, "", 3, 0, ""), claims=claims
-            )
+            request = VerifyInput(scope=RunScope.tool_of(run_id, "", 3, 0, ""), claims=claims)
             result = await ActivityEnvironment().run(activities.verify, request)
     assert len(fake.verifier_requests) == 2
     with psycopg.connect(pg_url) as conn:

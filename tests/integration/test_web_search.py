@@ -22,10 +22,10 @@ from runtime.database import open_pool
 from runtime.settings import Settings
 from tests.conftest import free_port
 from tests.fakes.search_servers import Answer, FakeSearch, Shape, serve
-from workflows import contracts
-from workflows.contracts import PROVIDER_ERROR, PROVIDER_RETRYABLE
+from workflows.activity import PROVIDER_ERROR, PROVIDER_RETRYABLE
 from workflows.models import Brief
 from workflows.scope import RunScope
+from workflows.tools.search_web import SearchInput
 
 DOCS = "docs.example.com"
 KEY = "serper-secret-key"
@@ -286,7 +286,7 @@ async def test_the_search_activity_records_the_web_providers_hits(embedded_pg_ur
         async with provider("serper", fake, ledger) as search, httpx.AsyncClient() as http:
             settings = Settings.from_env({})
             activities = ResearchActivities(ledger, http, settings.research_options(), search)
-            request = contracts.SearchInput(
+            request = SearchInput(
                 scope=RunScope.tool_of(run_id, "", 1, 0, ""), query="dlq", allowed_hosts=[DOCS]
             )
             first = await ActivityEnvironment().run(activities.search_web, request)

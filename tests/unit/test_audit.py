@@ -22,7 +22,10 @@ from starter.history import ActivityFact, HistoryFacts, history_facts
 from workflows import contracts, verification
 from workflows.models import Report, StopReason, Usage
 from workflows.scope import RunScope
-from workflows.verification import Verification
+from workflows.tools.read_page import READ_PAGE
+from workflows.tools.record_evidence import RECORD_EVIDENCE
+from workflows.tools.search_web import SEARCH_WEB
+from workflows.verification import VERIFY, Verification, VerifyInput, VerifyResult
 
 EXPORTS = Path(__file__).parent.parent / "exports"
 Tamper = Callable[[RunRows, HistoryFacts], Any]
@@ -73,11 +76,11 @@ def _verified(recorded_rows: RunRows, recorded_facts: HistoryFacts) -> tuple[Run
         )
     assert all(verdict.verdict == "supported" for verdict in verdicts)
     rows.report.verification = Verification(mode="model", verifier="openai m", verdicts=verdicts)
-    asked = contracts.VerifyInput(scope=RunScope(run_id=rows.run.run_id, step=step))
-    answered = contracts.VerifyResult(verdicts=verdicts)
+    asked = VerifyInput(scope=RunScope(run_id=rows.run.run_id, step=step))
+    answered = VerifyResult(verdicts=verdicts)
     facts.activities.append(
         ActivityFact(
-            type=contracts.VERIFY,
+            type=VERIFY,
             input=asked.model_dump(mode="json"),
             result=answered.model_dump(mode="json"),
             completed=True,
@@ -253,17 +256,15 @@ TAMPERS: dict[str, tuple[str, Tamper]] = {
     ),
     "history-searches": (
         "demo",
-        lambda r, h: _activity(h, contracts.SEARCH_WEB).result["hits"].pop(),
+        lambda r, h: _activity(h, SEARCH_WEB).result["hits"].pop(),
     ),
     "history-sources": (
         "demo",
-        lambda r, h: _activity(h, contracts.READ_PAGE).result["source"].update(content_hash="0"),
+        lambda r, h: _activity(h, READ_PAGE).result["source"].update(content_hash="0"),
     ),
     "history-evidence": (
         "demo",
-        lambda r, h: (
-            _activity(h, contracts.RECORD_EVIDENCE).result["evidence"].update(quote="Forged.")
-        ),
+        lambda r, h: _activity(h, RECORD_EVIDENCE).result["evidence"].update(quote="Forged."),
     ),
     "history-report": ("demo", lambda r, h: setattr(h.result.report, "limitations", "Forged.")),
     # A verdict kept as supported whose sentence no cited quote holds.
@@ -274,7 +275,7 @@ TAMPERS: dict[str, tuple[str, Tamper]] = {
     # The history's verdict is not the ledger's.
     "history-verdicts": (
         VERIFIED,
-        lambda r, h: _activity(h, contracts.VERIFY).result["verdicts"][0].update(sentence="x"),
+        lambda r, h: _activity(h, VERIFY).result["verdicts"][0].update(sentence="x"),
     ),
     # A completed report whose verifier found a claim unsupported.
     "report-verdicts": (

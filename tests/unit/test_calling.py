@@ -9,6 +9,9 @@ from workflows import contracts
 from workflows.calling import HEARTBEAT, LOCAL_TIMEOUT, CallOptions, options
 from workflows.models import Brief
 from workflows.scope import RunScope
+from workflows.tools.read_page import READ_PAGE_ACTIVITY, ReadPageInput
+from workflows.tools.search_web import SEARCH_WEB_ACTIVITY, SearchInput
+from workflows.verification import VERIFY_ACTIVITY, VerifyInput
 
 SCOPE = RunScope.start("run", "execution")
 HOUR = 3600.0
@@ -18,14 +21,14 @@ OFFLINE = contracts.StartRunResult(
 )
 
 
-def page(url: str, *, fetch: bool) -> contracts.ReadPageInput:
-    return contracts.ReadPageInput(
+def page(url: str, *, fetch: bool) -> ReadPageInput:
+    return ReadPageInput(
         scope=SCOPE, source_id="S1", url=url, allowed_hosts=["docs.example"], fetch=fetch
     )
 
 
-def search() -> contracts.SearchInput:
-    return contracts.SearchInput(scope=SCOPE, query="q", allowed_hosts=["docs.example"])
+def search() -> SearchInput:
+    return SearchInput(scope=SCOPE, query="q", allowed_hosts=["docs.example"])
 
 
 def seconds(value: float) -> timedelta:
@@ -39,14 +42,14 @@ def test_ledger_work_runs_locally_with_the_local_attempt_and_no_heartbeat() -> N
 
 
 def test_a_search_runs_locally_only_where_the_worker_searches_its_corpus() -> None:
-    web = options(contracts.SEARCH_WEB_ACTIVITY, search(), NOTHING_LOCAL, HOUR)
+    web = options(SEARCH_WEB_ACTIVITY, search(), NOTHING_LOCAL, HOUR)
     assert web == CallOptions(False, seconds(60), seconds(300), HEARTBEAT)
-    corpus = options(contracts.SEARCH_WEB_ACTIVITY, search(), OFFLINE, HOUR)
+    corpus = options(SEARCH_WEB_ACTIVITY, search(), OFFLINE, HOUR)
     assert corpus == CallOptions(True, LOCAL_TIMEOUT, seconds(300), None)
 
 
 def test_a_page_read_is_local_when_stored_or_served_from_disk_and_regular_for_the_web() -> None:
-    read = contracts.READ_PAGE_ACTIVITY
+    read = READ_PAGE_ACTIVITY
     stored = options(read, page("https://web.example/a", fetch=False), NOTHING_LOCAL, HOUR)
     assert stored.local
     assert options(read, page("https://docs.example/a", fetch=True), OFFLINE, HOUR).local
@@ -68,8 +71,8 @@ def test_a_capped_timeout_ends_at_the_deadline_plus_the_activitys_grace() -> Non
     request = contracts.DecideInput(scope=SCOPE, brief=_brief())
     decide = options(contracts.DECIDE_ACTIVITY, request, NOTHING_LOCAL, 20)
     assert (decide.start_to_close, decide.schedule_to_close) == (seconds(25), seconds(25))
-    verify = contracts.VerifyInput(scope=SCOPE)
-    late = options(contracts.VERIFY_ACTIVITY, verify, NOTHING_LOCAL, 0)  # at least a second
+    verify = VerifyInput(scope=SCOPE)
+    late = options(VERIFY_ACTIVITY, verify, NOTHING_LOCAL, 0)  # at least a second
     assert late == CallOptions(False, seconds(1), seconds(1), HEARTBEAT)
 
 
@@ -83,7 +86,7 @@ def test_start_run_and_the_save_run_however_late_with_attempts_of_their_own() ->
 
 
 def test_the_verifier_gets_a_long_attempt_and_heartbeats() -> None:
-    got = options(contracts.VERIFY_ACTIVITY, contracts.VerifyInput(scope=SCOPE), OFFLINE, HOUR)
+    got = options(VERIFY_ACTIVITY, VerifyInput(scope=SCOPE), OFFLINE, HOUR)
     assert got == CallOptions(False, seconds(600), seconds(3000), HEARTBEAT)
 
 

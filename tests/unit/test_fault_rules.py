@@ -15,7 +15,7 @@ from temporalio.exceptions import (
 
 from activities.ledger import ledger_errors
 from activities.spans import _shown_url
-from workflows import contracts
+from workflows.activity import PROVIDER_ERROR, PROVIDER_RETRYABLE
 from workflows.models import RunStatus, StopReason
 from workflows.outcomes import failed as _failed
 from workflows.tracing import tool_label
@@ -44,7 +44,7 @@ def test_retries_stopped_early_for_the_deadline_end_the_run_at_the_deadline() ->
     outcome = _failed(gave_up(heartbeat_timeout(), RetryState.TIMEOUT), False)
     assert (outcome.status, outcome.stop_reason) == (RunStatus.INCOMPLETE, StopReason.DEADLINE)
     busy = ApplicationError(
-        "model provider x answered HTTP 429, will retry", type=contracts.PROVIDER_RETRYABLE
+        "model provider x answered HTTP 429, will retry", type=PROVIDER_RETRYABLE
     )
     outcome = _failed(gave_up(busy, RetryState.TIMEOUT, "decide"), False)
     assert (outcome.status, outcome.stop_reason) == (RunStatus.INCOMPLETE, StopReason.DEADLINE)
@@ -52,7 +52,7 @@ def test_retries_stopped_early_for_the_deadline_end_the_run_at_the_deadline() ->
 
 def test_only_the_providers_word_is_a_provider_error_and_the_rest_names_the_fault() -> None:
     refused = ApplicationError(
-        "model provider x answered HTTP 401", type=contracts.PROVIDER_ERROR, non_retryable=True
+        "model provider x answered HTTP 401", type=PROVIDER_ERROR, non_retryable=True
     )
     outcome = _failed(gave_up(refused, RetryState.NON_RETRYABLE_FAILURE, "decide"), False)
     assert (outcome.status, outcome.stop_reason) == (RunStatus.FAILED, StopReason.PROVIDER_ERROR)

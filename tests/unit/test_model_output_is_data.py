@@ -39,6 +39,8 @@ from workflows.tools import (
     bounded_call,
     parse_call,
 )
+from workflows.tools.read_page import ReadPageResult
+from workflows.tools.record_evidence import RecordEvidenceResult
 
 BRIEF = Brief.model_validate(
     {
@@ -77,10 +79,10 @@ raw_arguments = st.one_of(
 
 
 async def _no_activity(name: str, request: BaseModel, result_type: type[Any], **_: Any) -> Any:
-    if result_type is contracts.ReadPageResult:
-        return contracts.ReadPageResult(source=SourceRef(id="S1", url="https://docs.example/a"))
-    if result_type is contracts.RecordEvidenceResult:
-        return contracts.RecordEvidenceResult(error="refused")
+    if result_type is ReadPageResult:
+        return ReadPageResult(source=SourceRef(id="S1", url="https://docs.example/a"))
+    if result_type is RecordEvidenceResult:
+        return RecordEvidenceResult(error="refused")
     return result_type()
 
 

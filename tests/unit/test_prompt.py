@@ -13,7 +13,7 @@ from activities.model.prompt import (
     render_result,
 )
 from baselines.offline import estimate_usage
-from workflows.contracts import DecideInput, ReadPageResult
+from workflows.contracts import DecideInput
 from workflows.models import (
     Brief,
     Budget,
@@ -37,6 +37,7 @@ from workflows.tools import (
     WindowPassage,
     tool_schemas,
 )
+from workflows.tools.read_page import ReadPageResult
 from workflows.tools.read_page import window as page_window
 
 BRIEF = Brief(question="How do caches invalidate?", allowed_hosts=["docs.example"])

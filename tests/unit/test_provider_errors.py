@@ -15,7 +15,7 @@ from activities.model.provider_errors import (
     retry_delay,
     status_failure,
 )
-from workflows.contracts import PROVIDER_ERROR, PROVIDER_RETRYABLE
+from workflows.activity import PROVIDER_ERROR, PROVIDER_RETRYABLE
 
 SEARCH = Provider(label="search provider fake", credentials="FAKE_KEY", endpoint="FAKE_URL")
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)

@@ -7,15 +7,19 @@ import pytest
 from pydantic import BaseModel
 
 from workflows import contracts
+from workflows.activity import Activity
 from workflows.models import Counters
 from workflows.scope import ForkPoint, RunScope
+from workflows.tools.read_page import READ_PAGE_ACTIVITY
+from workflows.tools.record_evidence import RECORD_EVIDENCE_ACTIVITY
+from workflows.tools.search_web import SEARCH_WEB_ACTIVITY
 
 INPUTS = [
     contracts.START_RUN_ACTIVITY,
     contracts.DECIDE_ACTIVITY,
-    contracts.SEARCH_WEB_ACTIVITY,
-    contracts.READ_PAGE_ACTIVITY,
-    contracts.RECORD_EVIDENCE_ACTIVITY,
+    SEARCH_WEB_ACTIVITY,
+    READ_PAGE_ACTIVITY,
+    RECORD_EVIDENCE_ACTIVITY,
     contracts.RECORD_STEP_ACTIVITY,
     contracts.SAVE_REPORT_ACTIVITY,
 ]
@@ -23,7 +27,7 @@ INPUTS = [
 
 @pytest.mark.parametrize("activity", INPUTS, ids=lambda activity: activity.name)
 def test_every_activity_input_carries_one_scope_and_no_loose_keys(
-    activity: contracts.Activity[BaseModel, BaseModel],
+    activity: Activity[BaseModel, BaseModel],
 ) -> None:
     fields = activity.input.model_fields
     assert fields["scope"].annotation is RunScope

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from workflows import contracts
 from workflows.models import ToolCall, ToolResult, TranscriptEntry
 from workflows.tools import (
     REGISTRY,
@@ -27,6 +26,9 @@ from workflows.tools import (
     tool_schemas,
 )
 from workflows.tools import search_web as search_tool
+from workflows.tools.read_page import READ_PAGE
+from workflows.tools.record_evidence import RECORD_EVIDENCE
+from workflows.tools.search_web import SEARCH_WEB
 
 SEARCH = search_tool.SPEC
 
@@ -105,9 +107,9 @@ def test_labels_and_where_each_activity_runs_come_from_the_specs() -> None:
         if (spec := REGISTRY.get(name)) is not None and spec.runs is not None
     }
     assert runs == {
-        "search_web": (contracts.SEARCH_WEB, "when_search_is_local", True),
-        "read_page": (contracts.READ_PAGE, "when_page_is_local", True),
-        "record_evidence": (contracts.RECORD_EVIDENCE, "always", False),
+        "search_web": (SEARCH_WEB, "when_search_is_local", True),
+        "read_page": (READ_PAGE, "when_page_is_local", True),
+        "record_evidence": (RECORD_EVIDENCE, "always", False),
     }
 
 

@@ -27,6 +27,7 @@ from activities.pages.extract import content_hash, find_quote
 from runtime.converter import DATA_CONVERTER
 from tests.conftest import installed_binary
 from workflows import context, contracts
+from workflows.activity import PROVIDER_ERROR
 from workflows.families import sketch, words
 from workflows.models import (
     Brief,
@@ -39,9 +40,17 @@ from workflows.models import (
     Usage,
 )
 from workflows.research import ResearchWorkflow
+from workflows.tools.read_page import READ_PAGE, ReadPageInput, ReadPageResult
+from workflows.tools.record_evidence import (
+    RECORD_EVIDENCE,
+    RecordEvidenceInput,
+    RecordEvidenceResult,
+)
+from workflows.tools.search_web import SEARCH_WEB, SearchInput, SearchResult
+from workflows.verification import VERIFY, VerifyInput, VerifyResult
 
 Script = Callable[[contracts.DecideInput], Decision]
-Verifier = Callable[[contracts.VerifyInput], contracts.VerifyResult]
+Verifier = Callable[[VerifyInput], VerifyResult]
 
 # Two pages on two hosts: one answers Q1 (timeout), the other Q2 (attempts).
 PAGE_A = "https://a.example/one"
@@ -68,7 +77,7 @@ def refusing(message: str, before: list[Decision] | None = None) -> Script:
     def script(request: contracts.DecideInput) -> Decision:
         if request.scope.turn <= len(played):
             return played[request.scope.turn - 1]
-        raise ApplicationError(message, type=contracts.PROVIDER_ERROR, non_retryable=True)
+        raise ApplicationError(message, type=PROVIDER_ERROR, non_retryable=True)
 
     return script
 
@@ -134,7 +143,7 @@ class StandIns:
         self.read_delay = read_delay  # a slow page: real seconds before read_page answers
         self.search_error = search_error  # raised by every search (a refusing search provider)
         self.verifier = verifier  # set: start_run says a verifier model checks meaning
-        self.verify_calls: list[contracts.VerifyInput] = []
+        self.verify_calls: list[VerifyInput] = []
 
     def definitions(self) -> list[Callable[..., Any]]:
         return [
@@ -155,8 +164,8 @@ class StandIns:
         update = {"verifier": "model", "verifier_name": "stand-in verifier"}
         return self.started.model_copy(update=update)
 
-    @activity.defn(name=contracts.VERIFY)
-    async def verify(self, request: contracts.VerifyInput) -> contracts.VerifyResult:
+    @activity.defn(name=VERIFY)
+    async def verify(self, request: VerifyInput) -> VerifyResult:
         self.verify_calls.append(request)
         if self.verifier is None:
             raise ApplicationError("no verifier is configured", non_retryable=True)
@@ -185,8 +194,8 @@ class StandIns:
             return self.script[index]
         return self.script[-1]
 
-    @activity.defn(name=contracts.SEARCH_WEB)
-    async def search_web(self, request: contracts.SearchInput) -> contracts.SearchResult:
+    @activity.defn(name=SEARCH_WEB)
+    async def search_web(self, request: SearchInput) -> SearchResult:
         self.web.searches.append(request.query)
         if self.search_error is not None:
             raise self.search_error
@@ -196,15 +205,15 @@ class StandIns:
             for url, paras in self.web.pages.items()
             if any(word in " ".join(paras).lower() for word in words)
         ]
-        return contracts.SearchResult(hits=hits, provider="stand-in")
+        return SearchResult(hits=hits, provider="stand-in")
 
-    @activity.defn(name=contracts.READ_PAGE)
-    async def read_page(self, request: contracts.ReadPageInput) -> contracts.ReadPageResult:
+    @activity.defn(name=READ_PAGE)
+    async def read_page(self, request: ReadPageInput) -> ReadPageResult:
         if self.read_delay:
             await asyncio.sleep(self.read_delay)
         key = (request.scope.run_id, request.source_id)
         if key in self.web.failed:  # a stored failure reads back as the same failure
-            return contracts.ReadPageResult(source=self.web.failed[key])
+            return ReadPageResult(source=self.web.failed[key])
         if request.fetch and key not in self.web.stored:
             self.web.fetches.append(request.url)
             if request.url not in self.web.pages:
@@ -212,13 +221,13 @@ class StandIns:
                     id=request.source_id, url=request.url, ok=False, error="HTTP 404"
                 )
                 self.web.failed[key] = failure
-                return contracts.ReadPageResult(source=failure)
+                return ReadPageResult(source=failure)
             self.web.stored[key] = (self.web.text(request.url), _passages(self.web, request))
         text, passages = self.web.stored[key]
         window = [p for p in passages if p.end > request.offset]
         if request.find:
             window = [p for p in window if request.find.lower() in p.text.lower()]
-        return contracts.ReadPageResult(
+        return ReadPageResult(
             source=SourceRef(
                 id=request.source_id,
                 url=request.url,
@@ -231,20 +240,18 @@ class StandIns:
             total_chars=len(text),
         )
 
-    @activity.defn(name=contracts.RECORD_EVIDENCE)
-    async def record_evidence(
-        self, request: contracts.RecordEvidenceInput
-    ) -> contracts.RecordEvidenceResult:
+    @activity.defn(name=RECORD_EVIDENCE)
+    async def record_evidence(self, request: RecordEvidenceInput) -> RecordEvidenceResult:
         text, passages = self.web.stored[(request.scope.run_id, request.source_id)]
         if request.passage_id is not None:
             match = [p for p in passages if p.id == request.passage_id]
             if not match:
-                return contracts.RecordEvidenceResult(error=f"unknown passage {request.passage_id}")
+                return RecordEvidenceResult(error=f"unknown passage {request.passage_id}")
             span = (match[0].start, match[0].end)
         else:
             found = find_quote(text, request.quote or "")
             if found is None:
-                return contracts.RecordEvidenceResult(
+                return RecordEvidenceResult(
                     error=f"quote not found verbatim in {request.source_id}"
                 )
             span = found
@@ -263,8 +270,8 @@ class StandIns:
         try:  # the ledger's own rule, applied the same way
             checked = check(evidence, "", request.terms, request.question, request.judged)
         except EvidenceRefused as refused:
-            return contracts.RecordEvidenceResult(error=str(refused))
-        return contracts.RecordEvidenceResult(evidence=checked)
+            return RecordEvidenceResult(error=str(refused))
+        return RecordEvidenceResult(evidence=checked)
 
     @activity.defn(name=contracts.RECORD_STEP)
     async def record_step(self, request: contracts.StepRecord) -> contracts.RecordStepResult:
@@ -283,7 +290,7 @@ class StandIns:
         self.web.steps += [r for r in records if (r.scope.execution, r.scope.step) not in done]
 
 
-def _passages(web: FakeWeb, request: contracts.ReadPageInput) -> list[Passage]:
+def _passages(web: FakeWeb, request: ReadPageInput) -> list[Passage]:
     passages, offset = [], 0
     for number, paragraph in enumerate(web.pages[request.url], start=1):
         passages.append(

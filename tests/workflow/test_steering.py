@@ -41,6 +41,7 @@ from tests.workflow.harness import (
     start,
 )
 from workflows import contracts
+from workflows.activity import PROVIDER_ERROR
 from workflows.models import (
     Brief,
     Decision,
@@ -55,6 +56,11 @@ from workflows.models import (
 )
 from workflows.research import ResearchWorkflow
 from workflows.tools import PageWindow
+from workflows.tools.record_evidence import (
+    RECORD_EVIDENCE,
+    RecordEvidenceInput,
+    RecordEvidenceResult,
+)
 
 MODEL = Provider(label="model provider fake", credentials="FAKE_KEY", endpoint="FAKE_URL")
 SEARCH = call("search_web", query="timeout attempts")
@@ -443,10 +449,8 @@ async def test_infrastructure_down_past_the_deadline_fails_naming_the_fault() ->
 class LedgerDown(StandIns):
     """A ledger whose evidence writes fail: `record_evidence` runs as a local activity."""
 
-    @activity.defn(name=contracts.RECORD_EVIDENCE)
-    async def record_evidence(
-        self, request: contracts.RecordEvidenceInput
-    ) -> contracts.RecordEvidenceResult:
+    @activity.defn(name=RECORD_EVIDENCE)
+    async def record_evidence(self, request: RecordEvidenceInput) -> RecordEvidenceResult:
         raise REFUSED
 
 
@@ -547,7 +551,7 @@ async def test_a_search_provider_refusal_ends_the_run_failed_as_a_provider_error
     web = FakeWeb(pages=PAGES)
     refusal = ApplicationError(
         "search provider serper answered HTTP 401: the credentials were rejected",
-        type=contracts.PROVIDER_ERROR,
+        type=PROVIDER_ERROR,
         non_retryable=True,
     )
 

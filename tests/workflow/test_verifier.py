@@ -23,11 +23,11 @@ from tests.workflow.harness import (
     research_worker,
     start,
 )
-from workflows import contracts, verification
+from workflows import verification
 from workflows.models import Decision, FinishNowInput, RunResult, RunStatus, StopReason, Usage
 from workflows.research import ResearchWorkflow
 from workflows.tools import GateFailed
-from workflows.verification import VerdictWord
+from workflows.verification import VERIFY, VerdictWord, VerifyInput, VerifyResult
 
 SCRIPT = [
     call("search_web", query="timeout attempts"),
@@ -44,7 +44,7 @@ def verifier_saying(said: Callable[[verification.Claim], VerdictWord]) -> StandI
     """Stand-ins whose verifier says `said(claim)` with the first quote's text as its sentence,
     read by the host's own rule (`verification.settle`)."""
 
-    def verify(request: contracts.VerifyInput) -> contracts.VerifyResult:
+    def verify(request: VerifyInput) -> VerifyResult:
         verdicts = [
             verification.settle(
                 claim,
@@ -57,7 +57,7 @@ def verifier_saying(said: Callable[[verification.Claim], VerdictWord]) -> StandI
             )
             for claim in request.claims
         ]
-        return contracts.VerifyResult(
+        return VerifyResult(
             verdicts=verdicts,
             usage=Usage(input_tokens=300 * len(verdicts), output_tokens=40 * len(verdicts)),
         )
@@ -127,12 +127,12 @@ async def test_supported_claims_complete_and_the_report_keeps_the_verdicts(clien
 async def test_a_supported_verdict_without_a_copied_sentence_counts_as_not_supported(
     client: Client,
 ) -> None:
-    def verify(request: contracts.VerifyInput) -> contracts.VerifyResult:
+    def verify(request: VerifyInput) -> VerifyResult:
         verdicts = [
             verification.settle(claim, "supported", "Harbor Queue never fails a message.", "")
             for claim in request.claims
         ]
-        return contracts.VerifyResult(verdicts=verdicts)
+        return VerifyResult(verdicts=verdicts)
 
     stand_ins = StandIns(FakeWeb(pages=PAGES), [], verifier=verify)
 
@@ -174,7 +174,7 @@ async def test_a_run_that_asked_the_verifier_replays_from_its_history(client: Cl
     verify_events = [
         event
         for event in history.events
-        if event.activity_task_scheduled_event_attributes.activity_type.name == contracts.VERIFY
+        if event.activity_task_scheduled_event_attributes.activity_type.name == VERIFY
     ]
     assert len(verify_events) == 3
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from workflows import contracts, gate, verification
+from workflows import gate, verification
 from workflows.models import Finding, Report, RunStatus, StopReason, Submitted
 from workflows.outcomes import Outcome
 from workflows.tool_base import ToolArgs, ToolData
@@ -129,8 +129,8 @@ async def verify_claims(
         fork = scope.fork.model_copy(update={"steps": done, "work": done})
         scope = scope.model_copy(update={"step": done + 1, "fork": fork})
     answered = await tool.activity(
-        contracts.VERIFY_ACTIVITY,
-        contracts.VerifyInput(scope=scope, claims=claims, rerun_of=state.brief.rerun_of),
+        verification.VERIFY_ACTIVITY,
+        verification.VerifyInput(scope=scope, claims=claims, rerun_of=state.brief.rerun_of),
         summary=f"verify: {len(claims)} claims of step {scope.step}",
     )
     tool.verified(answered)

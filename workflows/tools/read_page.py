@@ -6,9 +6,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from workflows import contracts
+from workflows.activity import Activity
 from workflows.hosts import MAX_URL_CHARS
-from workflows.models import MAX_ID_CHARS
+from workflows.models import MAX_ID_CHARS, Passage, SourceRef
+from workflows.scope import RunScope
 from workflows.tool_base import ToolArgs, ToolData
 from workflows.tools.spec import (
     Executed,
@@ -42,6 +43,36 @@ class ReadPageArgs(ToolArgs):
         return self
 
 
+class ReadPageInput(BaseModel):
+    """Read a window of a source. `fetch` is True only for a URL not yet stored for this run."""
+
+    scope: RunScope
+    source_id: str  # assigned by the workflow ("S3") before the fetch
+    url: str
+    allowed_hosts: list[str]
+    fetch: bool
+    offset: int = 0
+    find: str | None = None
+    window_passages: int = 6  # at most this many passages,
+    window_chars: int = 3_000  # and no more text than this past the first passage
+
+
+class ReadPageResult(BaseModel):
+    source: SourceRef
+    passages: list[Passage] = Field(default_factory=list)
+    next_offset: int | None = None
+    total_chars: int = 0
+    truncated: bool = False  # the snapshot was cut at its size cap
+    # with `find`: more passages hold it past the window (`find` at `next_offset` shows them)
+    more_matches: bool = False
+
+
+READ_PAGE = "read_page"  # the activity's registered name (worker.py)
+READ_PAGE_ACTIVITY = Activity(
+    READ_PAGE, ReadPageInput, ReadPageResult, "when_page_is_local", heartbeat=True
+)
+
+
 class WindowPassage(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -72,8 +103,8 @@ async def run(args: ReadPageArgs, tool: ToolContext) -> Executed:
         error = "page budget exhausted: stored pages stay readable by source_id"
         return Executed(tool.result(ok=False, error=error))
     page = await tool.activity(
-        contracts.READ_PAGE_ACTIVITY,
-        contracts.ReadPageInput(
+        READ_PAGE_ACTIVITY,
+        ReadPageInput(
             scope=tool.scope(),
             source_id=target.source_id,
             url=target.url,
@@ -92,7 +123,7 @@ async def run(args: ReadPageArgs, tool: ToolContext) -> Executed:
     return Executed(tool.result(data=window(page), insufficient=not page.passages))
 
 
-def window(page: contracts.ReadPageResult) -> PageWindow:
+def window(page: ReadPageResult) -> PageWindow:
     source = page.source
     return PageWindow(
         source_id=source.id,
@@ -154,7 +185,7 @@ SPEC = ToolSpec(
     },
     verbatim=frozenset(),
     results=(PageWindow,),
-    runs=contracts.READ_PAGE_ACTIVITY,
+    runs=READ_PAGE_ACTIVITY,
     run=run,
     describe=describe,
     compact=compact,

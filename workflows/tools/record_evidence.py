@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
-from workflows import contracts, gate
-from workflows.models import MAX_ID_CHARS, Stance
+from workflows import gate
+from workflows.activity import Activity
+from workflows.models import MAX_ID_CHARS, Evidence, Stance
+from workflows.scope import RunScope
 from workflows.tool_base import ToolArgs, ToolData
 from workflows.tools.spec import Executed, Slimming, ToolContext, ToolSpec, first_line
 
@@ -28,6 +36,34 @@ class RecordEvidenceArgs(ToolArgs):
         if (self.passage_id is None) == (self.quote is None):
             raise ValueError("give exactly one of passage_id or quote")
         return self
+
+
+class RecordEvidenceInput(BaseModel):
+    scope: RunScope  # its step: the step recording it (0: unknown)
+    evidence_id: str  # assigned by the workflow ("E001")
+    question_id: str
+    source_id: str
+    claim: str
+    stance: Stance
+    passage_id: str | None = None
+    quote: str | None = None
+    # The question's distinctive words: the quote must touch one (`workflows.substance`).
+    terms: list[str] = Field(default_factory=list)
+    question: str = ""  # its text: the quote's own words must share one of its words
+    # A verifier judges meaning at finish: a judgement rule's doubt (`workflows.rules`) is kept
+    # on the evidence as a concern for it, not a refusal of the record.
+    judged: bool = False
+
+
+class RecordEvidenceResult(BaseModel):
+    evidence: Evidence | None = None
+    error: str | None = None  # why the quote or passage was refused
+
+
+RECORD_EVIDENCE = "record_evidence"  # the activity's registered name (worker.py)
+RECORD_EVIDENCE_ACTIVITY = Activity(
+    RECORD_EVIDENCE, RecordEvidenceInput, RecordEvidenceResult, "always"
+)
 
 
 class EvidenceData(ToolData):
@@ -56,8 +92,8 @@ async def run(args: RecordEvidenceArgs, tool: ToolContext) -> Executed:
     state.check_evidence(args.question_id, args.source_id, args.passage_id)
     evidence_id = state.next_evidence_id()
     recorded = await tool.activity(
-        contracts.RECORD_EVIDENCE_ACTIVITY,
-        contracts.RecordEvidenceInput(
+        RECORD_EVIDENCE_ACTIVITY,
+        RecordEvidenceInput(
             scope=tool.scope(),
             evidence_id=evidence_id,
             terms=state.question_terms(args.question_id),
@@ -121,7 +157,7 @@ SPEC = ToolSpec(
     # every check reads it through `canonical`).
     verbatim=frozenset({"quote"}),
     results=(EvidenceData,),
-    runs=contracts.RECORD_EVIDENCE_ACTIVITY,
+    runs=RECORD_EVIDENCE_ACTIVITY,
     run=run,
     describe=describe,
     compact=None,

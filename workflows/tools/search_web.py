@@ -13,9 +13,10 @@ from pydantic import (
     model_serializer,
 )
 
-from workflows import contracts
+from workflows.activity import Activity
 from workflows.cleaning import echo
 from workflows.models import SearchHit
+from workflows.scope import RunScope
 from workflows.tool_base import ToolArgs, ToolData
 from workflows.tools.spec import Executed, Slimming, ToolContext, ToolSpec
 
@@ -35,6 +36,26 @@ class SearchArgs(ToolArgs):
         if not value.strip():
             raise ValueError("the query is blank")
         return value
+
+
+class SearchInput(BaseModel):
+    """The search activity's request: a query, searched on the brief's hosts only."""
+
+    scope: RunScope
+    query: str
+    allowed_hosts: list[str]
+    max_results: int = 8
+
+
+class SearchResult(BaseModel):
+    hits: list[SearchHit] = Field(default_factory=list)
+    provider: str = ""
+
+
+SEARCH_WEB = "search_web"  # the activity's registered name (worker.py)
+SEARCH_WEB_ACTIVITY = Activity(
+    SEARCH_WEB, SearchInput, SearchResult, "when_search_is_local", heartbeat=True
+)
 
 
 class SearchResultItem(BaseModel):
@@ -78,8 +99,8 @@ async def run(args: SearchArgs, tool: ToolContext) -> Executed:
             tool.result(ok=False, error="search budget exhausted: read or record instead")
         )
     found = await tool.activity(
-        contracts.SEARCH_WEB_ACTIVITY,
-        contracts.SearchInput(
+        SEARCH_WEB_ACTIVITY,
+        SearchInput(
             scope=tool.scope(),
             query=args.query,
             allowed_hosts=state.brief.allowed_hosts,
@@ -108,7 +129,7 @@ SPEC = ToolSpec(
     parameters={"query": "Search terms."},
     verbatim=frozenset(),
     results=(SearchData,),
-    runs=contracts.SEARCH_WEB_ACTIVITY,
+    runs=SEARCH_WEB_ACTIVITY,
     run=run,
     describe=describe,
     compact=None,

@@ -12,12 +12,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from workflows.contracts import Activity, In, Out, VerifyResult
+from workflows.activity import Activity, In, Out
 from workflows.models import ToolResult
 from workflows.outcomes import Outcome
 from workflows.scope import RunScope
 from workflows.tool_base import ToolArgs, ToolData
-from workflows.verification import VerifierMode
+from workflows.verification import VerifierMode, VerifyResult
 
 if TYPE_CHECKING:  # the state imports the tools' names; the tools only use its type here
     from workflows.state import RunState
