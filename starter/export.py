@@ -190,7 +190,8 @@ def load_export(folder: Path) -> tuple[RunRows, list[WorkflowHistory] | None]:
             run=RunRow.model_validate(_read(folder, "run.json")),
             sources=[_read_source(folder, item) for item in _read(folder, "sources.json")],
             report=_read_report(folder),
-            **{table: _read(folder, f"{table}.json") for table in TABLES},
+            **{table: _read(folder, f"{table}.json") for table in TABLES if table != "steps"},
+            steps=[with_result_kind(step) for step in _read(folder, "steps.json")],
             **{
                 table: _read(folder, f"{table}.json")
                 for table in OPTIONAL_TABLES
@@ -204,6 +205,35 @@ def load_export(folder: Path) -> tuple[RunRows, list[WorkflowHistory] | None]:
         ) from None
     files = history_files(folder)
     return rows, [read_history_file(path) for path in files] if files else None
+
+
+# The kind of each tool's one result model, for a step exported before results had a kind (as
+# migration 023_step_result_kinds gives the ledger's rows one); finish_research's has two.
+_KIND_BEFORE_KINDS = {
+    "search_web": "search_results",
+    "read_page": "page_window",
+    "record_evidence": "evidence",
+}
+
+
+def with_result_kind(step: Any) -> Any:
+    """An exported step row whose result has its kind: one exported before results had a kind
+    gets its tool's (the rest as it is)."""
+    try:
+        entry = step["entry"]
+        name, data = entry["call"]["name"], entry["result"]["data"]
+    except (KeyError, TypeError):  # no entry, no result data: nothing to name
+        return step
+    if not isinstance(data, dict) or "kind" in data:
+        return step
+    if name == "finish_research":
+        kind = "gate_passed" if "passed" in data else "gate_failed"
+    elif name in _KIND_BEFORE_KINDS:
+        kind = _KIND_BEFORE_KINDS[name]
+    else:
+        return step
+    result = {**entry["result"], "data": {**data, "kind": kind}}
+    return {**step, "entry": {**entry, "result": result}}
 
 
 def _read(folder: Path, name: str) -> Any:
