@@ -39,7 +39,7 @@ from activities.snapshots import snapshot
 from runtime.options import FetchLimits, ResearchOptions
 from workflows import contracts
 from workflows.hosts import host_matches
-from workflows.models import SourceRef
+from workflows.models import Brief, SourceRef
 from workflows.tools.read_page import READ_PAGE, ReadPageInput, ReadPageResult
 from workflows.tools.record_evidence import (
     RECORD_EVIDENCE,
@@ -122,7 +122,15 @@ class ResearchActivities:
             verifier=checked.mode,
             verifier_name=checked.verifier,
             continue_after_steps=self._options.continue_after_steps,
+            lane=self._lane(request.brief),
         )
+
+    def _lane(self, brief: Brief) -> str:
+        """The lane the run starts in: the brief's (default `auto`) when this worker has a model;
+        the offline policy, and a rerun (which hands back recorded agent turns), keep the loop."""
+        if not self._options.lanes or brief.rerun_of is not None:
+            return "agent"
+        return brief.lane or self._options.default_lane
 
     @activity.defn(name=SEARCH_WEB)
     async def search_web(self, request: SearchInput) -> SearchResult:

@@ -50,6 +50,9 @@ class ResearchOptions:
     model_timeout_seconds: float = 120.0  # what one decide may take (the workflow's timeout)
     verifier_mode: VerifierMode = "deterministic"  # how the worker checks meaning
     verifier_name: str = "deterministic"  # how the report names the verifier
+    # The worker has a model (not a local policy): a brief's lane may be the fixed lane.
+    lanes: bool = False
+    default_lane: str = "auto"  # a brief's that names none (RESEARCH_LANE)
     continue_after_steps: int = 100  # steps an execution takes, then continues as new
 
 
@@ -58,7 +61,8 @@ class ChatOptions:
     """How `decide` asks the model, and the worker's secrets its answers must never carry."""
 
     provider: str = "offline"
-    model: str = "gpt-4o-mini"
+    model: str = "gpt-4o-mini"  # the agent lane's (RESEARCH_MODEL)
+    fixed_model: str = ""  # the fixed lane's composing call (RESEARCH_FIXED_MODEL; "": `model`)
     temperature: float | None = 0.0  # None: not sent
     max_output_tokens: int = 1_024
     parallel_tool_calls: bool = False

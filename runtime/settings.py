@@ -129,6 +129,8 @@ class Settings:
     search_attributes: bool = True  # ResearchStatus / ResearchStopReason / ResearchVerified
     model_provider: ModelProvider = "offline"
     model: str = "gpt-4o-mini"
+    fixed_model: str = "gpt-4o-mini"  # RESEARCH_FIXED_MODEL: the fixed lane's (default: model)
+    lane: str = "auto"  # RESEARCH_LANE: the lane of a brief that names none (with a model)
     openai_api_key: str | None = field(default=None, repr=False)
     openai_base_url: str | None = field(default=None, repr=False)  # may carry a key
     # always ends in /openai/v1/; may carry a key, as the other provider URLs may
@@ -187,6 +189,8 @@ class Settings:
             verifier_mode=self.verifier.mode,
             verifier_name=self.verifier.name,
             continue_after_steps=self.continue_after_steps,
+            lanes=self.model_provider not in LOCAL_PROVIDERS,
+            default_lane=self.lane,
         )
 
     def chat_options(self) -> ChatOptions:
@@ -194,6 +198,7 @@ class Settings:
         return ChatOptions(
             provider=self.model_provider,
             model=self.model,
+            fixed_model=self.fixed_model,
             temperature=self.temperature,
             max_output_tokens=self.max_output_tokens,
             parallel_tool_calls=self.parallel_tool_calls,
@@ -474,6 +479,9 @@ def _model_settings(env: dict[str, str]) -> dict[str, Any]:
     return {
         "model_provider": _model_provider(env),
         "model": env.get("RESEARCH_MODEL", "").strip() or "gpt-4o-mini",
+        "fixed_model": env.get("RESEARCH_FIXED_MODEL", "").strip()
+        or env.get("RESEARCH_MODEL", "").strip()
+        or "gpt-4o-mini",
         "openai_api_key": _secret(env, "OPENAI_API_KEY"),
         "openai_base_url": _url(env, "OPENAI_BASE_URL"),
         "azure_openai_endpoint": _azure_endpoint(env.get("AZURE_OPENAI_ENDPOINT", "")),
@@ -481,6 +489,9 @@ def _model_settings(env: dict[str, str]) -> dict[str, Any]:
         "temperature": _temperature(env),
         "max_output_tokens": _int(env, "RESEARCH_MAX_OUTPUT_TOKENS", 1_024),
         "parallel_tool_calls": _bool(env, "RESEARCH_PARALLEL_TOOL_CALLS", False),
+        "lane": _choice(
+            "RESEARCH_LANE", env.get("RESEARCH_LANE", "").strip().lower() or "auto", LANES
+        ),
         "model_timeout_seconds": _float(env, "RESEARCH_MODEL_TIMEOUT_SECONDS", 120.0),
     }
 
@@ -531,6 +542,9 @@ def _model_provider(env: dict[str, str]) -> ModelProvider:
     if not raw:  # a key or a base URL is enough to mean an OpenAI-compatible endpoint
         return "openai" if env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL") else "offline"
     return _choice("RESEARCH_MODEL_PROVIDER", raw, MODEL_PROVIDERS)
+
+
+LANES = ("auto", "fixed", "agent")
 
 
 def _choice(name: str, raw: str, choices: tuple[Choice, ...]) -> Choice:

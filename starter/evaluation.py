@@ -155,7 +155,9 @@ def _arms(settings: Settings, args: argparse.Namespace) -> list[Arm]:
                 "and its key or endpoint",
                 EXIT_USAGE,
             )
-        model_settings = dataclasses.replace(settings, model=model, task_queue=f"eval-m{number}")
+        model_settings = dataclasses.replace(
+            settings, model=model, task_queue=f"eval-m{number}", lane="agent"
+        )
         try:
             check_model_settings(model_settings)
         except SettingsError as error:

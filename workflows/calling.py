@@ -1,5 +1,6 @@
-"""How the workflow runs one activity call (pure): its spec's locality, heartbeat and timeouts
-(`workflows.activity.Activity`), applied to what start_run recorded and the time left."""
+"""How the workflow runs one activity call: its spec's locality, heartbeat and timeouts
+(`workflows.activity.Activity`), applied to what start_run recorded and the time left (pure),
+and the call itself (`execute`)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,13 @@ from datetime import timedelta
 from typing import Any
 
 from pydantic import BaseModel
+from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import TimeoutError as ActivityTimeout
 
-from workflows.activity import Activity
+from workflows import outcomes
+from workflows.activity import Activity, In, Out
 from workflows.contracts import StartRunResult
 from workflows.hosts import url_host
 from workflows.tools.read_page import ReadPageInput
@@ -98,3 +103,42 @@ def runs_locally(activity: Activity[Any, Any], request: BaseModel, started: Star
         case "when_model_is_local":
             return started.local_model
     return False
+
+
+async def execute(
+    activity: Activity[In, Out],
+    request: In,
+    options: CallOptions,
+    summary: str,
+    *,
+    in_loop: bool,
+) -> Out:
+    """Run the activity with these options, a regular or a local activity. A local activity's
+    failure `in_loop` (not start_run, not the save) arrives as a regular one's would."""
+    if not options.local:
+        result: Out = await workflow.execute_activity(
+            activity.name,
+            request,
+            result_type=activity.result,
+            start_to_close_timeout=options.start_to_close,
+            schedule_to_close_timeout=options.schedule_to_close,
+            heartbeat_timeout=options.heartbeat,
+            retry_policy=RETRY,
+            summary=summary,
+        )
+        return result
+    try:
+        local: Out = await workflow.execute_local_activity(
+            activity.name,
+            request,
+            result_type=activity.result,
+            start_to_close_timeout=options.start_to_close,
+            schedule_to_close_timeout=options.schedule_to_close,
+            retry_policy=RETRY,
+            summary=summary,
+        )
+    except (ApplicationError, ActivityTimeout) as failure:
+        if not in_loop:
+            raise
+        raise outcomes.local_failure(activity.name, failure) from failure
+    return local

@@ -70,6 +70,9 @@ class StartRunResult(BaseModel):
     # Steps an execution takes before the run continues as new (`workflows.continuation`); 0, as
     # recorded before continue-as-new existed: the run never does.
     continue_after_steps: int = 0
+    # The lane the run starts in (`workflows.lanes`): "auto" (the fixed lane, escalating to the
+    # agent), "fixed" (the fixed lane alone) or "agent"; "" as recorded before lanes: the agent.
+    lane: str = ""
 
 
 class StepRecord(BaseModel):
@@ -159,6 +162,9 @@ class DecideInput(BaseModel):
     # (one activity fewer a step: `record_step` runs alone only for the loop's last steps and
     # before a continue-as-new).
     records: list[StepRecord] = Field(default_factory=list, exclude_if=lambda value: not value)
+    # The fixed lane's one composing call (`workflows.lanes`): the passages read so far, the
+    # compose_report schema and the fixed lane's model instead of the tools and the agent's.
+    compose: bool = Field(default=False, exclude_if=lambda value: not value)
 
 
 class RecordStepResult(BaseModel):

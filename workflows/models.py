@@ -22,6 +22,9 @@ from workflows.tool_base import ToolArgs, ToolData, read_arguments, read_data
 TASK_QUEUE = "research"
 
 Stance = Literal["supports", "contradicts"]
+# How a run investigates (`workflows.lanes`): the fixed lane first, escalating to the agent on a
+# signal (auto), the fixed lane alone, or the agent loop alone.
+Lane = Literal["auto", "fixed", "agent"]
 
 QUESTION_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 RUN_ID_CHARS = 1_000  # Temporal's default limit on a workflow id
@@ -99,6 +102,9 @@ class Question(BaseModel):
     id: str
     text: str
     required: bool = True
+    # Questions whose answer this one needs first: the fixed lane hands such a run to the agent
+    # (left out of the JSON when empty, so a brief without it is what it always was).
+    depends_on: list[str] = Field(default_factory=list, exclude_if=lambda value: not value)
 
     @field_validator("id")
     @classmethod
@@ -134,6 +140,9 @@ class Brief(BaseModel):
     rerun_of: Annotated[str, Field(max_length=RUN_ID_CHARS)] | None = Field(
         default=None, exclude_if=lambda value: value is None
     )
+    # The lane it runs in (`workflows.lanes`); unset: `auto` when the worker has a model, the
+    # offline policy's own loop otherwise. Left out of the JSON when unset.
+    lane: Lane | None = Field(default=None, exclude_if=lambda value: value is None)
 
     @field_validator("question")
     @classmethod
@@ -161,6 +170,14 @@ class Brief(BaseModel):
             )
         if not any(question.required for question in self.questions):
             raise ValueError("at least one question must be required")
+        for number, question in enumerate(self.questions):
+            earlier = ids[:number]
+            for first in question.depends_on:
+                if first not in earlier:
+                    raise ValueError(
+                        f"question {question.id} depends on {first!r}, which is not a question "
+                        "before it"
+                    )
         for url in self.seed_urls:
             if not host_allowed(url, self.allowed_hosts):
                 raise ValueError(f"seed URL {url!r} is not on an allowed host")
@@ -476,6 +493,8 @@ class Progress(BaseModel):
     recent_steps: list[StepNote] = Field(default_factory=list)  # the last ones, oldest first
     seconds_left: int = 0
     message: str = ""  # why a run that could not start failed (its brief was invalid)
+    lanes: list[str] = Field(default_factory=list)  # the lanes entered, in order
+    escalation: str = ""  # why the run left the fixed lane ("": it did not)
 
 
 class ResultQuote(BaseModel):
@@ -509,6 +528,8 @@ class RunResult(BaseModel):
     verifier: str = ""
     # The recorded evidence with quotes and URLs, so the result reads on its own (the Web UI).
     quotes: list[ResultQuote] = Field(default_factory=list)
+    lanes: list[str] = Field(default_factory=list)  # the lanes entered, in order
+    escalation: str = ""  # why the run left the fixed lane ("": it did not)
 
 
 # ---------------------------------------------------------------- steering (signals, update, query)
@@ -538,6 +559,12 @@ class SeedsAdded(BaseModel):
 
 class FinishNowInput(BaseModel):
     reason: str = ""
+
+
+class EscalateInput(BaseModel):
+    """An operator's ask for deeper work: a run in the fixed lane continues as the agent."""
+
+    reason: str = Field(default="", max_length=500)
 
 
 class ExtendLimitsInput(BaseModel):

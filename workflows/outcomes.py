@@ -8,6 +8,7 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
+from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, RetryState
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
@@ -139,3 +140,24 @@ async def cancellable(step: Awaitable[T]) -> T:
         if isinstance(error.cause, CancelledError):
             raise asyncio.CancelledError from error
         raise
+
+
+class Deadline:
+    """The run's deadline as one timer, made again only when an update moved the deadline."""
+
+    def __init__(self) -> None:
+        self._timer: asyncio.Future[None] | None = None
+        self._limit = 0
+
+    def timer(self, state: Any) -> asyncio.Future[None]:
+        """The timer of `state`'s deadline (a `RunState`: its limit and the time left)."""
+        limit = state.limits.deadline_seconds
+        if self._timer is None or self._limit != limit:
+            if self._timer is not None:
+                self._timer.cancel()
+            seconds = max(state.seconds_left(workflow.now()), 0.0)
+            # Labelled in the Web UI; a timer's summary is metadata, not part of the command.
+            summary = f"deadline: {limit} s after the start"
+            self._timer = asyncio.ensure_future(workflow.sleep(seconds, summary=summary))
+            self._limit = limit
+        return self._timer

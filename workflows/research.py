@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from typing import Any
 
 from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.common import VersioningBehavior
 from temporalio.exceptions import ActivityError, ApplicationError
-from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 with workflow.unsafe.imports_passed_through():
     # `import workflows.x as x`, not `from workflows import x`: the sandbox passes a module through
@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
     import workflows.continuation as continuation
     import workflows.contracts as contracts
     import workflows.details as details
+    import workflows.lanes as lanes
     import workflows.outcomes as outcomes
     import workflows.tools.finish_research as finish_research
     import workflows.tracing as tracing
@@ -30,10 +31,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.details import STATUS_KEY as STATUS_KEY  # the search attributes, by name
     from workflows.details import STOP_REASON_KEY as STOP_REASON_KEY
     from workflows.details import VERIFIED_KEY as VERIFIED_KEY
-    from workflows.dispatch import ToolDispatcher, describe_step
+    from workflows.dispatch import Handled, ToolDispatcher, describe_step
     from workflows.models import (
         Brief,
         Decision,
+        EscalateInput,
         ExtendLimitsInput,
         FinishNowInput,
         GuidanceInput,
@@ -103,8 +105,7 @@ class ResearchWorkflow:
         self._upserted: tuple[str, str] | None = None
         self._verified: bool | None = None  # a completed run: was its meaning checked by a model
         self._turn_start = 0  # the first step of the latest turn (its results are shown whole)
-        self._timer: asyncio.Future[None] | None = None
-        self._timer_limit = 0
+        self._deadline = outcomes.Deadline()  # the deadline's one timer
         self._steps_before = 0  # steps taken by the executions before this one
         # Steps taken since the last decide, their rows not written yet: the next decide records
         # them first, so a step is two activations, not three. The loop's last steps are flushed
@@ -165,33 +166,53 @@ class ResearchWorkflow:
     # ------------------------------------------------------------ the loop
 
     async def _investigate(self) -> Outcome:
-        while True:
-            try:
-                outcome = await outcomes.cancellable(self._turn())
-                if outcome is not None:  # the last steps' rows, in the loop: one the ledger
-                    await outcomes.cancellable(
-                        self._flush_records()
-                    )  # refuses ends the run by cause
-            except ActivityError as error:
-                return outcomes.failed(error, self._state.seconds_left(workflow.now()) <= 0)
+        state = self._state
+        if lanes.starts_fixed(self._started or NOT_STARTED, state):  # `workflows.lanes`
+            only = (self._started or NOT_STARTED).lane == lanes.FIXED
+            with tracing.lane(lanes.FIXED, state.counters.steps) as span:
+                self._turn_start = 1  # the composing call reads every passage the lane read
+                outcome = await self._ended(lanes.fixed_lane(self, escalates=not only))
+                tracing.lane_left(span, state.counters.steps, state.escalation)
             if outcome is not None:
                 return outcome
+        state.enter_lane(lanes.AGENT)
+        with tracing.lane(lanes.AGENT, state.counters.steps):
+            while True:
+                outcome = await self._ended(self._turn())
+                if outcome is not None:
+                    return outcome
+
+    async def _ended(self, running: Awaitable[Outcome | None]) -> Outcome | None:
+        """What a turn (or the fixed lane) came to; an ended run's last step rows are recorded
+        in the loop (one the ledger refuses ends the run by cause)."""
+        try:
+            outcome = await outcomes.cancellable(running)
+            if outcome is not None:
+                await outcomes.cancellable(self._flush_records())
+        except ActivityError as error:
+            return outcomes.failed(error, self._state.seconds_left(workflow.now()) <= 0)
+        return outcome
 
     async def _turn(self) -> Outcome | None:
         """Check the bounds, take one model turn, run its tool call."""
         stop = self._state.tripped(workflow.now())
         if stop is not None:
-            return await self._stopped(stop)
+            return await self.stopped(stop)
         if self._continues():
             # Signals and updates in flight finish here (their effect is carried); a bound one
             # of them tripped (finish_now) ends the run in this execution.
             await workflow.wait_condition(workflow.all_handlers_finished)
             stop = self._state.tripped(workflow.now())
             if stop is not None:
-                return await self._stopped(stop)
+                return await self.stopped(stop)
             await self._flush_records()  # the next execution starts from recorded steps
             self._continue_as_new()
-        decision = await self._decide()  # decide builds the transcript from the ledger
+        decision = await self.compose(agent=True)
+        return decision if isinstance(decision, Outcome) else await self._act(decision)
+
+    async def compose(self, *, agent: bool = False) -> Decision | Outcome:
+        """One model call: the agent's turn, or the fixed lane's composing call."""
+        decision = await self._decide(compose=not agent)  # its transcript from the ledger
         if isinstance(decision, Outcome):
             return decision
         if decision.over_context:
@@ -199,9 +220,9 @@ class ResearchWorkflow:
         self._state.add_usage(decision.usage)
         tracing.tokens(decision.usage.input_tokens, decision.usage.output_tokens)
         self._publish()  # the Web UI's details count the tokens as `research status` does
-        return await self._act(decision)
+        return decision
 
-    async def _stopped(self, stop: StopReason) -> Outcome:
+    async def stopped(self, stop: StopReason) -> Outcome:
         """A bound tripped, or an operator asked to finish: the composed report may still pass."""
         if stop is not StopReason.OPERATOR_FINISH:
             return outcomes.stopped(stop)
@@ -235,7 +256,7 @@ class ResearchWorkflow:
         tracing.continued(self._root, state.counters, carried.execution)
         workflow.continue_as_new(args=[state.brief, carried])
 
-    async def _decide(self) -> Decision | Outcome:
+    async def _decide(self, *, compose: bool = False) -> Decision | Outcome:
         state = self._state
         records = list(self._unrecorded)
         scope = RunScope.turn_of(
@@ -247,6 +268,7 @@ class ResearchWorkflow:
             rows=contracts.rows_before(records),
         )
         request = state.decide_input(scope, records, self._turn_start, workflow.now())
+        request.compose = compose
         call = asyncio.ensure_future(
             self._call(
                 contracts.DECIDE_ACTIVITY,
@@ -258,7 +280,7 @@ class ResearchWorkflow:
         # later) and an operator's finish_now, which ends the run at once, as a cancel does.
         finish = asyncio.ensure_future(workflow.wait_condition(lambda: state.finish_requested))
         try:
-            racing: list[asyncio.Future[Any]] = [call, self._deadline_timer(), finish]
+            racing: list[asyncio.Future[Any]] = [call, self._deadline.timer(state), finish]
             await workflow.wait(racing, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             outcomes.abandon(call)  # the run is being cancelled: leave no model call running
@@ -270,7 +292,7 @@ class ResearchWorkflow:
             # is no longer known); the answer, when it comes, is not read, and once the run has
             # ended its heartbeat stops the call.
             outcomes.unread(call)
-            return await self._stopped(StopReason.OPERATOR_FINISH)
+            return await self.stopped(StopReason.OPERATOR_FINISH)
         if not call.done():
             outcomes.abandon(call)
             return outcomes.stopped(StopReason.DEADLINE)
@@ -283,44 +305,39 @@ class ResearchWorkflow:
             self._state.writer = decision.execution_id or self._state.writer
         return decision
 
-    def _deadline_timer(self) -> asyncio.Future[None]:
-        """The run's deadline as one timer, made again only when an update moved the deadline."""
-        limit = self._state.limits.deadline_seconds
-        if self._timer is None or self._timer_limit != limit:
-            if self._timer is not None:
-                self._timer.cancel()
-            seconds = max(self._state.seconds_left(workflow.now()), 0.0)
-            # Labelled in the Web UI; a timer's summary is metadata, not part of the command.
-            summary = f"deadline: {limit} s after the start"
-            self._timer = asyncio.ensure_future(workflow.sleep(seconds, summary=summary))
-            self._timer_limit = limit
-        return self._timer
-
     async def _act(self, decision: Decision) -> Outcome | None:
         problem = outcomes.malformed(decision)
         if problem:
-            call = ToolCall(name="", arguments=clean(decision.text, MAX_TEXT_CHARS))
-            self._state.take_step()
-            with tracing.tool_step("", "", self._state.counters.steps) as span:
-                result = self._tools.result(ok=False, error=problem)
-                self._record(call, result, None, span)
+            self.refuse(decision, problem)
             return None
         self._turn_start = self._state.counters.steps + 1
         for index, requested in enumerate(decision.tool_calls):
             stop = self._state.tripped(workflow.now()) if index else None
             if stop is not None:  # a later call of a parallel turn meets a bound
-                return await self._stopped(stop)
-            self._state.take_step()
-            self._publish()  # the step in flight, as the progress query counts it
-            call = bounded_call(requested)
-            with tracing.tool_step(call.name, call.id, self._state.counters.steps) as span:
-                handled = await self._tools.dispatch(call)
-                if handled.args is None:  # refused unread: junk may not fill the model's context
-                    call = call.model_copy(update={"arguments": call.arguments[:MAX_TEXT_CHARS]})
-                self._record(call, handled.result, handled.args, span)
+                return await self.stopped(stop)
+            handled = await self.step(requested)
             if handled.outcome is not None:
                 return handled.outcome
         return None
+
+    def refuse(self, decision: Decision, problem: str) -> None:
+        """A model reply no call can be run from: a refused step, its text kept as the call."""
+        call = ToolCall(name="", arguments=clean(decision.text, MAX_TEXT_CHARS))
+        self._state.take_step()
+        with tracing.tool_step("", "", self._state.counters.steps) as span:
+            self._record(call, self._tools.result(ok=False, error=problem), None, span)
+
+    async def step(self, requested: ToolCall) -> Handled:
+        """One call (the model's, or the fixed lane's): a step spent, run, recorded."""
+        self._state.take_step()
+        self._publish()  # the step in flight, as the progress query counts it
+        call = bounded_call(requested)
+        with tracing.tool_step(call.name, call.id, self._state.counters.steps) as span:
+            handled = await self._tools.dispatch(call)
+            if handled.args is None:  # refused unread: junk may not fill the model's context
+                call = call.model_copy(update={"arguments": call.arguments[:MAX_TEXT_CHARS]})
+            self._record(call, handled.result, handled.args, span)
+        return handled
 
     def _record(
         self, call: ToolCall, result: ToolResult, args: ToolArgs | None, span: tracing.Span
@@ -397,39 +414,17 @@ class ResearchWorkflow:
 
     # ------------------------------------------------------------ plumbing
 
+    @property
+    def state(self) -> RunState:
+        return self._state
+
     async def _call(self, activity: Activity[In, Out], request: In, *, summary: str) -> Out:
         """Run an activity as its spec says (`workflows.calling`): local or regular, its heartbeat,
         and its timeouts, which never reach past the run's deadline unless it is uncapped."""
         left = self._state.seconds_left(workflow.now())
         options = calling.options(activity, request, self._started or NOT_STARTED, left)
-        if not options.local:
-            result: Out = await workflow.execute_activity(
-                activity.name,
-                request,
-                result_type=activity.result,
-                start_to_close_timeout=options.start_to_close,
-                schedule_to_close_timeout=options.schedule_to_close,
-                heartbeat_timeout=options.heartbeat,
-                retry_policy=calling.RETRY,
-                summary=summary,
-            )
-            return result
-        try:
-            local: Out = await workflow.execute_local_activity(
-                activity.name,
-                request,
-                result_type=activity.result,
-                start_to_close_timeout=options.start_to_close,
-                schedule_to_close_timeout=options.schedule_to_close,
-                retry_policy=calling.RETRY,
-                summary=summary,
-            )
-        except (ApplicationError, ActivityTimeout) as failure:
-            in_loop = self._started is not None and self._outcome is None  # not start, not save
-            if not in_loop:
-                raise
-            raise outcomes.local_failure(activity.name, failure) from failure
-        return local
+        in_loop = self._started is not None and self._outcome is None  # not start, not save
+        return await calling.execute(activity, request, options, summary, in_loop=in_loop)
 
     def _publish(self) -> None:
         progress = self.progress()
@@ -479,6 +474,11 @@ class ResearchWorkflow:
     @workflow.signal
     def finish_now(self, request: FinishNowInput) -> None:
         self._state.request_finish(request.reason)
+
+    @workflow.signal
+    def escalate(self, request: EscalateInput) -> None:
+        """Deeper work: a run in the fixed lane continues as the agent before its next step."""
+        self._state.ask_escalation(request.reason)
 
     @workflow.update
     def extend_limits(self, request: ExtendLimitsInput) -> Limits:

@@ -68,6 +68,9 @@ class RunState(BaseModel):
     # The execution the ledger last said it wrote under (start_run, decide, record_step): replayed
     # from history after a reset, it names the execution the reset branched from.
     writer: str = ""
+    lanes: list[str] = Field(default_factory=list)  # the lanes entered, in order
+    escalation: str = ""  # why the run left the fixed lane ("": it did not)
+    escalation_asked: str = ""  # an operator's escalate, not yet acted on (its reason)
 
     @classmethod
     def begin(cls, brief: Brief, now: datetime) -> RunState:
@@ -106,6 +109,17 @@ class RunState(BaseModel):
         self.finish_requested = True
         # Operator text, shown in the report as text (escaped there), capped.
         self.finish_reason = clean(reason, MAX_FINISH_REASON_CHARS)
+
+    def enter_lane(self, lane: str, why: str = "") -> None:
+        """Record a lane entered (and, for the agent after the fixed lane, why)."""
+        if not self.lanes or self.lanes[-1] != lane:
+            self.lanes.append(lane)
+        if why and not self.escalation:
+            self.escalation = clean(why, MAX_FINISH_REASON_CHARS)
+
+    def ask_escalation(self, reason: str) -> None:
+        """An operator's escalate: acted on before the fixed lane's next step."""
+        self.escalation_asked = clean(reason, MAX_FINISH_REASON_CHARS) or "asked by an operator"
 
     # ------------------------------------------------------------ bounds
 
@@ -251,6 +265,8 @@ class RunState(BaseModel):
             last_action=notes[-1].action if notes else "",
             recent_steps=notes,
             seconds_left=int(self.seconds_left(now)),
+            lanes=list(self.lanes),
+            escalation=self.escalation,
         )
 
     def result(
@@ -272,6 +288,8 @@ class RunState(BaseModel):
             message=outcome.detail,
             verified=verified,
             verifier=verifier,
+            lanes=list(self.lanes),
+            escalation=self.escalation,
             quotes=[
                 ResultQuote(
                     id=item.id,

@@ -93,6 +93,22 @@ def investigation(run_id: str, questions: int, parent: Any = None) -> Iterator[S
         yield span
 
 
+@contextlib.contextmanager
+def lane(name: str, step: int) -> Iterator[Span]:
+    """`lane {name}`: the steps a run took in one lane (`workflows.lanes`), under the root."""
+    attributes: dict[str, Any] = {"research.lane": name, "research.first_step": step + 1}
+    with _span(f"lane {name}", SpanKind.INTERNAL, attributes) as span:
+        yield span
+
+
+def lane_left(span: Span, steps: int, escalation: str) -> None:
+    """The lane's end: its last step, and why the run escalated ("": it did not)."""
+    span.set_attribute("research.last_step", steps)
+    if escalation:
+        span.set_attribute("research.escalation", escalation)
+        _info("escalated to the agent lane at step %d: %s", steps, escalation, step=steps)
+
+
 def continued(span: Span, counters: Any, execution: int) -> None:
     """This execution's root span ends as the run continues as new, as execution `execution`."""
     span.set_attributes({"research.continued_as_new": execution, "research.steps": counters.steps})

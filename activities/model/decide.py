@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import openai
@@ -41,7 +41,7 @@ from workflows import context
 from workflows.cleaning import MAX_CALLS_PER_TURN, MAX_TEXT_CHARS, clean
 from workflows.contracts import DECIDE, DecideInput
 from workflows.models import Decision, ToolCall
-from workflows.tools import bounded_call, tool_schemas
+from workflows.tools import bounded_call, compose_report, tool_schemas
 
 if TYPE_CHECKING:
     from openai._legacy_response import LegacyAPIResponse
@@ -145,18 +145,24 @@ class ModelActivities:
                 decision = policy(request)
                 spans.chat_result(span, decision)
             return decision
-        messages = prompt.messages(request, parallel_tool_calls=chat.parallel_tool_calls)
-        with spans.chat(chat.provider, model, base_url, messages) as span:
-            decision = await self._chat(messages, request)
+        if request.compose:  # the fixed lane's one composing call, on the fixed lane's model
+            chat = replace(chat, model=chat.fixed_model or chat.model, parallel_tool_calls=False)
+            messages = prompt.compose_messages(request)
+        else:
+            messages = prompt.messages(request, parallel_tool_calls=chat.parallel_tool_calls)
+        with spans.chat(chat.provider, chat.model, base_url, messages) as span:
+            decision = await self._chat(messages, request, chat)
             spans.chat_result(span, decision)
         return decision
 
-    async def _chat(self, messages: list[dict[str, Any]], request: DecideInput) -> Decision:
+    async def _chat(
+        self, messages: list[dict[str, Any]], request: DecideInput, chat: ChatOptions
+    ) -> Decision:
         assert self._client is not None
-        chat = self._options
-        tools = tool_schemas()
+        tools = [compose_report.schema()] if request.compose else tool_schemas()
+        choice = compose_report.NAME if request.compose else None
         async with _provider_errors(self._provider, chat.timeout_seconds):
-            raw = await chat_request(self._client, chat, messages, tools)
+            raw = await chat_request(self._client, chat, messages, tools, choice)
             # The body as sent, read once: `to_decision` reads it, so the client's ChatCompletion
             # (built from the same JSON, parsed again) was made only to be checked, every turn.
             body = raw.http_response.json()
@@ -174,7 +180,11 @@ class ModelActivities:
 
 
 async def chat_request(
-    client: ModelClient, chat: ChatOptions, messages: list[dict[str, Any]], tools: list[Any]
+    client: ModelClient,
+    chat: ChatOptions,
+    messages: list[dict[str, Any]],
+    tools: list[Any],
+    function: str | None = None,
 ) -> LegacyAPIResponse[ChatCompletion]:
     """One chat completion request, answered raw: its body as the provider sent it too (its
     usage: the client would turn "500" into 500 and true into 1).
@@ -183,12 +193,13 @@ async def chat_request(
     are plain JSON already, and the client would otherwise walk every message and schema to
     transform them as TypedDicts, every turn (measured: half the client's CPU for a request, a
     tenth of the worker's CPU per step). The request is the same bytes
-    (tests/integration/test_chat_request.py)."""
+    (tests/integration/test_chat_request.py). `function`: the one function the reply must call
+    (the fixed lane's compose_report), else the model chooses."""
     return await client.openai.chat.completions.with_raw_response.create(
         model=chat.model,
         messages=[],
         tools=[],
-        tool_choice="auto",
+        tool_choice=({"type": "function", "function": {"name": function}} if function else "auto"),
         parallel_tool_calls=chat.parallel_tool_calls,
         temperature=omit if chat.temperature is None else chat.temperature,
         max_completion_tokens=chat.max_output_tokens,

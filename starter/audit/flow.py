@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import workflows.lanes as lanes
 from activities.ledger.review import ModelCallRow, StepRow
 from starter.audit.base import AuditData, check, numbered
 from workflows.cleaning import MAX_CALLS_PER_TURN
@@ -25,14 +26,21 @@ def turns_numbered(data: AuditData) -> Iterator[str]:
 
 @check("steps-follow-turns", "each turn's steps are its tool calls, in order, after it")
 def steps_follow_turns(data: AuditData) -> Iterator[str]:
+    """The fixed lane's own steps (`workflows.lanes`) follow no tool call of a model: its
+    retrieval comes before any turn, its records and its submission after its composing call."""
     calls = {call.turn: call for call in data.rows.model_calls}
     turns = [step.turn for step in data.rows.steps]
     if turns != sorted(turns):
         yield "steps go back to an earlier turn"
     for turn in sorted(set(turns)):
         steps = [step for step in data.rows.steps if step.turn == turn]
+        lane = [step for step in steps if _host_made(step)]
         if turn not in calls:
+            if lane == steps and turn == 0:  # the fixed lane's retrieval, before any model call
+                continue
             yield f"step {steps[0].step} follows turn {turn}, which the ledger does not hold"
+        elif _names(calls[turn]) == lanes.COMPOSE and _composed(steps):
+            continue
         elif not _turn_matches(calls[turn], steps):
             tools = ", ".join(step.tool or "(none)" for step in steps)
             yield f"turn {turn} called {_names(calls[turn])}, its steps ran {tools}"
@@ -44,6 +52,21 @@ def _turn_matches(call: ModelCallRow, steps: list[StepRow]) -> bool:
     if tools == [""] and len(names) != 1:
         return True  # a turn with no call, or more than it may hold: one refused step
     return bool(tools) and len(tools) <= MAX_CALLS_PER_TURN and tools == names[: len(tools)]
+
+
+def _host_made(step: StepRow) -> bool:
+    """A step the fixed lane made (not a model's call): its call id says so."""
+    return step.entry is not None and step.entry.call.id.startswith(lanes.HOST_CALL)
+
+
+def _composed(steps: list[StepRow]) -> bool:
+    """The steps after a composing call: the lane's records of the cited passages and its one
+    submission, or the one refused step of a malformed reply."""
+    if [step.tool for step in steps] == [""]:
+        return True
+    tools = [step.tool for step in steps if _host_made(step)]
+    records = tools[:-1] if tools[-1:] == ["finish_research"] else tools
+    return len(tools) == len(steps) and set(records) <= {"record_evidence"}
 
 
 def _names(call: ModelCallRow) -> str:

@@ -85,7 +85,11 @@ async def sample_run(
         if shape == "openai":
             url = model.enter_context(serve(FakeOpenAI(twelve_steps)))  # and the verifier
             settings = Settings.from_env(
-                {"OPENAI_BASE_URL": url, "OPENAI_API_KEY": "sk-record-0123456789"}
+                {
+                    "OPENAI_BASE_URL": url,
+                    "OPENAI_API_KEY": "sk-record-0123456789",
+                    "RESEARCH_LANE": "agent",  # the recorded scenarios are agent runs
+                }
             )
             settings = replace(
                 settings,

@@ -67,9 +67,10 @@ async def corpus_ledger(embedded_pg_url: str) -> AsyncIterator[Ledger]:
 
 
 def cli_env(**settings: str) -> dict[str, str]:
-    """This process's environment without the caller's RESEARCH_* settings, plus `settings`."""
+    """This process's environment without the caller's RESEARCH_* settings, plus `settings` (the
+    agent lane for briefs that name none, unless `settings` says otherwise: see `worker_env`)."""
     env = {name: value for name, value in os.environ.items() if not name.startswith("RESEARCH_")}
-    return env | settings
+    return env | {"RESEARCH_LANE": "agent"} | settings
 
 
 def research(
@@ -143,6 +144,9 @@ def worker_env(dev_server: WorkflowEnvironment, embedded_pg_url: str) -> dict[st
         RESEARCH_TASK_QUEUE=f"research-system-{os.getpid()}-{id(env)}",
         PYTHONPATH=GUARDED_PYTHONPATH,  # the child's sockets stay on loopback too
         PYTHONUNBUFFERED="1",
+        # The scripted models of these tests play agent turns: briefs that name no lane run the
+        # agent loop (tests/system/test_lanes.py runs the fixed lane and its escalation).
+        RESEARCH_LANE="agent",
     )
     return env
 

@@ -67,6 +67,7 @@ async def hostile_worker(
                 "OPENAI_API_KEY": hostile.SECRET,
                 "RESEARCH_TASK_QUEUE": f"hostile-{uuid.uuid4().hex[:8]}",
                 "RESEARCH_SEARCH_PROVIDER": "corpus",
+                "RESEARCH_LANE": "agent",  # the scripts play agent turns
                 **(env or {}),
             }
         )

@@ -46,6 +46,7 @@ async def test_a_model_slower_than_120_s_within_its_timeout_is_asked_once(
                 "OPENAI_API_KEY": "sk-slow-model-0123456789",
                 "RESEARCH_MODEL_TIMEOUT_SECONDS": "200",
                 "RESEARCH_TASK_QUEUE": f"slow-{uuid.uuid4().hex[:8]}",
+                "RESEARCH_LANE": "agent",  # the script plays agent turns
             }
         )
         stop, ready = asyncio.Event(), asyncio.Event()

@@ -3,6 +3,7 @@ everything else is derived from (re-exported here)."""
 
 from workflows.outcomes import Outcome
 from workflows.tool_base import InvalidCall, ToolArgs, ToolData
+from workflows.tools import compose_report
 from workflows.tools.calls import MAX_NESTING, bounded_call, describe, parse_call
 from workflows.tools.finish_research import NAME as FINISH_RESEARCH
 from workflows.tools.finish_research import FinishArgs, GateFailed, GatePassed
@@ -45,6 +46,7 @@ __all__ = [
     "Untrusted",
     "WindowPassage",
     "bounded_call",
+    "compose_report",
     "describe",
     "parse_call",
     "search_data",

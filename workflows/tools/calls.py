@@ -4,7 +4,7 @@ the registered tool it names, or refused with one sentence."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -21,6 +21,7 @@ from workflows.models import ToolCall
 from workflows.tool_base import InvalidCall, ToolArgs
 from workflows.tools.registry import REGISTRY
 
+A = TypeVar("A", bound=ToolArgs)
 MAX_NESTING = 32  # the arguments' JSON never needs more than a few levels
 
 
@@ -51,6 +52,15 @@ def parse_call(call: ToolCall) -> ToolArgs:
     if spec is None:
         known = ", ".join(REGISTRY.names())
         raise InvalidCall(f"unknown tool {echo(call.name)!r}; the tools are {known}")
+    parsed: ToolArgs = parse_arguments(call, spec.arguments, spec.verbatim)
+    return parsed
+
+
+def parse_arguments(
+    call: ToolCall, arguments: type[A], verbatim: frozenset[str] = frozenset()
+) -> A:
+    """`call`'s arguments validated into `arguments`, or InvalidCall with one sentence (the
+    checks of `parse_call`, for a call of a known shape that no registered tool is)."""
     if call.oversized or len(call.arguments) > MAX_ARGUMENT_CHARS:
         size = call.oversized or len(call.arguments)
         raise InvalidCall(
@@ -65,7 +75,7 @@ def parse_call(call: ToolCall) -> ToolArgs:
             "which shows text in another order than it is stored: send plain text"
         )
     try:
-        parsed: ToolArgs = spec.arguments.model_validate(canonical_value(raw, spec.verbatim))
+        parsed: A = arguments.model_validate(canonical_value(raw, verbatim))
         return parsed
     except ValidationError as error:
         raise InvalidCall(f"invalid arguments for {call.name}: {describe(error)}") from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import typing
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from workflows.cleaning import MAX_TOOL_NAME_CHARS
@@ -144,12 +144,20 @@ def _argument_problems(spec: AnySpec) -> list[str]:
 
 
 def _schema(spec: AnySpec) -> dict[str, Any]:
-    parameters = _lean(spec.arguments.model_json_schema())
-    for name, text in spec.parameters.items():
-        parameters["properties"][name]["description"] = text
+    return function_schema(spec.name, spec.description, spec.arguments, spec.parameters)
+
+
+def function_schema(
+    name: str, description: str, arguments: type[ToolArgs], parameters: Mapping[str, str]
+) -> dict[str, Any]:
+    """An OpenAI-style function definition of an argument model, made as the tools' are (lean,
+    every parameter described): the tools', and the fixed lane's compose_report."""
+    schema = _lean(arguments.model_json_schema())
+    for field, text in parameters.items():
+        schema["properties"][field]["description"] = text
     return {
         "type": "function",
-        "function": {"name": spec.name, "description": spec.description, "parameters": parameters},
+        "function": {"name": name, "description": description, "parameters": schema},
     }
 
 

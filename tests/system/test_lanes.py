@@ -1,0 +1,171 @@
+"""The fixed lane and its escalation end to end: the scripted OpenAI-compatible server behind the
+real `openai` client plays the composing call, the agent and the verifier, with the real
+workflow, activities, ledger, `research audit` and the Temporal replayer."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+from temporalio.client import Client
+
+from activities.ledger import Ledger
+from starter.replay import replay_history
+from tests.fakes.openai_server import DOCS, Message, Reply, passage_containing, tool
+from tests.system.test_hostile_model import brief, play, rows, steps
+from workflows.models import EscalateInput, RunResult, RunStatus, StopReason
+
+pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
+
+AUTO = {"RESEARCH_LANE": "auto"}
+DEAD_LETTER = f"{DOCS}/guides/dead-letter-queues.html"
+
+
+def composing(messages: list[Message]) -> bool:
+    return str(messages[0].get("content", "")).startswith("You write a research report")
+
+
+def compose_reply(messages: list[Message], *, stray: bool = False) -> Reply:
+    """The report from the passages shown: Q1 from the max_deliveries passage, Q2 from the
+    visibility timeout's; `stray` adds a finding citing a passage of no page read."""
+    findings = [
+        {
+            "text": "Messages move to the DLQ after 5 delivery attempts.",
+            "citations": [
+                {
+                    "passage_id": passage_containing(messages, "max_deliveries"),
+                    "question_id": "Q1",
+                    "claim": "After 5 delivery attempts the message moves to the dead-letter "
+                    "queue.",
+                }
+            ],
+        },
+        {
+            "text": "The default visibility timeout is 30 seconds.",
+            "citations": [
+                {
+                    "passage_id": passage_containing(messages, "default visibility timeout is"),
+                    "question_id": "Q2",
+                    "claim": "The default visibility timeout is 30 seconds.",
+                }
+            ],
+        },
+    ]
+    if stray:
+        findings.append(
+            {
+                "text": "Dead letters can be replayed.",
+                "citations": [{"passage_id": "S9.P1", "question_id": "Q3", "claim": "Replay."}],
+            }
+        )
+    return tool(
+        "compose_report",
+        answer="After 5 failed deliveries a message moves to the dead-letter queue; a received "
+        "message stays hidden for 30 seconds by default.",
+        findings=findings,
+        limitations="Q3 (replaying dead letters) was not investigated.",
+    )
+
+
+FINISH = tool(
+    "finish_research",
+    answer="After 5 failed deliveries a message moves to the dead-letter queue; a received "
+    "message stays hidden for 30 seconds by default.",
+    findings=[
+        {"text": "Messages move to the DLQ after 5 delivery attempts.", "evidence_ids": ["E001"]},
+        {"text": "The default visibility timeout is 30 seconds.", "evidence_ids": ["E002"]},
+    ],
+    limitations="Q3 (replaying dead letters) was not investigated.",
+)
+
+
+def model_requests(fake: Any) -> list[dict[str, Any]]:
+    return list(fake.requests)
+
+
+async def test_the_demo_brief_completes_in_the_fixed_lane_with_one_composing_call(
+    dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger
+) -> None:
+    def script(turn: int, messages: list[Message]) -> Reply:
+        assert composing(messages), "only the composing call is expected"
+        return compose_reply(messages)
+
+    result, run_id, fake = await play(dev_client, embedded_pg_url, script, brief(), env=AUTO)
+
+    assert (result.status, result.stop_reason) == (
+        RunStatus.COMPLETED,
+        StopReason.COVERAGE_GATE_PASSED,
+    )
+    assert result.lanes == ["fixed"] and result.verified is True
+    sent = model_requests(fake)
+    assert len(sent) == 1 and result.counters.model_calls == 1
+    assert sent[0]["tool_choice"] == {"type": "function", "function": {"name": "compose_report"}}
+    assert [t["function"]["name"] for t in sent[0]["tools"]] == ["compose_report"]
+    assert "<untrusted_page" in json.dumps(sent[0]["messages"])
+    assert fake.verifier_requests  # the same verifier judged the composed report
+    tools = [row["tool"] for row in steps(embedded_pg_url, run_id)]
+    assert tools[-3:] == ["record_evidence", "record_evidence", "finish_research"]
+    evidence = rows(
+        embedded_pg_url, "SELECT evidence_id FROM research.evidence WHERE run_id = %s", run_id
+    )
+    assert sorted(row["evidence_id"] for row in evidence) == ["E001", "E002"]
+
+
+async def test_a_refused_report_escalates_and_completes_without_fetching_twice(
+    dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger
+) -> None:
+    def script(turn: int, messages: list[Message]) -> Reply:
+        if composing(messages):
+            return compose_reply(messages, stray=True)
+        shown = json.dumps(messages)
+        if DEAD_LETTER in shown and '"url": "' + DEAD_LETTER not in shown.replace("\\", ""):
+            return tool("read_page", url=DEAD_LETTER)  # read already: a stored page
+        return FINISH
+
+    result, run_id, fake = await play(dev_client, embedded_pg_url, script, brief(), env=AUTO)
+
+    assert (result.status, result.stop_reason) == (
+        RunStatus.COMPLETED,
+        StopReason.COVERAGE_GATE_PASSED,
+    )
+    assert result.lanes == ["fixed", "agent"]
+    assert result.escalation.startswith("the report was refused")
+    sources = rows(embedded_pg_url, "SELECT url FROM research.sources WHERE run_id = %s", run_id)
+    urls = [row["url"] for row in sources]
+    assert len(urls) == len(set(urls)) == result.counters.page_fetches
+    searches = rows(
+        embedded_pg_url, "SELECT query FROM research.searches WHERE run_id = %s", run_id
+    )
+    assert len(searches) == result.counters.searches == 3  # one per sub-question, none again
+    # The agent's first request carried the fixed lane's steps as its own transcript.
+    agent = [body for body in model_requests(fake) if not composing(body["messages"])]
+    assert agent and sum(1 for m in agent[0]["messages"] if m["role"] == "assistant") > 5
+    history = await dev_client.get_workflow_handle(run_id).fetch_history()
+    assert await replay_history(history) is None  # an escalated run replays clean
+
+
+async def test_an_escalate_signal_from_the_temporal_client_hands_over(
+    dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger
+) -> None:
+    from tests.system.test_hostile_model import hostile_worker
+    from workflows.research import ResearchWorkflow
+
+    def script(turn: int, messages: list[Message]) -> Reply:
+        assert not composing(messages), "the run escalated before composing"
+        return {"content": "nothing to do"}
+
+    run_id = f"lanes-{uuid.uuid4().hex[:8]}"
+    async with hostile_worker(dev_client, embedded_pg_url, script, env=AUTO) as (queue, _):
+        result: RunResult = await dev_client.execute_workflow(
+            ResearchWorkflow.run,
+            brief(max_steps=2),
+            id=run_id,
+            task_queue=queue,
+            start_signal="escalate",
+            start_signal_args=[EscalateInput(reason="go deeper")],
+        )
+    assert result.lanes == ["fixed", "agent"]
+    assert result.escalation == "an operator asked for deeper work: go deeper"
+    assert result.stop_reason is StopReason.STEP_LIMIT
