@@ -23,6 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.evidence import EvidenceRefused, check, whole_sentences
+from activities.markdown import render_markdown
 from activities.pages.extract import content_hash, find_quote
 from runtime.converter import DATA_CONVERTER
 from tests.conftest import installed_binary
@@ -115,6 +116,10 @@ class FakeWeb:
     searches: list[str] = field(default_factory=list)
     steps: list[contracts.StepRecord] = field(default_factory=list)
     reports: list[contracts.SaveReportInput] = field(default_factory=list)
+    # save_report returns the report's Markdown, as the real one does (the ended run's details
+    # show it then, not the last step); each one returned, in order
+    render_reports: bool = False
+    saved_markdown: list[str] = field(default_factory=list)
     decide_calls: list[contracts.DecideInput] = field(default_factory=list)
     stored: dict[tuple[str, str], tuple[str, list[Passage]]] = field(default_factory=dict)
     failed: dict[tuple[str, str], SourceRef] = field(default_factory=dict)  # stored failures
@@ -282,7 +287,12 @@ class StandIns:
     async def save_report(self, request: contracts.SaveReportInput) -> contracts.SaveReportResult:
         self._record(request.records)
         self.web.reports.append(request)
-        return contracts.SaveReportResult()
+        if not self.web.render_reports:
+            return contracts.SaveReportResult()
+        # Rendered as the real activity renders it (without the evidence rows it reads back).
+        markdown = render_markdown(request.report, [], [], request.status, request.stop_reason)
+        self.web.saved_markdown.append(markdown)
+        return contracts.SaveReportResult(markdown=markdown)
 
     def _record(self, records: list[contracts.StepRecord]) -> None:
         """Each step once, as the ledger records it (a retried activity records nothing again)."""
@@ -385,6 +395,17 @@ def markers_of(history: WorkflowHistory) -> list[MarkerRecordedEventAttributes]:
         event.marker_recorded_event_attributes
         for event in history.events
         if event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+    ]
+
+
+def local_results(history: WorkflowHistory, activity_type: str) -> list[bytes]:
+    """The results of a history's local activities of `activity_type`, as recorded in their
+    markers (what `temporal workflow show` and the Web UI's event list show of them)."""
+    return [
+        marker.details["result"].payloads[0].data
+        for marker in markers_of(history)
+        if marker.marker_name == "core_local_activity"
+        and json.loads(marker.details["data"].payloads[0].data)["activity_type"] == activity_type
     ]
 
 

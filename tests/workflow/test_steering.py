@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -33,6 +34,7 @@ from tests.workflow.harness import (
     Script,
     StandIns,
     call,
+    local_results,
     make_brief,
     own_test_server,
     record,
@@ -332,7 +334,7 @@ async def test_progress_reports_the_counters_of_a_running_run(client: Client) ->
 async def test_cancelling_a_running_run_saves_a_cancelled_report(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    web = FakeWeb(pages=PAGES)
+    web = FakeWeb(pages=PAGES, render_reports=True)
     script = [SEARCH, READ_A, record("Q1", "S1", passage_id="S1.P2"), SEARCH]
 
     # Its own server: the run ends while the held model call still runs (see own_test_server).
@@ -346,9 +348,19 @@ async def test_cancelling_a_running_run_saves_a_cancelled_report(
         with pytest.raises(WorkflowFailureError) as ended:
             await handle.result()
         description = await handle.describe()
+        # What the Web UI and `temporal workflow show` have of it: Temporal's cancellation carries
+        # no details, so the report is the `save report` activity's result in the history, and
+        # the run's current details (answered by a worker, as for any ended run).
+        history = await handle.fetch_history()
+        metadata = await handle.query("__temporal_workflow_metadata")
 
     assert isinstance(ended.value.cause, CancelledError)
     assert description.status == WorkflowExecutionStatus.CANCELED
+    (saved_result,) = local_results(history, contracts.SAVE_REPORT)
+    shown = json.loads(saved_result)["markdown"]
+    assert "the run was cancelled" in shown and shown == web.saved_markdown[-1]
+    assert metadata.current_details.startswith("**Research status: cancelled** | stop: cancelled")
+    assert shown.splitlines()[0] in metadata.current_details
     saved = web.reports[-1]
     assert (saved.status, saved.stop_reason) == (RunStatus.CANCELLED, StopReason.CANCELLED)
     assert saved.report.composed
@@ -520,7 +532,7 @@ async def test_cancelling_during_a_page_read_ends_cancelled_with_a_report(
 ) -> None:
     """The SDK reports an activity cancelled by a workflow cancellation as an ActivityError; the
     run must still end CANCELLED (not failed) with its composed report."""
-    web = FakeWeb(pages=PAGES)
+    web = FakeWeb(pages=PAGES, render_reports=True)
     script = [SEARCH, READ_A]
 
     async with (
@@ -535,9 +547,19 @@ async def test_cancelling_during_a_page_read_ends_cancelled_with_a_report(
         with pytest.raises(WorkflowFailureError) as ended:
             await handle.result()
         description = await handle.describe()
+        # What the Web UI and `temporal workflow show` have of it: Temporal's cancellation carries
+        # no details, so the report is the `save report` activity's result in the history, and
+        # the run's current details (answered by a worker, as for any ended run).
+        history = await handle.fetch_history()
+        metadata = await handle.query("__temporal_workflow_metadata")
 
     assert isinstance(ended.value.cause, CancelledError)
     assert description.status == WorkflowExecutionStatus.CANCELED
+    (saved_result,) = local_results(history, contracts.SAVE_REPORT)
+    shown = json.loads(saved_result)["markdown"]
+    assert "the run was cancelled" in shown and shown == web.saved_markdown[-1]
+    assert metadata.current_details.startswith("**Research status: cancelled** | stop: cancelled")
+    assert shown.splitlines()[0] in metadata.current_details
     saved = web.reports[-1]
     assert (saved.status, saved.stop_reason) == (RunStatus.CANCELLED, StopReason.CANCELLED)
     assert saved.report.composed and saved.report.open_questions == ["Q1", "Q2"]
