@@ -67,9 +67,11 @@ def render_markdown(
     verification: Verification | None = None,
     quotes: QuoteStyle = "exact",
     header: HeaderStyle = "told",
+    lanes: tuple[list[str], str] = ([], ""),
 ) -> str:
     """The report a reader gets: every finding names its evidence, every evidence its quote+URL,
-    and, when a verifier read them, its verdict."""
+    and, when a verifier read them, its verdict. `lanes`: the lanes the run entered and why it
+    escalated (its header names them once it entered the fixed lane)."""
     label = COMPOSED_LABEL if report.composed else MODEL_LABEL
     checked = verification or Verification()
     verdicts = {verdict.number: verdict for verdict in checked.verdicts}
@@ -78,7 +80,7 @@ def render_markdown(
         answer += "\n\n" + _verdict(verdicts[ANSWER])
     sections = [
         f"# {_one_line(question) or 'Research report'}",
-        _outcome(report, status, stop_reason, checked, header),
+        _outcome(report, status, stop_reason, checked, header) + _lanes(*lanes),
         f"## Answer\n\n{label}\n\n{answer}",
         _findings(report, verdicts),
         _notes(report),
@@ -123,6 +125,14 @@ def _outcome(
             "the investigation did not complete."
         )
     return line
+
+
+def _lanes(entered: list[str], escalation: str) -> str:
+    """`Lanes: fixed → agent (escalated: why)`, for a run that entered the fixed lane."""
+    if "fixed" not in entered:
+        return ""
+    why = f" (escalated: {_one_line(escalation)})" if escalation else ""
+    return f"\n\nLanes: {' → '.join(entered)}{why}"
 
 
 def _coverage(checked: Verification) -> str:

@@ -214,6 +214,7 @@ class ResearchActivities:
                 request.stop_reason,
                 question=run.question,
                 verification=request.verification,
+                lanes=(request.lanes, request.escalation),
             )
             await ledger.save_report(request, markdown)
         return contracts.SaveReportResult(saved=True, markdown=markdown[:MAX_DETAILS_CHARS])

@@ -27,7 +27,16 @@ from runtime.settings import Settings
 SCHEMA = "research"
 # The columns a writer may change once a row is written; a table not named here is append-only.
 MUTABLE_COLUMNS: dict[str, tuple[str, ...]] = {
-    "runs": ("status", "stop_reason", "counters", "finished_at", "version", "execution_id"),
+    "runs": (
+        "status",
+        "stop_reason",
+        "counters",
+        "finished_at",
+        "version",
+        "execution_id",
+        "lanes",
+        "escalation",
+    ),
 }
 BOOKKEEPING = "schema_migrations"
 # Set (transaction-local) by apply_migrations: the owner's migrations may rewrite history.

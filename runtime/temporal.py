@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import functools
 import ipaddress
+import re
 import socket
 import subprocess
 import time
@@ -37,6 +38,7 @@ SEARCH_ATTRIBUTES = (
     "ResearchStatus=Keyword",
     "ResearchStopReason=Keyword",
     "ResearchVerified=Bool",
+    "ResearchLane=KeywordList",
 )
 SETTLE_SECONDS = 0.2
 _connected: list[str] = []  # addresses this process opened a client to (see settle_before_exit)
@@ -268,7 +270,7 @@ async def check_search_attributes(client: Client, settings: Settings) -> None:
         (name, kind)
         for name, kind in (attribute.split("=") for attribute in SEARCH_ATTRIBUTES)
         if listed.custom_attributes.get(name)
-        != IndexedValueType.Value(f"INDEXED_VALUE_TYPE_{kind.upper()}")
+        != IndexedValueType.Value(f"INDEXED_VALUE_TYPE_{_snake(kind)}")
     ]
     if missing:
         commands = "; ".join(
@@ -281,6 +283,11 @@ async def check_search_attributes(client: Client, settings: Settings) -> None:
             f"namespace {client.namespace} lacks the search attributes {names} that each run "
             f"writes: create them ({commands}), or set RESEARCH_SEARCH_ATTRIBUTES=0"
         )
+
+
+def _snake(kind: str) -> str:
+    """`KeywordList` as the enum spells it: `KEYWORD_LIST`."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", "_", kind).upper()
 
 
 async def _wait_until_ready(settings: Settings, server: DevServer) -> None:

@@ -61,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--id", help="workflow id (default: research-<words of the question>-<6 hex>)"
     )
     start.add_argument("--wait", action="store_true", help="follow the run and print its report")
+    start.add_argument(
+        "--lane",
+        choices=("auto", "fixed", "agent"),
+        help="the brief's lane (default: the brief's, else auto with a model)",
+    )
     _add_review(commands)
     _add_signal(commands)
     _add_extend(commands)
@@ -201,6 +206,8 @@ def _add_signal(commands: Commands) -> None:
     kinds = signal.add_subparsers(dest="signal", required=True)
     kinds.add_parser("guidance", help="advice for the model").add_argument("text", nargs="+")
     kinds.add_parser("seed", help="more URLs it may read").add_argument("urls", nargs="+")
+    escalate = kinds.add_parser("escalate", help="hand a fixed-lane run to the agent")
+    escalate.add_argument("--reason", default="")
     finish = kinds.add_parser("finish", help="stop now with what is recorded")
     finish.add_argument("--reason", default="operator asked to finish")
 

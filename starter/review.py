@@ -65,6 +65,8 @@ class ReportView(BaseModel):
     verified: bool | None = None
     # How its meaning was checked, and the verifier's verdict on each claim (0: the answer).
     verification: Verification = Field(default_factory=Verification)
+    lanes: list[str] = Field(default_factory=list)  # the lanes it entered, in order
+    escalation: str = ""  # why it left the fixed lane for the agent ("": it did not)
 
 
 async def print_report(settings: Settings, run_id: str, ledger: Ledger | None = None) -> None:
@@ -146,6 +148,8 @@ def report_view(rows: RunRows) -> ReportView:
         saved_at=saved.saved_at,
         verified=saved.verification.mode == "model" if saved.status == "completed" else None,
         verification=saved.verification,
+        lanes=rows.run.lanes,
+        escalation=rows.run.escalation,
     )
 
 

@@ -110,6 +110,8 @@ def static_details(brief: Brief, run_id: str) -> str:
 
 async def start(settings: Settings, args: argparse.Namespace) -> int:
     brief = load_brief(args.brief)  # before any connection: a bad brief starts nothing
+    if getattr(args, "lane", None):
+        brief = brief.model_copy(update={"lane": args.lane})
     _refuse_seeds_not_in_corpus(settings, args.brief, brief)
     client = await connect(settings)
     handle = await start_run(client, settings, brief, args.id or new_run_id(brief.question))

@@ -27,6 +27,7 @@ from starter.status import existing_run, refuse_ended
 from workflows.hosts import has_credentials, seed_problem, url_host, without_credentials
 from workflows.models import (
     LIMIT_CEILINGS,
+    EscalateInput,
     ExtendLimitsInput,
     FinishNowInput,
     GuidanceInput,
@@ -77,6 +78,9 @@ async def signal(settings: Settings, args: argparse.Namespace) -> int:
         guidance = GuidanceInput(text=text)  # its length checked too, before connecting
         run = await steered(settings, args.id)
         await run.handle.signal(ResearchWorkflow.add_guidance, guidance)
+    elif args.signal == "escalate":
+        run = await steered(settings, args.id)
+        await run.handle.signal(ResearchWorkflow.escalate, EscalateInput(reason=args.reason))
     else:
         run = await steered(settings, args.id)
         await run.handle.signal(ResearchWorkflow.finish_now, FinishNowInput(reason=args.reason))

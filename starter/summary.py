@@ -23,6 +23,9 @@ STATUS_SCHEMA: dict[str, Any] = {
     # false when the rules alone passed it; null otherwise
     "verified": None,
     "verifier": "",
+    # the lanes the run entered, in order ("fixed", "agent"), and why it left the fixed lane
+    "lanes": [],
+    "escalation": "",
     "counters": None,
     "evidence": None,
     "sources": None,
@@ -72,6 +75,10 @@ def counted(data: dict[str, Any]) -> Summary:
         f"Pages: {counters['page_fetches']} | Evidence: {data['evidence']}",
         f"Reported tokens: {counters['tokens']}" + _estimated(counters),
     ]
+    lanes = data.get("lanes") or []
+    if "fixed" in lanes:  # a run of the agent alone reads as every run did before lanes
+        why = f" (escalated: {data['escalation']})" if data.get("escalation") else ""
+        lines.append(f"Lanes: {' -> '.join(lanes)}{why}")
     return Summary(lines, str(data["status"]), data)
 
 
@@ -98,6 +105,8 @@ def result_summary(result: dict[str, Any]) -> Summary:
             "stop_reason": result.get("stop_reason") or None,
             "verified": result.get("verified"),
             "verifier": result.get("verifier") or "",
+            "lanes": result.get("lanes") or [],
+            "escalation": result.get("escalation") or "",
             "counters": result["counters"],
             "evidence": result.get("evidence_count", 0),
             "sources": result.get("source_count", 0),
@@ -115,6 +124,8 @@ def progress_summary(progress: dict[str, Any], run_id: str) -> Summary:
             "run_id": progress.get("run_id") or run_id,
             "status": progress["status"],
             "stop_reason": progress.get("stop_reason") or None,
+            "lanes": progress.get("lanes") or [],
+            "escalation": progress.get("escalation") or "",
             "counters": progress["counters"],
             "evidence": progress.get("evidence_count", 0),
             "sources": progress.get("source_count", 0),

@@ -51,10 +51,12 @@ USAGE: dict[str, tuple[str, list[str]]] = {
     ),
     "start": (
         "Validate a brief (JSON) and start a run on the task queue; --wait follows it step by "
-        "step and prints the report (exit 0 only when the run completed).",
+        "step and prints the report (exit 0 only when the run completed). --lane sets the "
+        "brief's lane: auto (the fixed lane, escalating to the agent), fixed or agent.",
         [
             "research start examples/briefs/harborq-failures.json --wait",
             "research start brief.json --id research-cache-1",
+            "research start brief.json --lane agent",
         ],
     ),
     "runs": (
@@ -125,9 +127,10 @@ USAGE: dict[str, tuple[str, list[str]]] = {
         [f"research rerun {RUN}", f"research rerun {RUN} --json | jq '.differences'"],
     ),
     "signal": (
-        "Steer a running run: guidance for the model, more seed URLs it may read, or finish now "
-        "with what is recorded.",
+        "Steer a running run: guidance for the model, more seed URLs it may read, escalate from "
+        "the fixed lane to the agent, or finish now with what is recorded.",
         [
+            f'research signal {RUN} escalate --reason "the versions disagree"',
             f'research signal {RUN} guidance "prefer the official docs"',
             f"research signal {RUN} seed https://docs.harborq.example/reference/configuration.html",
             f'research signal {RUN} finish --reason "enough for the review"',

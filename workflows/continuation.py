@@ -46,7 +46,8 @@ class Continuation(BaseModel):
     turn_start: int = 0  # the first step of the latest turn (its results are shown whole)
     execution: int = 2  # this execution's place in the chain (the first is 1)
     steps_before: int = 0  # steps taken before this execution
-    upserted: tuple[str, str] | None = None  # the search attributes last set
+    # The search attributes last set: status and stop reason, and the lanes (since lanes).
+    upserted: tuple[str, ...] | None = None
     trace: TraceParent = Field(default_factory=TraceParent)
 
 

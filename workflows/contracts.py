@@ -183,6 +183,9 @@ class SaveReportInput(BaseModel):
     # The steps a failure or a cancel left unrecorded, recorded first (up to one the ledger
     # refuses: the run ended by another cause).
     records: list[StepRecord] = Field(default_factory=list, exclude_if=lambda value: not value)
+    # The lanes the run entered, and why it escalated (`workflows.lanes`; empty before lanes).
+    lanes: list[str] = Field(default_factory=list, exclude_if=lambda value: not value)
+    escalation: str = Field(default="", exclude_if=lambda value: not value)
 
 
 class SaveReportResult(BaseModel):

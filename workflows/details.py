@@ -16,20 +16,41 @@ STOP_REASON_KEY = SearchAttributeKey.for_keyword("ResearchStopReason")
 # Set when a run completes: true when a verifier model checked its meaning, false when the rules
 # alone passed it (no verifier: `offline`, `fixed`, RESEARCH_VERIFIER_PROVIDER=off).
 VERIFIED_KEY = SearchAttributeKey.for_bool("ResearchVerified")
+# The lanes the run entered (`workflows.lanes`): `fixed`, `agent`, or both (it escalated).
+LANE_KEY = SearchAttributeKey.for_keyword_list("ResearchLane")
+
+
+def attribute_values(progress: Progress, lanes: list[str]) -> tuple[str, ...]:
+    """What the search attributes hold, to tell a change: status, stop reason and, for a run
+    started since lanes, its lanes (a run recorded before keeps its two values)."""
+    stop = progress.stop_reason.value if progress.stop_reason else ""
+    return (progress.status.value, stop, *([",".join(lanes)] if lanes else []))
 
 
 def search_attributes(
-    status: str, stop_reason: str, verified: bool | None
+    values: tuple[str, ...], verified: bool | None
 ) -> list[SearchAttributeUpdate[Any]]:
     """The run's search attributes (Web UI lists, `temporal workflow list --query`): its status
-    and stop reason, and once it completed whether its meaning was checked."""
+    and stop reason (`values`, then its lanes when it has them), and once it completed whether
+    its meaning was checked."""
     updates: list[SearchAttributeUpdate[Any]] = [
-        STATUS_KEY.value_set(status),
-        STOP_REASON_KEY.value_set(stop_reason),
+        STATUS_KEY.value_set(values[0]),
+        STOP_REASON_KEY.value_set(values[1]),
     ]
     if verified is not None:
         updates.append(VERIFIED_KEY.value_set(verified))
+    if len(values) > 2 and values[2]:
+        updates.append(LANE_KEY.value_set(values[2].split(",")))
     return updates
+
+
+def lanes_line(progress: Progress) -> str:
+    """The lanes a run entered and why it escalated, once it entered the fixed lane ("" for a
+    run of the agent alone, as every run was before lanes)."""
+    if "fixed" not in progress.lanes:
+        return ""
+    why = f" (escalated: {as_text(progress.escalation)})" if progress.escalation else ""
+    return f"lanes: {' → '.join(progress.lanes)}{why}\n\n"
 
 
 def running(progress: Progress) -> str:
@@ -40,6 +61,7 @@ def running(progress: Progress) -> str:
         f"searches {counters.searches}/{limits.max_searches} | "
         f"pages {counters.page_fetches}/{limits.max_page_fetches} | "
         f"evidence {progress.evidence_count} | tokens {counters.tokens}/{limits.max_tokens}\n\n"
+        f"{lanes_line(progress)}"
         f"open questions: {', '.join(progress.open_questions) or 'none'}\n\n"
         f"last: {as_text(progress.last_action)}"  # model input is text, never markup
     )
@@ -55,6 +77,7 @@ def ended(progress: Progress, markdown: str, verified: bool | None) -> str:
         f"**Research status: {status}** | stop: {stop.value if stop else '-'}"
         f" | steps {counters.steps}/{progress.limits.max_steps}"
         f" | evidence {progress.evidence_count} | tokens {counters.tokens}\n\n"
+        f"{lanes_line(progress)}"
         f"The report in a terminal: `research report {progress.run_id}` (`--json`: quotes and "
         f"URLs)\n\n---\n\n{for_web_ui(markdown)}"
     )

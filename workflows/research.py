@@ -102,7 +102,7 @@ class ResearchWorkflow:
             self._state, self._run_id, self._execution, self._call, workflow.now
         )
         self._started: contracts.StartRunResult | None = None  # what start_run recorded
-        self._upserted: tuple[str, str] | None = None
+        self._upserted: tuple[str, ...] | None = None
         self._verified: bool | None = None  # a completed run: was its meaning checked by a model
         self._turn_start = 0  # the first step of the latest turn (its results are shown whole)
         self._deadline = outcomes.Deadline()  # the deadline's one timer
@@ -400,6 +400,8 @@ class ResearchWorkflow:
                 finished_at=workflow.now().isoformat(),
                 verification=checked,
                 records=records,
+                lanes=state.lanes,
+                escalation=state.escalation,
             ),
             summary=contracts.with_records(f"save report: {outcome.status}", records),
         )
@@ -435,11 +437,12 @@ class ResearchWorkflow:
             workflow.set_current_details(details.running(progress))
         if self._started is None or not self._started.search_attributes:
             return
-        values = (progress.status.value, progress.stop_reason.value if progress.stop_reason else "")
+        lanes = progress.lanes if self._started.lane else []  # a run recorded before lanes: none
+        values = details.attribute_values(progress, lanes)
         if values == self._upserted:
             return  # unchanged: no command, no history event
         self._upserted = values
-        workflow.upsert_search_attributes(details.search_attributes(*values, self._verified))
+        workflow.upsert_search_attributes(details.search_attributes(values, self._verified))
 
     # ------------------------------------------------------------ steering
 

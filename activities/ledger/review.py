@@ -51,6 +51,8 @@ class RunRow(BaseModel):
     finished_at: datetime | None = None
     execution_id: str | None = None
     version: int = 1
+    lanes: list[str] = Field(default_factory=list)  # the lanes it entered (an ended run)
+    escalation: str = ""  # why it left the fixed lane
 
 
 class ModelCallRow(BaseModel):
@@ -218,7 +220,7 @@ LIMIT %(limit)s
 
 _SELECT_RUN = """
 SELECT run_id, question, brief, status, stop_reason, counters, started_at, finished_at,
-       execution_id, version
+       execution_id, version, lanes, escalation
 FROM research.runs WHERE run_id = %s
 """
 

@@ -156,7 +156,8 @@ ON CONFLICT (run_id, execution_id) DO NOTHING
 # Optimistic: only the version this transaction read may be replaced.
 _FINISH_RUN = """
 UPDATE research.runs
-SET status = %s, stop_reason = %s, counters = %s, finished_at = %s, version = version + 1
+SET status = %s, stop_reason = %s, counters = %s, finished_at = %s, lanes = %s,
+    escalation = %s, version = version + 1
 WHERE run_id = %s AND version = %s
 """
 
@@ -473,6 +474,8 @@ def _finish_params(request: SaveReportInput, version: int) -> tuple[object, ...]
         request.stop_reason.value,
         Jsonb(request.counters.model_dump()),
         datetime.fromisoformat(request.finished_at),
+        request.lanes,
+        request.escalation,
         request.scope.run_id,
         version,
     )

@@ -146,6 +146,7 @@ def markdown_matches_rows(data: AuditData) -> Iterator[str]:
             verification=saved.verification,
             quotes=quotes,
             header=header,
+            lanes=(data.rows.run.lanes, data.rows.run.escalation),
         )
         for header in get_args(HeaderStyle)
         for quotes in get_args(QuoteStyle)

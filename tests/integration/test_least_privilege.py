@@ -302,7 +302,7 @@ def test_init_db_without_createrole_prints_the_sql_for_an_administrator(
     assert init_db(monkeypatch, capsys, url, wanted) == [
         "database is up to date",
         f"roles: {w} may read and insert, and update only a run's status, stop_reason, counters, "
-        f"finished_at, version, execution_id; {r} may read",
+        f"finished_at, version, execution_id, lanes, escalation; {r} may read",
     ]
     with psycopg.connect(database_url(pg_url, database, w), autocommit=True) as worker:
         worker.execute(RUN_INSERT, ("lp-run",))

@@ -21,6 +21,7 @@ from runtime.converter import DATA_CONVERTER
 from runtime.database import open_pool
 from runtime.settings import PROJECT_ROOT, Settings
 from tests.conftest import GUARDED_PYTHONPATH, installed_binary
+from workflows.details import LANE_KEY
 from workflows.models import Brief
 from workflows.research import STATUS_KEY, STOP_REASON_KEY, VERIFIED_KEY
 
@@ -30,7 +31,7 @@ async def dev_server() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_local(
         data_converter=DATA_CONVERTER,
         dev_server_existing_path=installed_binary("temporal"),
-        search_attributes=[STATUS_KEY, STOP_REASON_KEY, VERIFIED_KEY],
+        search_attributes=[STATUS_KEY, STOP_REASON_KEY, VERIFIED_KEY, LANE_KEY],
         dev_server_log_level="error",
         # Each system test's worker registers its own task queue in the one worker deployment:
         # the server's default cap (100 task queues in a deployment) is below the suite's count.

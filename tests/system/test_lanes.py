@@ -4,7 +4,9 @@ workflow, activities, ledger, `research audit` and the Temporal replayer."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import subprocess
 import uuid
 from typing import Any
 
@@ -12,9 +14,11 @@ import pytest
 from temporalio.client import Client
 
 from activities.ledger import Ledger
+from runtime.temporal_cli import find_temporal_binary
 from starter.replay import replay_history
 from tests.fakes.openai_server import DOCS, Message, Reply, passage_containing, tool
 from tests.system.test_hostile_model import brief, play, rows, steps
+from workflows.details import LANE_KEY
 from workflows.models import EscalateInput, RunResult, RunStatus, StopReason
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
@@ -81,6 +85,10 @@ FINISH = tool(
 )
 
 
+# The agent ends at once: a report citing nothing the gate refuses, until the steps run out.
+FINISH_WITHOUT_EVIDENCE = tool("finish_research", answer="Nothing recorded.", findings=[])
+
+
 def model_requests(fake: Any) -> list[dict[str, Any]]:
     return list(fake.requests)
 
@@ -144,6 +152,18 @@ async def test_a_refused_report_escalates_and_completes_without_fetching_twice(
     assert agent and sum(1 for m in agent[0]["messages"] if m["role"] == "assistant") > 5
     history = await dev_client.get_workflow_handle(run_id).fetch_history()
     assert await replay_history(history) is None  # an escalated run replays clean
+    # Shown: the ledger's run row, the report's header, the search attribute.
+    run = rows(
+        embedded_pg_url, "SELECT lanes, escalation FROM research.runs WHERE run_id = %s", run_id
+    )
+    assert run[0]["lanes"] == ["fixed", "agent"]
+    assert run[0]["escalation"] == result.escalation
+    report = rows(
+        embedded_pg_url, "SELECT markdown FROM research.reports WHERE run_id = %s", run_id
+    )
+    assert "Lanes: fixed → agent (escalated: the report was refused" in report[0]["markdown"]
+    described = await dev_client.get_workflow_handle(run_id).describe()
+    assert described.typed_search_attributes.get(LANE_KEY) == ["fixed", "agent"]
 
 
 async def test_an_escalate_signal_from_the_temporal_client_hands_over(
@@ -169,3 +189,49 @@ async def test_an_escalate_signal_from_the_temporal_client_hands_over(
     assert result.lanes == ["fixed", "agent"]
     assert result.escalation == "an operator asked for deeper work: go deeper"
     assert result.stop_reason is StopReason.STEP_LIMIT
+
+
+@pytest.mark.parametrize("sender", ["research", "temporal"])
+async def test_escalate_from_the_cli_and_the_temporal_cli(
+    dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger, sender: str
+) -> None:
+    """Sent while the composing call is in flight: its answer is read, the lane records nothing
+    and the agent takes over with what was read."""
+    from tests.system.conftest import cli_env, research
+    from tests.system.test_hostile_model import hostile_worker
+    from workflows.research import ResearchWorkflow
+
+    def script(turn: int, messages: list[Message]) -> Reply:
+        return compose_reply(messages) if composing(messages) else FINISH_WITHOUT_EVIDENCE
+
+    run_id = f"lanes-{sender}-{uuid.uuid4().hex[:6]}"
+    address = dev_client.service_client.config.target_host
+    async with hostile_worker(dev_client, embedded_pg_url, script, env=AUTO) as (queue, fake):
+        fake.hold_turn = 1  # the composing call waits until the escalate is sent
+        handle = await dev_client.start_workflow(
+            ResearchWorkflow.run, brief(max_steps=12), id=run_id, task_queue=queue
+        )
+        await asyncio.to_thread(fake.held.wait, 60)
+        if sender == "research":
+            env = cli_env(TEMPORAL_ADDRESS=address, RESEARCH_TASK_QUEUE=queue)
+            sent = await asyncio.to_thread(
+                research, env, "signal", run_id, "escalate", "--reason", "check the versions"
+            )
+        else:
+            command = [
+                find_temporal_binary() or "temporal", "workflow", "signal", "--address", address,
+                "--workflow-id", run_id, "--name", "escalate",
+                "--input", json.dumps({"reason": "check the versions"}),
+            ]  # fmt: skip
+            sent = await asyncio.to_thread(
+                subprocess.run, command, capture_output=True, text=True, timeout=60
+            )
+        assert sent.returncode == 0, sent.stderr
+        await asyncio.sleep(1)  # the signal is in history before the model answers
+        fake.release.set()
+        result: RunResult = await handle.result()
+    assert result.escalation == "an operator asked for deeper work: check the versions"
+    assert result.lanes == ["fixed", "agent"]
+    tools = [row["tool"] for row in steps(embedded_pg_url, run_id)]
+    assert "record_evidence" not in tools  # the composed report was not used
+    assert result.counters.model_calls >= 2  # the composing call, then the agent
