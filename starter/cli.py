@@ -185,7 +185,10 @@ def _add_eval(commands: Commands) -> None:
     evaluate = _add(commands, "eval", "score policies and models on labelled golden briefs")
     evaluate.add_argument("golden", nargs="+", metavar="GOLDEN.json")
     evaluate.add_argument(
-        "--arms", default="fixed,offline", help="policies to run: fixed, offline (default: both)"
+        "--arms",
+        default="fixed,offline",
+        help="policies to run: fixed, offline (default: both); or lanes: fixed, agent, auto "
+        "(with a model each runs on it in that lane)",
     )
     evaluate.add_argument(
         "--model", action="append", metavar="NAME", help="also run this model (repeat to compare)"

@@ -40,6 +40,10 @@ from workflows.rules import refused_by
 from workflows.tools import GateFailed
 
 POLICIES = ("fixed", "offline")
+# The lane ablation (`workflows.lanes`): named with agent or auto, the arms are lanes. With a model
+# each runs on it in that lane; without one, fixed is the fixed policy and agent and auto the
+# offline policy's own loop (the deterministic arms, as before lanes).
+LANES = ("fixed", "agent", "auto")
 
 
 @dataclass(frozen=True)
@@ -139,11 +143,15 @@ def _load(path: Path) -> GoldenSet:
 
 def _arms(settings: Settings, args: argparse.Namespace) -> list[Arm]:
     names = [name.strip() for name in args.arms.split(",") if name.strip()]
-    unknown = [name for name in names if name not in POLICIES]
+    unknown = [name for name in names if name not in (*POLICIES, *LANES)]
     if unknown:
         raise CliError(
-            f"unknown arm {unknown[0]!r}: the policies are fixed and offline", EXIT_USAGE
+            f"unknown arm {unknown[0]!r}: the arms are the policies fixed and offline, or the "
+            "lanes fixed, agent and auto",
+            EXIT_USAGE,
         )
+    if {"agent", "auto"} & set(names):
+        return _lane_arms(settings, args, names)
     arms = [
         Arm(name, dataclasses.replace(settings, model_provider=name, task_queue=f"eval-{name}"))
         for name in names
@@ -165,6 +173,40 @@ def _arms(settings: Settings, args: argparse.Namespace) -> list[Arm]:
         arms.append(Arm(f"{settings.model_provider}:{model}", model_settings))
     if not arms:
         raise CliError("no arm to run: give --arms and/or --model", EXIT_USAGE)
+    return arms
+
+
+def _lane_arms(settings: Settings, args: argparse.Namespace, names: list[str]) -> list[Arm]:
+    """An arm per lane named and model (`--model`, else RESEARCH_MODEL); without a model, the
+    deterministic arms: fixed the fixed policy, the others the offline policy's loop."""
+    if settings.model_provider in LOCAL_PROVIDERS:
+        if args.model:
+            raise CliError(
+                "--model needs a model provider: set RESEARCH_MODEL_PROVIDER=openai or azure "
+                "and its key or endpoint",
+                EXIT_USAGE,
+            )
+        return [
+            Arm(name, dataclasses.replace(
+                settings, model_provider="fixed" if name == "fixed" else "offline",
+                task_queue=f"eval-{name}",
+            ))
+            for name in names
+        ]  # fmt: skip
+    models = args.model or [settings.model]
+    arms = []
+    for number, model in enumerate(models, start=1):
+        for name in names:
+            lane = "agent" if name == "offline" else name
+            model_settings = dataclasses.replace(
+                settings, model=model, fixed_model=model, lane=lane,
+                task_queue=f"eval-m{number}-{name}",
+            )  # fmt: skip
+            try:
+                check_model_settings(model_settings)
+            except SettingsError as error:
+                raise CliError(str(error), EXIT_USAGE) from None
+            arms.append(Arm(name if len(models) == 1 else f"{model}:{name}", model_settings))
     return arms
 
 
@@ -246,6 +288,10 @@ async def _run_one(
         # arm found, comparable whether its report completed or not
         "found": score(golden, entry, found).recalled,
         "steps": result.counters.steps,
+        # it entered the fixed lane and escalated to the agent; its model calls (the verifier's
+        # not counted: its tokens are)
+        "escalated": "fixed" in result.lanes and "agent" in result.lanes,
+        "model_calls": result.counters.model_calls,
         "tokens": result.counters.tokens,
         "seconds": round(seconds, 2),
         "cited_evidence": [
@@ -315,6 +361,8 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "phrase_misses": sum(int(run.get("phrase_misses", 0)) for run in runs),
         "mean_sources": round(total("sources") / count, 2),
         "mean_steps": round(total("steps") / count, 1),
+        "escalated": sum(bool(run.get("escalated")) for run in runs),
+        "mean_model_calls": round(sum(int(run.get("model_calls", 0)) for run in runs) / count, 1),
         "mean_tokens": round(total("tokens") / count),
         "mean_seconds": round(sum(float(run["seconds"]) for run in runs) / count, 2),
     }
@@ -331,7 +379,7 @@ def _correct(run: dict[str, Any]) -> bool:
 # The table's columns per set and arm (docs/evaluation.md says what each means).
 COLUMNS = (
     "set", "arm", "briefs", "completed verified", "completed unverified", "correct", "wrong",
-    "incomplete", "recall", "found", "tokens", "steps", "seconds",
+    "incomplete", "recall", "found", "escalated", "model calls", "tokens", "steps", "seconds",
 )  # fmt: skip
 
 
@@ -357,7 +405,8 @@ def render(report: dict[str, Any]) -> str:
         "rules alone passed it. Correct and wrong: completed, with every required question's "
         "labelled answer phrase in its cited quotes, or not. Recall: questions whose cited "
         "evidence is on a page labelled for them; found: the same over all recorded evidence. "
-        "Tokens, steps and seconds: means per brief.",
+        "Escalated: runs that left the fixed lane for the agent. Model calls (the verifier's "
+        "not counted), tokens, steps and seconds: means per brief.",
         "",
     ]
     arms = report["arms"]
@@ -382,6 +431,7 @@ def _summary_cells(s: dict[str, Any]) -> str:
         f"{briefs} | "
         + "".join(f"{s[key]} | " for key in counts)
         + f"{s['recalled']}/{s['questions']} | {s.get('found', s['recalled'])}/{s['questions']} "
+        f"| {s.get('escalated', 0)} | {s.get('mean_model_calls', 0)} "
         f"| {s['mean_tokens']:,} | {s['mean_steps']} | {s['mean_seconds']} |"
     )
 

@@ -152,11 +152,12 @@ USAGE: dict[str, tuple[str, list[str]]] = {
         ["research search dead-letter queue --allow docs.harborq.example"],
     ),
     "eval": (
-        "Run labelled golden briefs through each arm (policies, models) and table completion, "
-        "recall and precision; writes Markdown and JSON results.",
+        "Run labelled golden briefs through each arm (policies, models, lanes) and table "
+        "completion, recall, escalations and model calls; writes Markdown and JSON results.",
         [
             "research eval examples/golden/demo.json",
             "research eval examples/golden/python311-docs.json --model gpt-4o-mini",
+            "research eval examples/golden/demo.json --arms fixed,agent,auto --model gpt-4o-mini",
         ],
     ),
     "check-url": (

@@ -94,7 +94,7 @@ def test_eval_tables_each_arm_on_the_demo_and_real_pages(tmp_path: Path) -> None
     table = out.with_suffix(".md").read_text()
     assert table.splitlines()[2] == (
         "| set | arm | briefs | completed verified | completed unverified | correct | wrong "
-        "| incomplete | recall | found | tokens | steps | seconds |"
+        "| incomplete | recall | found | escalated | model calls | tokens | steps | seconds |"
     )
     assert "| all | openai:fake-model | 6 | 0 | 0 | 0 | 0 | 6 | 0/" in table
     assert "| demo.json | offline | 2 | 2 | 0 | 2 | 0 | 0 | 4/4 | 4/4 | " in table
@@ -138,3 +138,47 @@ def test_eval_refuses_what_it_cannot_run_in_one_sentence(tmp_path: Path) -> None
         assert done.returncode == 2, done.stderr
         assert done.stderr.startswith(message), done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
+
+
+def composing_nothing(turn: int, messages: list[Message]) -> Reply:
+    """A fixed lane's composing call answered with a report citing nothing (refused: the run
+    escalates in `auto`); the agent gives up as `searching_then_giving_up` does."""
+    if str(messages[0].get("content", "")).startswith("You write a research report"):
+        return tool("compose_report", answer="Nothing found.", findings=[], limitations="None.")
+    return searching_then_giving_up(turn, messages)
+
+
+def test_eval_runs_the_lane_ablation_offline_and_with_a_model(tmp_path: Path) -> None:
+    offline = tmp_path / "offline"
+    done = research_eval(
+        clean_env(tmp_path), str(DEMO), "--arms", "fixed,agent,auto", "--out", str(offline)
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    report: dict[str, Any] = json.loads(offline.with_suffix(".json").read_text())
+    assert report["arms"] == ["fixed", "agent", "auto"]
+    assert all(summary["escalated"] == 0 for summary in report["summary"].values())
+    assert all(summary["mean_model_calls"] > 0 for summary in report["summary"].values())
+
+    fake = FakeOpenAI(composing_nothing)
+    with serve(fake) as base_url:
+        env = clean_env(tmp_path) | {
+            "RESEARCH_MODEL_PROVIDER": "openai",
+            "OPENAI_BASE_URL": base_url,
+            "OPENAI_API_KEY": "sk-eval-test",
+        }
+        out = tmp_path / "lanes"
+        done = research_eval(
+            env, str(DEMO), "--arms", "fixed,agent,auto", "--model", "fake-model", "--out", str(out)
+        )
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert report["arms"] == ["fixed", "agent", "auto"]
+    summary = report["summary"]
+    briefs = summary["auto"]["briefs"]
+    assert summary["auto"]["escalated"] == briefs  # its composed report was refused: the agent
+    assert summary["fixed"]["escalated"] == summary["agent"]["escalated"] == 0
+    assert summary["fixed"]["mean_model_calls"] == 1  # the fixed lane alone: one composing call
+    assert summary["fixed"]["incomplete"] == briefs
+    assert all(r["model_calls"] > 1 for r in report["runs"] if r["arm"] == "auto")
+    table = out.with_suffix(".md").read_text()
+    assert f"| demo.json | auto | {briefs} | " in table
