@@ -12,6 +12,8 @@ from temporalio.client import Client
 
 from tests.workflow.harness import (
     FINDING_TEXT,
+    PAGE_A,
+    PAGE_B,
     PAGES,
     FakeWeb,
     StandIns,
@@ -251,3 +253,32 @@ async def test_a_malformed_composing_reply_is_a_refused_step_and_escalates(
 
     assert result.escalation.startswith("the composing reply was refused")
     assert tools_of(stand_ins)[4] == ""  # the refused step, its text kept as the call
+
+
+async def test_a_conflict_the_host_finds_escalates_before_submitting(client: Client) -> None:
+    # A third page on its own host states another timeout: the host flags the two figures.
+    pages = {
+        PAGE_A: PAGES[PAGE_A],
+        "https://c.example/three": ["The default timeout of a queue message is 60 seconds."],
+        PAGE_B: PAGES[PAGE_B],
+    }
+    web = FakeWeb(pages=pages)
+    compose = composed(
+        ("S1.P2", "Q1", "The default timeout is 30 seconds."),
+        ("S2.P1", "Q1", "The default timeout is 60 seconds."),
+        ("S3.P1", "Q2", "5 attempts."),
+    )
+    script = lanes_script(compose, [Decision(tool_calls=[], text="")])
+    stand_ins = StandIns(web, script, started=contracts.StartRunResult(lane="auto"))
+    brief = make_brief(max_steps=10).model_copy(
+        update={"allowed_hosts": ["a.example", "b.example", "c.example"]}
+    )
+    async with research_worker(client, stand_ins) as queue:
+        result: RunResult = await client.execute_workflow(
+            ResearchWorkflow.run, brief, id="lanes-conflict", task_queue=queue
+        )
+
+    assert result.lanes == ["fixed", "agent"]
+    assert result.escalation.startswith("the host found a conflict: ")
+    assert "E001" in result.escalation and "E002" in result.escalation
+    assert "finish_research" not in tools_of(stand_ins)  # the lane did not submit
