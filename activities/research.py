@@ -39,8 +39,15 @@ from activities.snapshots import snapshot
 from runtime.options import FetchLimits, ResearchOptions
 from workflows import contracts
 from workflows.hosts import host_matches
-from workflows.models import Brief, SourceRef
-from workflows.tools.read_page import READ_PAGE, ReadPageInput, ReadPageResult
+from workflows.models import Brief, RefusedSeed, SourceRef
+from workflows.tools.read_page import (
+    CHECK_SEEDS,
+    READ_PAGE,
+    CheckSeedsInput,
+    CheckSeedsResult,
+    ReadPageInput,
+    ReadPageResult,
+)
 from workflows.tools.record_evidence import (
     RECORD_EVIDENCE,
     RecordEvidenceInput,
@@ -87,6 +94,7 @@ class ResearchActivities:
             self.start_run,
             self.search_web,
             self.read_page,
+            self.check_seeds,
             self.record_evidence,
             self.record_step,
             self.save_report,
@@ -179,6 +187,29 @@ class ResearchActivities:
             truncated=stored.truncated,
             more_matches=window.more_matches,
         )
+
+    @activity.defn(name=CHECK_SEEDS)
+    async def check_seeds(self, request: CheckSeedsInput) -> CheckSeedsResult:
+        """Each seed URL read as `read_page` would read it (fetched, its text extracted), then
+        dropped: the ones that cannot be read, with why. Nothing is stored."""
+        unreadable: list[RefusedSeed] = []
+        limits = self._options.fetch
+        async with heartbeating():
+            for url in request.urls:
+                try:
+                    page = await fetch_page(
+                        await self._client(),
+                        url,
+                        request.allowed_hosts,
+                        max_bytes=limits.max_bytes,
+                        timeout_seconds=limits.timeout_seconds,
+                        max_decoded_bytes=limits.max_decoded_bytes,
+                    )
+                    await _extract(page, limits)
+                except (FetchRefused, FetchFailed, ValueError) as failed:
+                    reason = f"could not be read: {_sentence(failed)}"
+                    unreadable.append(RefusedSeed(url=url, reason=reason))
+        return CheckSeedsResult(unreadable=unreadable)
 
     @activity.defn(name=RECORD_EVIDENCE)
     async def record_evidence(self, request: RecordEvidenceInput) -> RecordEvidenceResult:

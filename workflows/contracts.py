@@ -21,6 +21,7 @@ from workflows.models import (
     Counters,
     Decision,
     Digest,
+    RefusedSeed,
     Report,
     RunStatus,
     StopReason,
@@ -148,6 +149,10 @@ class DecideInput(BaseModel):
     transcript: list[TranscriptEntry] = Field(default_factory=list)
     guidance: list[str] = Field(default_factory=list)
     seeds: list[str] = Field(default_factory=list)  # seed URLs the operator added while it ran
+    # The brief's seed URLs the check at the start could not read (the brief message names them).
+    unreadable_seeds: list[RefusedSeed] = Field(
+        default_factory=list, exclude_if=lambda value: not value
+    )
     budget: Budget = Field(default_factory=Budget)
     context_chars: int = 0  # size of the compacted transcript, for the ledger
     # Set (the last step recorded): `transcript` is empty and decide reads the steps up to it from

@@ -55,7 +55,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.scope import RunScope
     from workflows.state import RunState
     from workflows.tool_base import ToolArgs
-    from workflows.tools import bounded_call
+    from workflows.tools import bounded_call, check_seeds
     from workflows.validation import INVALID_INPUT, read_brief, seeds_problem
 
 
@@ -135,6 +135,7 @@ class ResearchWorkflow:
                     self._publish()  # the Web UI's details of this execution from its start
                 else:
                     await outcomes.cancellable(self._start())
+                    await outcomes.cancellable(check_seeds(self._tools))
                 self._outcome = await self._investigate()
             except asyncio.CancelledError:
                 # Cancellation is not a crash: leave a composed report, then end CANCELLED.

@@ -60,6 +60,9 @@ class RunState(BaseModel):
     url_index: dict[str, str] = Field(default_factory=dict)  # URL asked for -> source id
     discovered: dict[str, SearchHit] = Field(default_factory=dict)  # search results, in order
     seeds: list[str] = Field(default_factory=list)
+    # The brief's seed URLs the check at the start could not read, with why (every prompt names
+    # them, before the model spends a step on one).
+    unreadable_seeds: list[RefusedSeed] = Field(default_factory=list)
     transcript: list[TranscriptEntry] = Field(default_factory=list)
     guidance: list[str] = Field(default_factory=list)
     finish_requested: bool = False
@@ -193,6 +196,7 @@ class RunState(BaseModel):
             brief=self.brief,
             guidance=list(self.guidance),
             seeds=self.added_seeds(),
+            unreadable_seeds=list(self.unreadable_seeds),
             budget=self.budget(now),
             watermark=self.counters.steps,
             context_budget=self._context_budget(),
@@ -205,6 +209,7 @@ class RunState(BaseModel):
         request carries (the brief, the guidance, the seeds the operator added)."""
         fixed = len(self.brief.model_dump_json()) + sum(map(len, self.guidance))
         fixed += sum(len(url) + 2 for url in self.added_seeds())
+        fixed += sum(len(seed.url) + len(seed.reason) + 4 for seed in self.unreadable_seeds)
         return self.limits.max_context_chars - fixed
 
     def budget(self, now: datetime) -> Budget:

@@ -7,11 +7,12 @@ nothing in it can change the rules, the allowed hosts or the bounds.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from workflows import context
 from workflows.contracts import DecideInput
-from workflows.models import Brief, ToolResult, TranscriptEntry
+from workflows.models import Brief, RefusedSeed, ToolResult, TranscriptEntry
 from workflows.rules import told
 from workflows.tools import REGISTRY, PageWindow, Slimming, read_page, search_web
 
@@ -42,7 +43,7 @@ def system_prompt(brief: Brief, *, parallel_tool_calls: bool = False) -> str:
     )
 
 
-def brief_message(brief: Brief) -> str:
+def brief_message(brief: Brief, unreadable: Sequence[RefusedSeed] = ()) -> str:
     lines = [f"Question: {brief.question}", "", "Sub-questions:"]
     for question in brief.questions:
         kind = "required" if question.required else "optional"
@@ -50,6 +51,9 @@ def brief_message(brief: Brief) -> str:
     lines += ["", f"Allowed hosts: {', '.join(brief.allowed_hosts)}"]
     if brief.seed_urls:
         lines.append(f"Seed URLs: {', '.join(brief.seed_urls)}")
+    if unreadable:  # checked when the run started: reading one again would fail the same way
+        lines.append("Seed URLs the host could not read when the run started (do not read them):")
+        lines += [f"- {seed.url} {seed.reason}" for seed in unreadable]
     return "\n".join(lines)
 
 
@@ -67,7 +71,7 @@ def messages(request: DecideInput, *, parallel_tool_calls: bool = False) -> list
     system = system_prompt(request.brief, parallel_tool_calls=parallel_tool_calls)
     result: list[dict[str, Any]] = [
         {"role": "system", "content": system},
-        {"role": "user", "content": brief_message(request.brief)},
+        {"role": "user", "content": brief_message(request.brief, request.unreadable_seeds)},
     ]
     if request.digest is not None:  # the oldest steps, folded (only when they did not fit)
         result.append({"role": "user", "content": context.shown(request.digest)})

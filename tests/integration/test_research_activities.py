@@ -24,7 +24,7 @@ from tests.fakes.transports import CountingTransport
 from workflows import contracts
 from workflows.models import Brief, Counters, Finding, Report, RunStatus, SearchHit, StopReason
 from workflows.scope import RunScope
-from workflows.tools.read_page import ReadPageInput
+from workflows.tools.read_page import CheckSeedsInput, ReadPageInput
 from workflows.tools.record_evidence import RecordEvidenceInput
 from workflows.tools.search_web import SearchInput
 
@@ -137,6 +137,24 @@ async def test_a_failed_fetch_is_stored_and_returned_as_an_error(harness: Harnes
     assert not data.source.ok and "not a page type that can be read" in (data.source.error or "")
     stored = await harness.ledger.source(harness.run_id, "S2")
     assert stored is not None and stored.ref.error == data.source.error
+
+
+async def test_checking_seeds_names_each_unreadable_one_and_stores_nothing(
+    harness: Harness,
+) -> None:
+    await start(harness)
+    urls = [harness.url(path) for path in ("cache.html", "missing.html", "data.json")]
+    request = CheckSeedsInput(
+        scope=RunScope.start(harness.run_id, ""), urls=urls, allowed_hosts=[harness.host]
+    )
+
+    checked = await harness.env.run(harness.activities.check_seeds, request)
+
+    assert [seed.url for seed in checked.unreadable] == urls[1:]
+    assert checked.unreadable[0].reason == f"could not be read: HTTP 404 from {urls[1]}"
+    assert "not a page type that can be read" in checked.unreadable[1].reason
+    assert harness.web.urls == urls, "read once each, through the fetcher"
+    assert await harness.ledger.source(harness.run_id, "S1") is None, "nothing stored"
 
 
 async def test_a_refused_url_is_never_requested(harness: Harness) -> None:

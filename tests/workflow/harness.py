@@ -35,13 +35,21 @@ from workflows.models import (
     Decision,
     Evidence,
     Passage,
+    RefusedSeed,
     SearchHit,
     SourceRef,
     ToolCall,
     Usage,
 )
 from workflows.research import ResearchWorkflow
-from workflows.tools.read_page import READ_PAGE, ReadPageInput, ReadPageResult
+from workflows.tools.read_page import (
+    CHECK_SEEDS,
+    READ_PAGE,
+    CheckSeedsInput,
+    CheckSeedsResult,
+    ReadPageInput,
+    ReadPageResult,
+)
 from workflows.tools.record_evidence import (
     RECORD_EVIDENCE,
     RecordEvidenceInput,
@@ -120,6 +128,7 @@ class FakeWeb:
     # show it then, not the last step); each one returned, in order
     render_reports: bool = False
     saved_markdown: list[str] = field(default_factory=list)
+    seed_checks: list[list[str]] = field(default_factory=list)  # each check_seeds call's URLs
     decide_calls: list[contracts.DecideInput] = field(default_factory=list)
     stored: dict[tuple[str, str], tuple[str, list[Passage]]] = field(default_factory=dict)
     failed: dict[tuple[str, str], SourceRef] = field(default_factory=dict)  # stored failures
@@ -156,6 +165,7 @@ class StandIns:
             self.decide,
             self.search_web,
             self.read_page,
+            self.check_seeds,
             self.record_evidence,
             self.record_step,
             self.save_report,
@@ -211,6 +221,17 @@ class StandIns:
             if any(word in " ".join(paras).lower() for word in words)
         ]
         return SearchResult(hits=hits, provider="stand-in")
+
+    @activity.defn(name=CHECK_SEEDS)
+    async def check_seeds(self, request: CheckSeedsInput) -> CheckSeedsResult:
+        """A seed the fake web lacks cannot be read, as `read_page` would find (nothing stored)."""
+        self.web.seed_checks.append(list(request.urls))
+        missing = [url for url in request.urls if url not in self.web.pages]
+        return CheckSeedsResult(
+            unreadable=[
+                RefusedSeed(url=url, reason="could not be read: HTTP 404") for url in missing
+            ]
+        )
 
     @activity.defn(name=READ_PAGE)
     async def read_page(self, request: ReadPageInput) -> ReadPageResult:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from activities.model.prompt import messages
 from tests.workflow.harness import (
     PAGE_A,
     PAGE_B,
@@ -22,7 +23,15 @@ from tests.workflow.harness import (
 )
 from workflows import contracts
 from workflows.context import COMPACTED
-from workflows.models import Brief, Decision, RunResult, RunStatus, StopReason, ToolResult
+from workflows.models import (
+    Brief,
+    Decision,
+    RefusedSeed,
+    RunResult,
+    RunStatus,
+    StopReason,
+    ToolResult,
+)
 from workflows.tools import PageWindow
 
 SEARCH = call("search_web", query="timeout attempts")
@@ -154,6 +163,35 @@ async def test_a_failed_fetch_counts_against_the_page_budget(client: Client) -> 
     assert web.steps[2].error == f"{missing} could not be read: HTTP 404"
     assert web.fetches == [missing]
     assert result.counters.page_fetches == 1
+
+
+async def test_an_unreadable_seed_is_named_before_the_first_step(client: Client) -> None:
+    """A seed URL the run cannot read (here a page the web lacks) is read once when the run
+    starts and named in the model's first request, before any step; the check counts no page
+    fetch, and a brief without seeds is not checked at all."""
+    missing = "https://a.example/faq.html"
+    web = FakeWeb(pages=PAGES)
+    brief = make_brief(seeds=(PAGE_A, missing), max_steps=2)
+
+    result = await run(client, web, [READ_A, SEARCH], brief)
+
+    assert web.seed_checks == [[PAGE_A, missing]]
+    first = web.decide_calls[0]
+    assert first.watermark == 0, "the first request, before any step"
+    assert first.unreadable_seeds == [
+        RefusedSeed(url=missing, reason="could not be read: HTTP 404")
+    ]
+    shown = messages(first)[1]["content"]  # the brief message
+    assert shown.endswith(
+        "Seed URLs the host could not read when the run started (do not read them):\n"
+        f"- {missing} could not be read: HTTP 404"
+    )
+    assert all(request.unreadable_seeds == first.unreadable_seeds for request in web.decide_calls)
+    assert web.fetches == [PAGE_A] and result.counters.page_fetches == 1
+
+    quiet = FakeWeb(pages=PAGES)
+    await run(client, quiet, [SEARCH], make_brief(max_steps=1))
+    assert quiet.seed_checks == [] and quiet.decide_calls[0].unreadable_seeds == []
 
 
 async def test_token_limit_ends_the_run_after_the_turn_that_crossed_it(client: Client) -> None:

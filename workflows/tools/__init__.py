@@ -7,7 +7,13 @@ from workflows.tools import compose_report
 from workflows.tools.calls import MAX_NESTING, bounded_call, describe, parse_call
 from workflows.tools.finish_research import NAME as FINISH_RESEARCH
 from workflows.tools.finish_research import FinishArgs, GateFailed, GatePassed
-from workflows.tools.read_page import COMPACTED, PageWindow, ReadPageArgs, WindowPassage
+from workflows.tools.read_page import (
+    COMPACTED,
+    PageWindow,
+    ReadPageArgs,
+    WindowPassage,
+    check_seeds,
+)
 from workflows.tools.read_page import NAME as READ_PAGE
 from workflows.tools.record_evidence import NAME as RECORD_EVIDENCE
 from workflows.tools.record_evidence import EvidenceData, RecordEvidenceArgs
@@ -46,6 +52,7 @@ __all__ = [
     "Untrusted",
     "WindowPassage",
     "bounded_call",
+    "check_seeds",
     "compose_report",
     "describe",
     "parse_call",

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workflows.activity import Activity
 from workflows.hosts import MAX_URL_CHARS
-from workflows.models import MAX_ID_CHARS, Passage, SourceRef
+from workflows.models import MAX_ID_CHARS, Passage, RefusedSeed, SourceRef
 from workflows.scope import RunScope
 from workflows.tool_base import ToolArgs, ToolData
 from workflows.tools.spec import (
@@ -71,6 +71,43 @@ READ_PAGE = "read_page"  # the activity's registered name (worker.py)
 READ_PAGE_ACTIVITY = Activity(
     READ_PAGE, ReadPageInput, ReadPageResult, "when_page_is_local", heartbeat=True
 )
+
+
+class CheckSeedsInput(BaseModel):
+    """The brief's seed URLs, each read once through the fetcher when the run starts, to learn
+    which cannot be read: nothing is stored and no page fetch is counted (the model's own read of
+    a seed is the fetch that counts, as for any URL)."""
+
+    scope: RunScope
+    urls: list[str]
+    allowed_hosts: list[str]
+
+
+class CheckSeedsResult(BaseModel):
+    unreadable: list[RefusedSeed] = Field(default_factory=list)  # each with why, in brief order
+
+
+CHECK_SEEDS = "check_seeds"  # the activity's registered name (worker.py)
+CHECK_SEEDS_ACTIVITY = Activity(
+    CHECK_SEEDS, CheckSeedsInput, CheckSeedsResult, "never", heartbeat=True
+)
+
+
+async def check_seeds(tool: ToolContext) -> list[RefusedSeed]:
+    """Read the brief's seed URLs once, before the first model turn: the ones that cannot be read
+    are kept in the state, whose every decide request names them (instead of a step spent on
+    one), and returned. Nothing is stored and no page fetch is counted (`CheckSeedsInput`)."""
+    brief, step = tool.state.brief, tool.scope()
+    if not brief.seed_urls:
+        return []
+    scope = RunScope.start(step.run_id, step.execution)  # before any step: the run's start
+    checked = await tool.activity(
+        CHECK_SEEDS_ACTIVITY,
+        CheckSeedsInput(scope=scope, urls=list(brief.seed_urls), allowed_hosts=brief.allowed_hosts),
+        summary=f"check seeds: {len(brief.seed_urls)} URL(s)",
+    )
+    tool.state.unreadable_seeds = checked.unreadable
+    return checked.unreadable
 
 
 class WindowPassage(BaseModel):
