@@ -22,6 +22,11 @@ from workflows.models import UNVERIFIED, Evidence, Report, RunStatus, SourceRef,
 from workflows.verification import ANSWER, Verdict, Verification
 
 MODEL_LABEL = "*Written by the model; every finding was checked against the quotes below.*"
+# A run no model took part in (`Verification.mode` "deterministic": the offline policy).
+POLICY_LABEL = (
+    "*Written by the run's policy, not a model; every finding was checked against the quotes "
+    "below.*"
+)
 COMPOSED_LABEL = "*Composed by the host from the recorded evidence only.*"
 # How the report's meaning was checked (`Verification.mode`; "" says nothing: older runs).
 RULES = (
@@ -37,9 +42,10 @@ MEANING = {
     "deterministic": "Meaning: not checked. No model took part (a policy without one ran the "
     f"investigation): this report passed {RULES}.",
 }
-# "told": the header says when meaning was not checked; "earlier": as reports were saved before
-# it did (`research audit` reads those).
-HeaderStyle = Literal["told", "earlier"]
+# "told": the header says when meaning was not checked, and the answer's label who wrote it;
+# "model_label": as reports were saved before that label named a policy (the model's label on
+# every answer); "earlier": before the header said it either (`research audit` reads those).
+HeaderStyle = Literal["told", "model_label", "earlier"]
 EARLIER_MEANING = MEANING | {
     "off": "Meaning: the verifier is off; these findings passed the deterministic checks only.",
     "deterministic": "Meaning: the offline policy wrote this report; the deterministic checks "
@@ -72,8 +78,10 @@ def render_markdown(
     """The report a reader gets: every finding names its evidence, every evidence its quote+URL,
     and, when a verifier read them, its verdict. `lanes`: the lanes the run entered and why it
     escalated (its header names them once it entered the fixed lane)."""
-    label = COMPOSED_LABEL if report.composed else MODEL_LABEL
     checked = verification or Verification()
+    label = COMPOSED_LABEL if report.composed else MODEL_LABEL
+    if not report.composed and header == "told" and checked.mode == "deterministic":
+        label = POLICY_LABEL
     verdicts = {verdict.number: verdict for verdict in checked.verdicts}
     answer = _paragraphs(report.answer) or "(no answer)"
     if ANSWER in verdicts and verdicts[ANSWER].subject in ("answer", "finding"):
@@ -107,7 +115,7 @@ def _outcome(
     checked: Verification,
     header: HeaderStyle = "told",
 ) -> str:
-    told = header == "told"
+    told = header != "earlier"
     unverified = status is RunStatus.COMPLETED and checked.mode in ("off", "deterministic")
     said = f"{status.value}: {UNVERIFIED}" if told and unverified else status.value
     line = f"Status: {said} | Stop: {stop_reason.value}"

@@ -10,11 +10,13 @@ from workflows.models import (
     Evidence,
     Finding,
     Question,
+    Report,
     RunStatus,
     SourceRef,
     StopReason,
     Submitted,
 )
+from workflows.verification import Verification
 
 BRIEF = Brief(
     question="How does Harbor Queue treat failing messages?",
@@ -69,3 +71,36 @@ def test_the_evidence_claims_are_notes_and_the_last_submission_is_marked() -> No
     assert "the quote says moves, not deletes" in last.split("Why not:", 1)[1]
     # The quote the notes rest on is shown, verbatim, under Evidence.
     assert "After 5 delivery attempts Harbor Queue moves a message" in shown
+
+
+def test_an_answer_no_model_wrote_is_not_labelled_the_models() -> None:
+    """The offline policy's report says no model took part: its answer says so too, where a
+    model's answer says the model wrote it."""
+    report = SUBMITTED_REPORT
+    told = {
+        mode: render_markdown(
+            report,
+            list(EVIDENCE.values()),
+            list(SOURCES.values()),
+            RunStatus.COMPLETED,
+            StopReason.COVERAGE_GATE_PASSED,
+            verification=Verification(mode=mode, verifier="m" if mode == "model" else ""),
+        )
+        for mode in ("deterministic", "model")
+    }
+
+    offline = told["deterministic"].split("## Answer\n\n", 1)[1].splitlines()[0]
+    assert (
+        offline == "*Written by the run's policy, not a model; every finding was checked "
+        "against the quotes below.*"
+    )
+    assert "No model took part" in told["deterministic"]
+    assert "Written by the model" not in told["deterministic"]
+    assert told["model"].split("## Answer\n\n", 1)[1].startswith("*Written by the model;")
+
+
+SUBMITTED_REPORT = Report(
+    answer="Harbor Queue dead-letters a message after 5 attempts.",
+    findings=[Finding(text="It dead-letters after 5 attempts.", evidence_ids=["E001"])],
+    limitations="None identified.",
+)
