@@ -217,6 +217,23 @@ class _OneLineFailures(logging.Filter):
         return True
 
 
+# What the SDK's core warns when an activity completes after its run stopped waiting for it.
+LATE_COMPLETION = "Activity not found on completion"
+
+
+class _LateCompletions(logging.Filter):
+    """A model call the run stopped waiting for (`finish_now` and the deadline leave it unread)
+    may still complete after the run ended, and the SDK's core then warns `Activity not found on
+    completion`: expected, nothing to do, so said only with `debug` (RESEARCH_DEBUG)."""
+
+    def __init__(self, debug: bool) -> None:
+        super().__init__()
+        self._debug = debug
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self._debug or LATE_COMPLETION not in record.getMessage()
+
+
 def configure_logging(stream: Any = None, *, debug: bool = False) -> None:
     """The research loggers (`research.workflow` per step, `research.activity` per refusal) to
     stderr: JSON lines off a terminal, short text on one. Once per process. The Temporal SDK's
@@ -242,6 +259,7 @@ def quiet_activity_failures(stream: Any = None, *, debug: bool = False) -> None:
         return
     handler = _stderr_handler(stream or sys.stderr)
     handler.addFilter(_OneLineFailures(debug))
+    handler.addFilter(_LateCompletions(debug))
     handler.setLevel(logging.WARNING)
     logger.addHandler(handler)
     logger.propagate = False

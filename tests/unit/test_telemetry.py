@@ -132,3 +132,22 @@ def test_a_failed_activity_attempt_is_one_line_and_its_traceback_only_for_debug(
     )
     assert (line["level"], line["run_id"]) == ("warning", "research-r1")
     assert ("Traceback" in line.get("error", "")) is debug
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_activity_completing_after_its_run_ended_is_said_only_for_debug(
+    sdk_log: Callable[[bool], io.StringIO], debug: bool
+) -> None:
+    """After `finish_now` the unread model call completes late; the core's warning is expected."""
+    stream = sdk_log(debug)
+
+    core = logging.getLogger("temporalio.core-sdk_core::temporalio_sdk_core::worker::activities")
+    core.warning(
+        "[sdk_core::temporalio_sdk_core::worker::activities] Activity not found on completion. "
+        "This may happen if the activity has already been cancelled but completed anyway."
+    )
+    logging.getLogger("temporalio.activity").warning("another warning")
+
+    messages = [json.loads(line)["message"] for line in stream.getvalue().splitlines()]
+    assert messages[-1] == "another warning"
+    assert (len(messages) == 2) is debug
