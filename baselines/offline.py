@@ -363,9 +363,9 @@ def _settling(question: Question, wanted: Wanted, seen: Seen) -> list[str]:
 def _work_on(
     question: Question, request: DecideInput, seen: Seen, *, settle: bool = False
 ) -> ToolCall | None:
-    """The seed URLs first (the brief's, then the operator's, in order), then search the question
-    and walk its results in rank order: read the next unread one, or record from a read one, or
-    look in it with `find` for a word not looked for yet."""
+    """The seed URLs first (the brief's that could be read, then the operator's, in order), then
+    search the question and walk its results in rank order: read the next unread one, or record
+    from a read one, or look in it with `find` for a word not looked for yet."""
     # A sentence that answers it among every passage read so far, on any page: taken over
     # what was recorded for it before.
     answer = best_excerpt(
@@ -381,7 +381,10 @@ def _work_on(
     back = _read_back(question, request, seen)
     if back is not None:
         return back
-    seeds = dict.fromkeys([*request.brief.seed_urls, *request.seeds])
+    unreadable = {seed.url for seed in request.unreadable_seeds}  # the start's check said so
+    seeds = dict.fromkeys(
+        url for url in [*request.brief.seed_urls, *request.seeds] if url not in unreadable
+    )
     if seeds:
         hits = [SearchResultItem(url=url) for url in seeds]
         call = _from_results(question, request, seen, hits, by_title=False, strict=True)

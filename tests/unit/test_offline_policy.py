@@ -17,7 +17,15 @@ from baselines.excerpts import wanted_words, written_values
 from baselines.fixed import decide_fixed
 from baselines.offline import _pinned, decide_offline
 from workflows.contracts import DecideInput
-from workflows.models import Brief, Budget, Decision, ToolCall, ToolResult, TranscriptEntry
+from workflows.models import (
+    Brief,
+    Budget,
+    Decision,
+    RefusedSeed,
+    ToolCall,
+    ToolResult,
+    TranscriptEntry,
+)
 from workflows.scope import RunScope
 from workflows.tools import (
     EvidenceData,
@@ -84,6 +92,7 @@ def next_call(
     brief: Brief = BRIEF,
     seeds: tuple[str, ...] = (),
     steps_left: int = 10,
+    unreadable: tuple[str, ...] = (),
 ) -> tuple[str, dict[str, Any]]:
     budget = Budget(steps_left=steps_left, searches_left=3, pages_left=5, tokens_left=10_000)
     request = DecideInput(
@@ -92,6 +101,9 @@ def next_call(
         transcript=list(transcript),
         budget=budget,
         seeds=list(seeds),
+        unreadable_seeds=[
+            RefusedSeed(url=url, reason="could not be read: 404") for url in unreadable
+        ],
     )
     call = policy(request).tool_calls[0]
     return call.name, json.loads(call.arguments)
@@ -143,6 +155,15 @@ def test_seed_urls_are_read_before_searching_the_brief_s_then_the_operator_s() -
 
     assert opened_urls == [OTHER, PAGE]
     assert name == "search_web", "neither seed holds an answer: now it searches"
+
+
+def test_a_seed_the_start_could_not_read_is_not_opened() -> None:
+    seeded = BRIEF.model_copy(update={"seed_urls": [OTHER, PAGE]})
+
+    assert next_call(brief=seeded, unreadable=(OTHER,)) == (
+        "read_page",
+        {"url": PAGE, "find": "lru_cach"},
+    )
 
 
 def test_an_answer_on_a_seed_is_recorded_without_a_search() -> None:
