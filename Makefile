@@ -129,12 +129,14 @@ eval: $(STAMP) ## score both policies on the labelled golden sets (bench/results
 # printed and written to bench/results/lean.json); the same 100 runs of a step that is Temporal
 # alone (bench/results/temporal_floor.json); then a 1,000-step run continued as new
 # (its executions and largest history: bench/results/long_run.json); then how long a five-claim
-# finish waits on a verifier answering in 2 s, claims asked in turn and at once (verifier.json).
-bench: $(STAMP) ## the loop's cost, Temporal's floor, a long run, the verifier's wait (bench/results/)
+# finish waits on a verifier answering in 2 s, claims asked in turn and at once (verifier.json);
+# then the sample brief in the auto lane beside the agent, with a scripted model (lanes.json).
+bench: $(STAMP) ## the loop's cost, Temporal's floor, a long run, the verifier's wait, the lanes
 	$(BIN)/python -m bench.lean 100
 	$(BIN)/python -m bench.temporal_floor 100
 	$(BIN)/python -m bench.long_run 1000
 	$(BIN)/python -m bench.verifier
+	$(BIN)/python -m bench.lanes
 
 # Crashes and restarts under load: workers SIGKILLed at random and aimed at in-flight activities,
 # Temporal and PostgreSQL restarted once each, every run checked against an undisturbed one.

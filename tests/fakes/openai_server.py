@@ -422,6 +422,53 @@ def harborq_script_at(docs: str) -> Script:
 harborq_script = harborq_script_at(DOCS)  # the demo corpus, served from disk
 
 
+def composing(messages: list[Message]) -> bool:
+    """Whether a request is the fixed lane's composing call (its system prompt says so)."""
+    return str(messages[0].get("content", "")).startswith("You write a research report")
+
+
+def harborq_compose(messages: list[Message], *, stray: bool = False) -> Reply:
+    """The report from the passages shown: Q1 from the max_deliveries passage, Q2 from the
+    visibility timeout's; `stray` adds a finding citing a passage of no page read."""
+    findings = [
+        {
+            "text": "Messages move to the DLQ after 5 delivery attempts.",
+            "citations": [
+                {
+                    "passage_id": passage_containing(messages, "max_deliveries"),
+                    "question_id": "Q1",
+                    "claim": "After 5 delivery attempts the message moves to the dead-letter "
+                    "queue.",
+                }
+            ],
+        },
+        {
+            "text": "The default visibility timeout is 30 seconds.",
+            "citations": [
+                {
+                    "passage_id": passage_containing(messages, "default visibility timeout is"),
+                    "question_id": "Q2",
+                    "claim": "The default visibility timeout is 30 seconds.",
+                }
+            ],
+        },
+    ]
+    if stray:
+        findings.append(
+            {
+                "text": "Dead letters can be replayed.",
+                "citations": [{"passage_id": "S9.P1", "question_id": "Q3", "claim": "Replay."}],
+            }
+        )
+    return tool(
+        "compose_report",
+        answer="After 5 failed deliveries a message moves to the dead-letter queue; a received "
+        "message stays hidden for 30 seconds by default.",
+        findings=findings,
+        limitations="Q3 (replaying dead letters) was not investigated.",
+    )
+
+
 def tool(name: str, **arguments: Any) -> Reply:
     """A reply holding one call of `name` with these arguments."""
     return {"tool_calls": [(name, arguments)]}

@@ -16,7 +16,8 @@ from temporalio.client import Client
 from activities.ledger import Ledger
 from runtime.temporal_cli import find_temporal_binary
 from starter.replay import replay_history
-from tests.fakes.openai_server import DOCS, Message, Reply, passage_containing, tool
+from tests.fakes.openai_server import DOCS, Message, Reply, composing, tool
+from tests.fakes.openai_server import harborq_compose as compose_reply
 from tests.system.test_hostile_model import brief, play, rows, steps
 from workflows.details import LANE_KEY
 from workflows.models import EscalateInput, RunResult, RunStatus, StopReason
@@ -25,52 +26,6 @@ pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
 
 AUTO = {"RESEARCH_LANE": "auto"}
 DEAD_LETTER = f"{DOCS}/guides/dead-letter-queues.html"
-
-
-def composing(messages: list[Message]) -> bool:
-    return str(messages[0].get("content", "")).startswith("You write a research report")
-
-
-def compose_reply(messages: list[Message], *, stray: bool = False) -> Reply:
-    """The report from the passages shown: Q1 from the max_deliveries passage, Q2 from the
-    visibility timeout's; `stray` adds a finding citing a passage of no page read."""
-    findings = [
-        {
-            "text": "Messages move to the DLQ after 5 delivery attempts.",
-            "citations": [
-                {
-                    "passage_id": passage_containing(messages, "max_deliveries"),
-                    "question_id": "Q1",
-                    "claim": "After 5 delivery attempts the message moves to the dead-letter "
-                    "queue.",
-                }
-            ],
-        },
-        {
-            "text": "The default visibility timeout is 30 seconds.",
-            "citations": [
-                {
-                    "passage_id": passage_containing(messages, "default visibility timeout is"),
-                    "question_id": "Q2",
-                    "claim": "The default visibility timeout is 30 seconds.",
-                }
-            ],
-        },
-    ]
-    if stray:
-        findings.append(
-            {
-                "text": "Dead letters can be replayed.",
-                "citations": [{"passage_id": "S9.P1", "question_id": "Q3", "claim": "Replay."}],
-            }
-        )
-    return tool(
-        "compose_report",
-        answer="After 5 failed deliveries a message moves to the dead-letter queue; a received "
-        "message stays hidden for 30 seconds by default.",
-        findings=findings,
-        limitations="Q3 (replaying dead letters) was not investigated.",
-    )
 
 
 FINISH = tool(

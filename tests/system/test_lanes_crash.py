@@ -14,10 +14,11 @@ import pytest
 from temporalio.client import Client
 
 from activities.ledger import Ledger
-from tests.fakes.openai_server import FakeOpenAI, Message, Reply, serve, tool, turn_of
+from tests.fakes.openai_server import FakeOpenAI, Message, Reply, composing, serve, tool, turn_of
+from tests.fakes.openai_server import harborq_compose as compose_reply
 from tests.system.conftest import WorkerProcess, demo_brief
 from tests.system.test_hostile_model import rows
-from tests.system.test_lanes import FINISH, compose_reply, composing
+from tests.system.test_lanes import FINISH
 from tests.system.test_worker_crash import _kill_just_after_a_poll
 from workflows.models import RunResult, RunStatus, StopReason
 from workflows.research import ResearchWorkflow
