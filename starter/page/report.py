@@ -44,7 +44,7 @@ def outcome_section(view: ReportView, rows: RunRows) -> Html:
         ("Status", status),
         ("Stop reason", view.stop_reason),
         ("Meaning", meaning),
-        ("Written by", "the host, from the recorded evidence" if view.composed else "the model"),
+        ("Written by", _author(view)),
     ]
     lane = getattr(rows.run, "lane", None) or getattr(view, "lane", None)
     if lane:
@@ -58,6 +58,18 @@ def outcome_section(view: ReportView, rows: RunRows) -> Html:
         ("Report saved", view.saved_at.isoformat(timespec="seconds")),
     ]
     return section("outcome", "Outcome", definitions(facts))
+
+
+def _author(view: ReportView) -> str:
+    """Who wrote the report's text: the host, the run's policy when no model took part (the
+    offline policy: meaning checked deterministically), else the model."""
+    if view.composed:
+        return "the host, from the recorded evidence"
+    return (
+        "the run's policy, not a model"
+        if view.verification.mode == "deterministic"
+        else "the model"
+    )
 
 
 def _status(status: str) -> str:

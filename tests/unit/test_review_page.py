@@ -327,6 +327,14 @@ def test_the_header_says_whether_a_model_verified_the_completed_report(
         assert "Meaning: not checked." in header and "no model read" in header
         assert f"completed {UNVERIFIED}" in outcome and "verified by" not in outcome
     assert report_view(rows).verified is told
+    # Who wrote the answer: the run's policy when no model took part, on the page and above it.
+    policy = checked.mode == "deterministic"
+    author = "the run's policy, not a model" if policy else "the model"
+    assert f"Written by{author}" in outcome.replace("\n", "")
+    label = markdown.split("## Answer\n\n", 1)[1].splitlines()[0]
+    assert label.startswith(
+        "*Written by the run's policy, not a model;" if policy else "*Written by the model;"
+    )
 
 
 def test_a_report_saved_before_its_header_told_still_audits() -> None:
