@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-RUN = "research-2c061dc7"
+RUN = "research-harbor-queue-deal-26011c"
 
 # name -> (description, examples)
 USAGE: dict[str, tuple[str, list[str]]] = {

@@ -288,7 +288,7 @@ def test_the_ledger_page_queries_run_as_written(runs: Runs, embedded_pg_url: str
     results: dict[str, list[tuple[object, ...]]] = {}
     with psycopg.connect(embedded_pg_url) as connection:
         for query in queries:
-            written = query.replace("'research-2c061dc7'", "%s").rstrip(";")
+            written = query.replace("'research-harbor-queue-deal-26011c'", "%s").rstrip(";")
             params = (runs.completed,) * written.count("%s")
             results[query] = connection.execute(written, params).fetchall()
         summary = connection.execute(
