@@ -29,7 +29,16 @@ from starter.devstack import EmbeddedStack, embedded_stack
 from starter.history import history_chain
 from starter.local import DEMO_BRIEF, background_worker
 from tests.conftest import free_port
-from tests.fakes.openai_server import FakeOpenAI, serve
+from tests.fakes.openai_server import (
+    FakeOpenAI,
+    Message,
+    Reply,
+    Script,
+    composing,
+    harborq_compose,
+    serve,
+    tool,
+)
 from workflows.models import Brief, RunResult
 from workflows.research import ResearchWorkflow
 
@@ -44,7 +53,12 @@ SCENARIOS: dict[str, tuple[Shape, dict[str, int]]] = {
     "demo-openai": ("openai", {}),
     "step-limit-openai": ("openai", {"max_steps": 4}),
     "continued-openai": ("openai", {}),
+    "fixed-lane-openai": ("openai", {}),
+    "escalated-openai": ("openai", {}),
 }
+# Scenarios in the `auto` lane (the others are agent runs): the fixed lane completing, and its
+# report refused (a finding citing a passage of no page read), escalated to the agent.
+LANE_SCENARIOS: dict[str, bool] = {"fixed-lane-openai": False, "escalated-openai": True}
 # Scenarios whose worker continues runs as new every this many steps (RESEARCH_CONTINUE_AS_NEW_
 # STEPS): the scripted 12 steps in three executions.
 CONTINUE_EVERY: dict[str, int] = {"continued-openai": 5}
@@ -58,7 +72,8 @@ def execution_file(name: str, number: int) -> Path:
 async def record(name: str) -> None:
     shape, limits = SCENARIOS[name]
     every = CONTINUE_EVERY.get(name, 0)
-    async with sample_run(f"{name}-recorded", limits, shape, every) as (stack, result, _):
+    lane = LANE_SCENARIOS.get(name)
+    async with sample_run(f"{name}-recorded", limits, shape, every, lane) as (stack, result, _):
         histories = await history_chain(stack.client, f"{name}-recorded")
     for stale in HERE.glob(f"{name}.*.json"):
         stale.unlink()
@@ -70,11 +85,16 @@ async def record(name: str) -> None:
 
 @asynccontextmanager
 async def sample_run(
-    run_id: str, limits: dict[str, int], shape: Shape = "offline", continue_every: int = 0
+    run_id: str,
+    limits: dict[str, int],
+    shape: Shape = "offline",
+    continue_every: int = 0,
+    escalates: bool | None = None,
 ) -> AsyncIterator[tuple[EmbeddedStack, RunResult, WorkflowHistory]]:
     """The sample brief with `limits`, decided by `shape` on an embedded stack of its own
     (temporary state folder and ports); the stack stays up inside the block (its ledger too).
-    `continue_every`: the worker continues runs as new every this many steps (0: its default)."""
+    `continue_every`: the worker continues runs as new every this many steps (0: its default).
+    `escalates` (not None): the `auto` lane, its composed report refused when True."""
     with tempfile.TemporaryDirectory(prefix="recorded-") as state, ExitStack() as model:
         settings = replace(
             Settings.from_env({}),
@@ -83,12 +103,13 @@ async def sample_run(
             ui_port=free_port(),
         )
         if shape == "openai":
-            url = model.enter_context(serve(FakeOpenAI(twelve_steps)))  # and the verifier
+            script = twelve_steps if escalates is None else _lanes_script(escalates)
+            url = model.enter_context(serve(FakeOpenAI(script)))  # and the verifier
             settings = Settings.from_env(
                 {
                     "OPENAI_BASE_URL": url,
                     "OPENAI_API_KEY": "sk-record-0123456789",
-                    "RESEARCH_LANE": "agent",  # the recorded scenarios are agent runs
+                    "RESEARCH_LANE": "agent" if escalates is None else "auto",
                 }
             )
             settings = replace(
@@ -108,6 +129,34 @@ async def sample_run(
             )
             result: RunResult = await handle.result()
             yield stack, result, await handle.fetch_history()
+
+
+def _lanes_script(stray: bool) -> Script:
+    """The composing call from the passages read (`stray`: with a finding citing a page never
+    read, so the report is refused); the agent reads a stored page, then submits."""
+
+    def script(turn: int, messages: list[Message]) -> Reply:
+        if composing(messages):
+            return harborq_compose(messages, stray=stray)
+        last = next(m for m in reversed(messages) if m.get("role") == "assistant")
+        called = (last.get("tool_calls") or [{}])[0].get("function", {}).get("name")
+        if called == "finish_research":
+            return tool("read_page", source_id="S1")
+        return tool(
+            "finish_research",
+            answer="After 5 failed deliveries a message moves to the dead-letter queue; a "
+            "received message stays hidden for 30 seconds by default.",
+            findings=[
+                {
+                    "text": "Messages move to the DLQ after 5 delivery attempts.",
+                    "evidence_ids": ["E001"],
+                },
+                {"text": "The default visibility timeout is 30 seconds.", "evidence_ids": ["E002"]},
+            ],
+            limitations="Q3 (replaying dead letters) was not investigated.",
+        )
+
+    return script
 
 
 def _brief(limits: dict[str, int]) -> Brief:

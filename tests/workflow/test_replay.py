@@ -15,7 +15,7 @@ from temporalio.client import WorkflowHistory
 
 from starter.history import continued_from, history_facts
 from starter.replay import replay_history
-from tests.histories.record import CONTINUE_EVERY, SCENARIOS
+from tests.histories.record import CONTINUE_EVERY, LANE_SCENARIOS, SCENARIOS
 from tests.workflow.harness import markers_of, patches_of
 
 ROOT = Path(__file__).parent.parent.parent
@@ -76,7 +76,7 @@ def test_each_history_shows_its_provider_shape(path: Path) -> None:
     assert ("decide" in scheduled) is (shape == "openai"), scheduled
     # A model's completed run asks the verifier once the gate passed; the offline policy's never
     # does (its deterministic checks are its verifier).
-    finished_by_model = name in ("demo-openai", *CONTINUE_EVERY) and last
+    finished_by_model = name in ("demo-openai", *CONTINUE_EVERY, *LANE_SCENARIOS) and last
     assert ("verify" in scheduled) is finished_by_model, scheduled
     assert not patches_of(history), "recorded with the one code path: no patch markers"
 
