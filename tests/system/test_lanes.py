@@ -190,3 +190,46 @@ async def test_escalate_from_the_cli_and_the_temporal_cli(
     tools = [row["tool"] for row in steps(embedded_pg_url, run_id)]
     assert "record_evidence" not in tools  # the composed report was not used
     assert result.counters.model_calls >= 2  # the composing call, then the agent
+
+
+async def test_depends_on_goes_to_the_agent_after_the_first_question(
+    dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger
+) -> None:
+    base = brief(max_steps=6)
+    questions = [
+        question.model_copy(update={"depends_on": ["Q1"]}) if question.id == "Q2" else question
+        for question in base.questions
+    ]
+
+    def script(turn: int, messages: list[Message]) -> Reply:
+        assert not composing(messages), "a question depends on another: no composing call"
+        return {"content": "nothing to add"}
+
+    result, run_id, fake = await play(
+        dev_client, embedded_pg_url, script, base.model_copy(update={"questions": questions}),
+        env=AUTO,
+    )  # fmt: skip
+    assert result.lanes == ["fixed", "agent"]
+    assert result.escalation == "Q2 depends on the answer to Q1"
+    tools = [row["tool"] for row in steps(embedded_pg_url, run_id)]
+    assert tools[0] == "search_web" and set(tools[1 : tools.index("")]) == {"read_page"}
+    searched = rows(
+        embedded_pg_url, "SELECT query FROM research.searches WHERE run_id = %s", run_id
+    )
+    assert [row["query"] for row in searched] == [questions[0].text]  # Q1 only, then the agent
+    assert model_requests(fake)  # the agent was asked
+
+
+async def test_a_budget_spent_across_lanes_ends_incomplete_with_the_composed_report(
+    dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger
+) -> None:
+    def script(turn: int, messages: list[Message]) -> Reply:
+        assert composing(messages), "no step is left for the agent"
+        return compose_reply(messages, stray=True)
+
+    # 13 steps: three searches, six reads, three records and the refused submission.
+    result, _, _ = await play(dev_client, embedded_pg_url, script, brief(max_steps=13), env=AUTO)
+    assert (result.status, result.stop_reason) == (RunStatus.INCOMPLETE, StopReason.STEP_LIMIT)
+    assert result.lanes == ["fixed", "agent"] and result.counters.steps == 13
+    assert result.report.composed and result.evidence_count == 2
+    assert result.report.submitted is not None  # the lane's report, marked not accepted
