@@ -8,13 +8,12 @@ the row; the reads, the checks and the insert share one transaction.
 
 from __future__ import annotations
 
-import re
-
 from activities.ledger import EvidenceRows, Ledger, QuotableSource, passage_id
 from activities.pages.extract import find_quote
 from workflows.models import Evidence
 from workflows.rules import is_judgement
 from workflows.substance import evidence_problem, figures, keywords
+from workflows.text import sentences
 from workflows.tools.record_evidence import RecordEvidenceInput, RecordEvidenceResult
 
 # Text of its passage before a quote that counts as the quote's context (with the section
@@ -29,9 +28,6 @@ MAX_QUOTE_SENTENCES = 3
 QUOTE_WHOLE_CHARS = 1_000
 # How far before and after a quote its sentence is looked for.
 SENTENCE_REACH = 600
-# Between sentences: a blank line (paragraphs, a heading), a full stop, question or exclamation
-# mark followed by space, or a line break before a list item (a lone line break is a wrap).
-_BOUNDARY = re.compile(r"\n\s*\n|(?<=[.!?])\s+|\n(?=[ \t]*(?:[-*\u2022]|\d+[.)])\s)")
 
 
 class EvidenceRefused(Exception):
@@ -100,7 +96,7 @@ def whole_sentences(snapshot: str, start: int, end: int) -> str:
     low, high = max(0, start - SENTENCE_REACH), min(len(snapshot), end + SENTENCE_REACH)
     window = snapshot[low:high]
     first, last = start - low, end - low
-    for begin, finish in _sentences(window):
+    for begin, finish in sentences(window):
         if begin <= start - low < finish:
             first = min(first, begin)
         if begin < end - low <= finish:
@@ -131,16 +127,16 @@ def claim_sentences(text: str, claim: str) -> tuple[int, int]:
     nothing in it."""
     if len(text) <= QUOTE_WHOLE_CHARS:
         return 0, len(text)
-    sentences = _sentences(text)
-    if len(sentences) <= 1:
-        return sentences[0] if sentences else (0, len(text))
+    spans = sentences(text)
+    if len(spans) <= 1:
+        return spans[0] if spans else (0, len(text))
     wanted_figures, wanted_words = figures(claim), keywords(claim)
     best: tuple[tuple[int, int, int], tuple[int, int]] | None = None
-    for index in range(len(sentences)):
+    for index in range(len(spans)):
         for size in range(1, MAX_QUOTE_SENTENCES + 1):
-            if index + size > len(sentences):
+            if index + size > len(spans):
                 break
-            span = (sentences[index][0], sentences[index + size - 1][1])
+            span = (spans[index][0], spans[index + size - 1][1])
             window = text[span[0] : span[1]]
             score = (
                 len(wanted_figures & figures(window)),
@@ -153,19 +149,6 @@ def claim_sentences(text: str, claim: str) -> tuple[int, int]:
     if best[0][:2] == (0, 0):  # nothing of the claim is here: the check says why, on all of it
         return 0, len(text)
     return best[1]
-
-
-def _sentences(text: str) -> list[tuple[int, int]]:
-    """The (start, end) of each sentence of `text`, without the space around it."""
-    spans, start = [], 0
-    for boundary in [*_BOUNDARY.finditer(text), None]:
-        end = boundary.start() if boundary is not None else len(text)
-        piece = text[start:end]
-        if piece.strip():
-            lead = len(piece) - len(piece.lstrip())
-            spans.append((start + lead, start + len(piece.rstrip())))
-        start = boundary.end() if boundary is not None else end
-    return spans
 
 
 def _unknown_passage(source_id: str, wanted: str, passage_count: int) -> str:

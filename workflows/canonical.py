@@ -24,6 +24,8 @@ import re
 import unicodedata
 from typing import Any
 
+from workflows.text import words
+
 DIRECTION_CONTROLS = frozenset(
     "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 )
@@ -92,16 +94,13 @@ def strip_invisible(text: str) -> str:
     return "".join(char for char in text if unicodedata.category(char) != "Cf")
 
 
-_TOKEN = re.compile(r"\w+")
-
-
 def mixed_script(text: str) -> list[str]:
     """Tokens of `text` that mix Latin letters or digits with Cyrillic or Greek letters, or
     Cyrillic with Greek (in order, each once)."""
     if text.isascii():
         return []
     found: list[str] = []
-    for token in _TOKEN.findall(text):
+    for token in words(text):
         if token.isascii() or token in found:
             continue
         if len(_scripts(token)) > 1:

@@ -23,6 +23,8 @@ from workflows.models import SourceRef
 SHINGLE_WORDS = 5  # a shingle: this many words in a row
 SOURCE_SKETCH = 64  # shingle hashes kept per stored source (the smallest)
 SAME_TEXT = 0.5  # estimated share of shingles in common from which two pages are one source
+# A stored format, not a rule's reading (`workflows.text.words` is that): sketches are kept with
+# each source and recomputed by `research audit`, so their words stay runs of word characters.
 _WORD = re.compile(r"\w+")
 
 

@@ -33,6 +33,7 @@ from workflows.substance import (
     states_both,
     unsupported_negation,
 )
+from workflows.text import sentence_texts
 
 
 class Concern(BaseModel):
@@ -382,10 +383,9 @@ def limitation_facts(limitations: str, quotes: list[str]) -> list[str]:
     that names an evidence, question or source id or speaks of the research or its sources
     discloses; any other states a fact, and one recorded quote must hold all its content words
     but one (its figures are checked with the rest of the limitations)."""
-    sentences = re.split(r"(?<=[.!?])\s+", " ".join(limitations.split()))
     said = [keywords(quote) for quote in quotes]
     facts = []
-    for sentence in sentences:
+    for sentence in (" ".join(text.split()) for text in sentence_texts(limitations)):
         words = keywords(sentence)
         if len(words) < _FACT_WORDS or _DISCLOSES.search(sentence):
             continue

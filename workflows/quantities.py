@@ -35,6 +35,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Literal
 
 from workflows.canonical import canonical
+from workflows.text import clauses
 
 READ_CACHE = 4_096  # texts whose figures a worker process keeps read (quotes, claims, questions)
 
@@ -152,7 +153,6 @@ _ERA = re.compile(
 _BEFORE_PRONOUN = frozenset("no any every some each the this that which".split())
 _ERA_WORDS = frozenset("before since until after in than from to and or".split())
 _QUALIFIER_WORDS = frozenset(word for phrase, _ in _BEFORE for word in phrase.split())
-_SENTENCE_END = re.compile(r"[.;!?](?=\s|$)|\n")
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:\.x\b)?|[^\W\d_]+|\S")
 
 
@@ -252,7 +252,8 @@ def read(text: str) -> list[Quantity]:
 def _read(text: str) -> tuple[Quantity, ...]:
     text = canonical(text)
     tokens = [_Token(m[0], m.start(), m.end()) for m in _TOKEN.finditer(text)]
-    eras = _eras(text)
+    spans = clauses(text)
+    eras = _eras(text, spans)
     dates = _full_dates(text)
     found: list[Quantity] = []
     index = 0
@@ -272,17 +273,17 @@ def _read(text: str) -> tuple[Quantity, ...]:
             bound = _bound(text, quantity)
             if bound:
                 quantity = _replace(quantity, bound=bound)
-            found.append(_replace(quantity, words=_lead(text, quantity)))
+            found.append(_replace(quantity, words=_lead(text, quantity, spans)))
     return tuple(found)
 
 
 _LEAD_WORDS = 5  # words of its sentence before a figure that a refusal shows with it
 
 
-def _lead(text: str, quantity: Quantity) -> str:
-    """The figure with the words of its sentence just before it: "this option is set to 3"."""
-    ends = [match.end() for match in _SENTENCE_END.finditer(text, 0, quantity.at)]
-    before = text[ends[-1] if ends else 0 : quantity.at].split()[-_LEAD_WORDS:]
+def _lead(text: str, quantity: Quantity, spans: list[tuple[int, int]]) -> str:
+    """The figure with the words of its clause just before it: "this option is set to 3"."""
+    start = next((first for first, _ in reversed(spans) if first <= quantity.at), 0)
+    before = text[start : quantity.at].split()[-_LEAD_WORDS:]
     return " ".join([*before, *quantity.text.split()])
 
 
@@ -363,29 +364,29 @@ def _replace(quantity: Quantity, **changes: object) -> Quantity:
     return Quantity(**values)
 
 
-def _eras(text: str) -> list[tuple[int, int, str]]:
+def _eras(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
     """(start, end, era) of each sentence that ties what it says to an older version or time,
     and before them, of each figure a change note replaces: in "Changed in version 2.0: the
     default is None instead of 12 hours", 12 hours is the value before 2.0 (the note may
     stand on its own line above the sentence)."""
-    spans, clauses, start, changed = [], [], 0, ""
-    for end_match in [*_SENTENCE_END.finditer(text), None]:
-        end = end_match.end() if end_match else len(text)
+    tied: list[tuple[int, int, str]] = []
+    replaced_by: list[tuple[int, int, str]] = []
+    changed = ""
+    for start, end in spans:
         sentence = text[start:end]
         era = next((found for found in _ERA.finditer(sentence) if _era(sentence, found)), None)
         if era is not None:
-            spans.append((start, end, " ".join(era[0].lower().split())))
+            tied.append((start, end, " ".join(era[0].lower().split())))
         note = _CHANGED.search(sentence)
         changed = note[1] if note is not None else changed
         if changed:
             for replaced in _REPLACED.finditer(sentence):
                 stop = _CLAUSE_STOP.search(sentence, replaced.end())
                 clause_end = start + (stop.start() if stop else len(sentence))
-                clauses.append((start + replaced.start(), clause_end, f"before {changed}"))
-        if sentence.strip() and (note is None or sentence[note.end() :].strip(" .:\n")):
+                replaced_by.append((start + replaced.start(), clause_end, f"before {changed}"))
+        if note is None or sentence[note.end() :].strip(" .:\n"):
             changed = ""  # a note on its own line governs the sentence below it only
-        start = end
-    return clauses + spans
+    return replaced_by + tied
 
 
 # "used to" says "formerly", but not after a form of "be" or "get": "is used to set it".

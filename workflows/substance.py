@@ -45,13 +45,12 @@ from dataclasses import dataclass
 from workflows.canonical import canonical, mixed_script
 from workflows.quantities import Quantity, date_parts, matches, mismatch, read, same_value
 from workflows.rules import refusal
+from workflows.text import sentences, stem, word_spans, words
 
 MIN_EVIDENCE_CHARS = 20
 MIN_EVIDENCE_WORDS = 4
 MIN_SHARED_WORDS = 2
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9_-]*")
-_LETTERS = re.compile(r"[a-z]+")
 STOPWORDS = frozenset(
     (
         "a an and are as at be been before but by can could do does did for from had has have how "
@@ -64,13 +63,14 @@ STOPWORDS = frozenset(
 
 
 def keywords(text: str) -> set[str]:
-    """Distinct content words of `text`, lower-cased and crudely stemmed; an identifier
-    (`wait_for`, `allow_nan`) counts as itself and as its parts ("dead-letter" stays one word)."""
-    words = _WORD.findall(canonical(text).lower())
-    words += [part for word in words if "_" in word for part in word.split("_")]
+    """Distinct content words of `text` (`workflows.text.words`), lower-cased and stemmed; an
+    identifier (`wait_for`, `allow_nan`) counts as itself and as its parts ("dead-letter" stays
+    one word)."""
+    found = words(canonical(text).lower())
+    found += [part for word in found if "_" in word for part in word.split("_")]
     return {
-        _stem(word)
-        for word in words
+        stem(word)
+        for word in found
         if len(word) > 1 and word not in STOPWORDS and not word.isdigit()
     }
 
@@ -78,22 +78,8 @@ def keywords(text: str) -> set[str]:
 def stop_words(text: str) -> tuple[int, int]:
     """How many of `text`'s words are stop words, and how many words it has: prose runs at about
     a third, a signature, an index or a list of links far lower."""
-    words = _LETTERS.findall(text.lower())
-    return sum(word in STOPWORDS for word in words), len(words)
-
-
-def _stem(word: str) -> str:
-    """Crude suffix stripping, so that inflections meet: "replayed" and "replay", "retries",
-    "retried" and "retry", "queues" and "queue", "cached" and "cache", "policies" and "policy"."""
-    if len(word) > 4 and word.endswith(("ies", "ied")):
-        word = word[:-3] + "y"
-    elif word.endswith("ing") and len(word) >= 6:
-        word = word[:-3]
-    elif word.endswith("ed") and len(word) >= 5:
-        word = word[:-2]
-    elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        word = word[:-1]
-    return word[:-1] if len(word) > 3 and word.endswith("e") else word
+    found = [word for word in words(text.lower()) if not word.isdigit()]
+    return sum(word in STOPWORDS for word in found), len(found)
 
 
 # ---------------------------------------------------------------- recording evidence
@@ -145,8 +131,8 @@ def evidence_problem(
 
 def as_written(terms: list[str], question: str, limit: int = 8) -> str:
     """Key terms as the question writes them ("attempts, moves"), never as stems ("mov")."""
-    words = _WORD.findall(canonical(question).lower())
-    written = {_stem(word): word for word in reversed(words)}
+    found = words(canonical(question).lower())
+    written = {stem(word): word for word in reversed(found)}
     return ", ".join(dict.fromkeys(written.get(term, term) for term in terms[:limit]))
 
 
@@ -353,7 +339,6 @@ def _derived(stated: Quantity, known: list[Quantity]) -> bool:
 # ---------------------------------------------------------------- conflicts
 
 _CONTEXT_WORDS = 4  # content words before a figure that say what it measures
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'-]*")
 
 Labelled = list[tuple[Quantity, set[str]]]
 
@@ -382,12 +367,12 @@ def labelled(text: str) -> Labelled:
     """The quote's current measured or counted figures (not those it ties to an older version),
     each with the content words just before it (names and units aside)."""
     text = canonical(text)
-    words = [
-        (match.start(), _stem(match[0].lower()))
-        for match in _TOKEN.finditer(text)
+    context = [
+        (match.start(), stem(match[0].lower()))
+        for match in word_spans(text)
         if not match[0][0].isupper() and _context_word(match[0].lower())
     ]
-    starts = [start for start, _ in words]
+    starts = [start for start, _ in context]
     result = []
     for quantity in read(text):
         if quantity.kind != "amount" or quantity.era or not (quantity.unit or quantity.noun):
@@ -395,7 +380,7 @@ def labelled(text: str) -> Labelled:
         index, recent = bisect.bisect_left(starts, quantity.at), set[str]()
         while index > 0 and len(recent) < _CONTEXT_WORDS:
             index -= 1
-            recent.add(words[index][1])
+            recent.add(context[index][1])
         result.append((quantity, recent))
     return result
 
@@ -452,7 +437,6 @@ _SCOPE_WORDS = 6
 # A negation that states a condition, not a fact: "With nothing configured, ...", "with no
 # broker set", "Without a timeout, ..." opening a sentence.
 _CONDITION = re.compile(r"(?i)\bwith\s+$")
-_SENTENCE_OPENS = re.compile(r"(?:^|[.!?:]\s+)$")
 
 
 def _negation_pattern(words: Iterable[str]) -> re.Pattern[str]:
@@ -469,10 +453,12 @@ def negations(text: str) -> list[tuple[str, str, set[str]]]:
     SCOPE_WORDS words), and that clause's content words."""
     text = canonical(text).replace("\u2019", "'")
     lowered = text.lower()
+    opens = {start for start, _ in sentences(lowered)}
     found = []
     for match in _NEGATION.finditer(lowered):
         before = lowered[: match.start()]
-        if _CONDITION.search(before) or (match[1] == "without" and _SENTENCE_OPENS.search(before)):
+        opening = match.start() in opens or before.rstrip().endswith(":")
+        if _CONDITION.search(before) or (match[1] == "without" and opening):
             continue
         shown = _governed(lowered[match.end() :], _CLAUSE_END)
         found.append((match[1], shown, keywords(shown)))

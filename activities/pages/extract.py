@@ -18,6 +18,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from activities.pages import structure
 from activities.pages.pdf import read_pdf
+from workflows.text import sentences
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "text/markdown"})
@@ -421,7 +422,6 @@ def _assemble(title: str, blocks: list[_Block], max_chars: int) -> Extracted:
 PASSAGE_MIN = 200
 PASSAGE_TARGET = 1000
 PASSAGE_MAX = 1500
-_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+")
 
 
 def _passages(spans: list[tuple[int, _Block]]) -> list[PassageSpan]:
@@ -459,13 +459,10 @@ def _pieces(start: int, block: _Block) -> Iterator[tuple[int, int]]:
 
 
 def _cut(text: str, piece: int) -> int:
-    """Where the piece starting at `piece` ends: the last sentence end before PASSAGE_TARGET,
-    else the first before PASSAGE_MAX, else the last space before PASSAGE_MAX."""
-    ends = [
-        match.start()
-        for match in _SENTENCE_END.finditer(text, piece + 1, piece + PASSAGE_MAX)
-        if match.start() > piece
-    ]
+    """Where the piece starting at `piece` ends: the last sentence end (`workflows.text`) before
+    PASSAGE_TARGET, else the first before PASSAGE_MAX, else the last space before PASSAGE_MAX."""
+    window = text[piece : piece + PASSAGE_MAX]
+    ends = [piece + end for _, end in sentences(window)[:-1]]
     within = [end for end in ends if end - piece <= PASSAGE_TARGET]
     if within:
         return within[-1]

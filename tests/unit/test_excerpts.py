@@ -145,7 +145,7 @@ def test_pronouns_and_auxiliaries_are_no_words_a_question_asks() -> None:
     already stop words: a question is not asking about them, and no answer need say them. Not
     'us', 'ours', 'am' or 'mine': the US locale, git's ours strategy, `git am`."""
     assert keywords("my me myself his him her hers whose being shall") == set()
-    assert keywords("us ours am mine") == {"us", "our", "am", "min"}
+    assert keywords("us ours am mine") == {"us", "our", "am", "mine"}
     request, brief = _request(
         "How do I handle warnings in my tests?",
         "How can I make my warnings raise exceptions instead of just being printed?",

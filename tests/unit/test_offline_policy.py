@@ -187,7 +187,7 @@ def test_a_find_with_more_matches_is_followed_before_the_next_word() -> None:
     rest = entry(
         3, ReadPageArgs(source_id="S1", find="lru_cach", offset=5_000), window("S1", PAGE, INTRO)
     )
-    assert next_call(alone, first, rest) == ("read_page", {"source_id": "S1", "find": "typ"})
+    assert next_call(alone, first, rest) == ("read_page", {"source_id": "S1", "find": "type"})
 
 
 def test_a_find_whose_window_holds_every_match_goes_on_to_the_next_word() -> None:
@@ -202,7 +202,7 @@ def test_a_find_whose_window_holds_every_match_goes_on_to_the_next_word() -> Non
         ReadPageArgs(url=PAGE, find="lru_cach"),
         window("S1", PAGE, INTRO, next_offset=5_000, more=False),
     )
-    assert next_call(alone, read) == ("read_page", {"source_id": "S1", "find": "typ"})
+    assert next_call(alone, read) == ("read_page", {"source_id": "S1", "find": "type"})
 
 
 def test_the_next_result_showing_the_names_is_read_before_settling_for_a_mention() -> None:

@@ -193,7 +193,7 @@ def test_a_question_of_framing_words_alone_looks_for_the_brief_s_word_it_uses() 
         "Which mode does tool reset use when no mode option is given?",
         "What does tool reset --soft do to the index?",
     )
-    assert wanted.lead[0] == "mod"
+    assert wanted.lead[0] == "mode"
     assert "given" not in wanted.lead[:1]
 
 
