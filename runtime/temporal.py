@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import IO
 
 from temporalio.api.enums.v1 import IndexedValueType
-from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
+from temporalio.api.operatorservice.v1 import (
+    AddSearchAttributesRequest,
+    ListSearchAttributesRequest,
+)
 from temporalio.client import Client
 from temporalio.converter import DataConverter
 from temporalio.runtime import (
@@ -217,10 +220,30 @@ async def start_dev_server(settings: Settings) -> DevServer:
     server = _spawn(settings, address, ui_url)
     try:
         await _wait_until_ready(settings, server)
+        await _add_missing_search_attributes(settings, server.address)
     except BaseException:
         server.stop()
         raise
     return server
+
+
+async def _add_missing_search_attributes(settings: Settings, address: str) -> None:
+    """The dev server keeps its namespace in the state folder's temporal.db, and its
+    `--search-attribute` flags register attributes only when it creates the namespace: one the
+    workflow writes since (a state folder from an earlier version) is added here, on the server
+    this stack started, before any worker checks for it (`check_search_attributes`)."""
+    client = await Client.connect(address, namespace=settings.temporal_namespace)
+    try:
+        missing = await _missing_search_attributes(client)
+        if not missing:
+            return
+        types = {name: IndexedValueType.Value(_indexed(kind)) for name, kind in missing}
+        request = AddSearchAttributesRequest(namespace=client.namespace, search_attributes=types)
+        await client.operator_service.add_search_attributes(request, timeout=_LIST_TIMEOUT)
+    except RPCError as error:  # one of another type, say: the worker's check names it
+        _logger.warning("could not add the namespace's search attributes: %s", error.message)
+        return
+    _logger.info("added search attributes %s to namespace %s", ", ".join(types), client.namespace)
 
 
 def _spawn(settings: Settings, address: str, ui_url: str) -> DevServer:
@@ -258,20 +281,11 @@ async def check_search_attributes(client: Client, settings: Settings) -> None:
     key without the permission) is left to the runs, as before."""
     if not settings.search_attributes:
         return
-    request = ListSearchAttributesRequest(namespace=client.namespace)
     try:
-        listed = await client.operator_service.list_search_attributes(
-            request, timeout=_LIST_TIMEOUT
-        )
+        missing = await _missing_search_attributes(client)
     except RPCError as error:
         _logger.warning("could not list the namespace's search attributes: %s", error.message)
         return
-    missing = [
-        (name, kind)
-        for name, kind in (attribute.split("=") for attribute in SEARCH_ATTRIBUTES)
-        if listed.custom_attributes.get(name)
-        != IndexedValueType.Value(f"INDEXED_VALUE_TYPE_{_snake(kind)}")
-    ]
     if missing:
         commands = "; ".join(
             f"temporal operator search-attribute create --namespace {client.namespace} "
@@ -283,6 +297,23 @@ async def check_search_attributes(client: Client, settings: Settings) -> None:
             f"namespace {client.namespace} lacks the search attributes {names} that each run "
             f"writes: create them ({commands}), or set RESEARCH_SEARCH_ATTRIBUTES=0"
         )
+
+
+async def _missing_search_attributes(client: Client) -> list[tuple[str, str]]:
+    """The (name, type) of each attribute in SEARCH_ATTRIBUTES the namespace lacks (or has with
+    another type)."""
+    request = ListSearchAttributesRequest(namespace=client.namespace)
+    listed = await client.operator_service.list_search_attributes(request, timeout=_LIST_TIMEOUT)
+    return [
+        (name, kind)
+        for name, kind in (attribute.split("=") for attribute in SEARCH_ATTRIBUTES)
+        if listed.custom_attributes.get(name) != IndexedValueType.Value(_indexed(kind))
+    ]
+
+
+def _indexed(kind: str) -> str:
+    """`KeywordList` as IndexedValueType spells it: `INDEXED_VALUE_TYPE_KEYWORD_LIST`."""
+    return f"INDEXED_VALUE_TYPE_{_snake(kind)}"
 
 
 def _snake(kind: str) -> str:

@@ -9,9 +9,11 @@ import time
 from pathlib import Path
 
 import pytest
+from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.client import Client
 
 from activities.ledger import Ledger
+from runtime import temporal
 from runtime.settings import PROJECT_ROOT, Settings
 from runtime.temporal import start_dev_server
 from starter.briefs import load_brief
@@ -95,3 +97,30 @@ def test_a_bad_process_count_is_refused_in_one_sentence(worker_env: dict[str, st
         2,
         "error: --processes must be 1 to 32, got 0",
     )
+
+
+async def test_a_dev_server_on_an_earlier_state_folder_gets_the_new_search_attributes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dev server's namespace lives in the state folder's temporal.db; an attribute the
+    workflow writes since that folder was made (as ResearchLane was) is added when `research dev`
+    starts on it again, so its worker's check passes instead of refusing to start."""
+    settings = Settings(
+        state_dir=tmp_path, temporal_address=f"127.0.0.1:{free_port()}", ui_port=free_port()
+    )
+    newest = temporal.SEARCH_ATTRIBUTES[-1]
+    monkeypatch.setattr(temporal, "SEARCH_ATTRIBUTES", temporal.SEARCH_ATTRIBUTES[:-1])
+    earlier = await start_dev_server(settings)  # the folder as an earlier version left it
+    earlier.stop()
+    monkeypatch.undo()
+
+    again = await start_dev_server(settings)
+    try:
+        client = await Client.connect(again.address)
+        await temporal.check_search_attributes(client, settings)  # raises when one is missing
+        listed = await client.operator_service.list_search_attributes(
+            ListSearchAttributesRequest(namespace="default")
+        )
+        assert newest.split("=")[0] in listed.custom_attributes
+    finally:
+        again.stop()
