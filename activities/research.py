@@ -114,8 +114,12 @@ class ResearchActivities:
             checked = Verification(
                 mode=self._options.verifier_mode, verifier=self._options.verifier_name
             )
+            lane = self._lane(request.brief)
             if request.brief.rerun_of is not None:  # checked as its source was (replayed)
                 checked = await self._ledger.report_verification(request.brief.rerun_of)
+                source = await self._ledger.run(request.brief.rerun_of)
+                if source is not None and "fixed" in source.lanes:  # its lanes, as it ran them
+                    lane = request.brief.lane or ("auto" if "agent" in source.lanes else "fixed")
         return contracts.StartRunResult(
             created=created,
             execution_id=scope.execution,
@@ -130,12 +134,13 @@ class ResearchActivities:
             verifier=checked.mode,
             verifier_name=checked.verifier,
             continue_after_steps=self._options.continue_after_steps,
-            lane=self._lane(request.brief),
+            lane=lane,
         )
 
     def _lane(self, brief: Brief) -> str:
-        """The lane the run starts in: the brief's (default `auto`) when this worker has a model;
-        the offline policy, and a rerun (which hands back recorded agent turns), keep the loop."""
+        """The lane the run starts in: the brief's (default RESEARCH_LANE) when this worker has a
+        model; the offline policy keeps its own loop, and a rerun runs the lanes its source ran
+        (a source of the agent alone, or from before lanes: the agent)."""
         if not self._options.lanes or brief.rerun_of is not None:
             return "agent"
         return brief.lane or self._options.default_lane

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -46,7 +46,7 @@ WHERE run_id = %s AND parent_execution_id IS NULL
 """
 
 _SELECT_RUN = """
-SELECT run_id, question, status, stop_reason, counters, version, started_at, finished_at
+SELECT run_id, question, status, stop_reason, counters, version, started_at, finished_at, lanes
 FROM research.runs
 WHERE run_id = %s
 """
@@ -178,6 +178,7 @@ class RunRecord:
     version: int
     started_at: datetime
     finished_at: datetime | None
+    lanes: list[str] = field(default_factory=list)  # the lanes it entered (once it ended)
 
 
 async def insert_run(

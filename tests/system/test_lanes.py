@@ -233,3 +233,31 @@ async def test_a_budget_spent_across_lanes_ends_incomplete_with_the_composed_rep
     assert result.lanes == ["fixed", "agent"] and result.counters.steps == 13
     assert result.report.composed and result.evidence_count == 2
     assert result.report.submitted is not None  # the lane's report, marked not accepted
+
+
+async def test_a_rerun_of_an_escalated_run_replays_both_lanes(
+    dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger
+) -> None:
+    from tests.system.test_hostile_model import hostile_worker
+    from workflows.research import ResearchWorkflow
+
+    def script(turn: int, messages: list[Message]) -> Reply:
+        return compose_reply(messages, stray=True) if composing(messages) else FINISH
+
+    source, source_id, _ = await play(dev_client, embedded_pg_url, script, brief(), env=AUTO)
+    assert source.lanes == ["fixed", "agent"]
+
+    def silent(turn: int, messages: list[Message]) -> Reply:
+        raise AssertionError("a rerun asks no model")
+
+    rerun_brief = brief().model_copy(update={"rerun_of": source_id})
+    async with hostile_worker(dev_client, embedded_pg_url, silent) as (queue, fake):
+        rerun: RunResult = await dev_client.execute_workflow(
+            ResearchWorkflow.run, rerun_brief, id=f"{source_id}-rerun", task_queue=queue
+        )
+    assert not fake.requests and not fake.verifier_requests
+    assert (rerun.status, rerun.stop_reason, rerun.lanes, rerun.escalation) == (
+        source.status, source.stop_reason, source.lanes, source.escalation,
+    )  # fmt: skip
+    assert rerun.counters.steps == source.counters.steps
+    assert [q.quote for q in rerun.quotes] == [q.quote for q in source.quotes]
