@@ -402,6 +402,13 @@ def _explain(error: Exception) -> tuple[str, int]:
 
         if isinstance(error, psycopg.Error):
             detail = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            if isinstance(error, psycopg.errors.UndefinedColumn | psycopg.errors.UndefinedTable):
+                # Code newer than the ledger's migrations (a pull while `research dev` ran).
+                return (
+                    f"the ledger is older than this code ({detail}): `research init-db` applies "
+                    "its migrations (`research dev` and the worker do when they start)",
+                    EXIT_FAILED,
+                )
             return f"the database failed: {detail} (check DATABASE_URL)", EXIT_FAILED
     raise error
 

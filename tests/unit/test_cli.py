@@ -257,6 +257,27 @@ def test_a_database_that_cannot_be_used_is_one_sentence_and_exit_1(
     assert (code, capsys.readouterr().err) == (1, f"error: {sentence}\n")
 
 
+def test_a_ledger_older_than_the_code_says_to_apply_its_migrations(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Code pulled while an older `research dev` ran: its queries name a column the ledger has
+    not got yet. The sentence says how to migrate, not to check DATABASE_URL."""
+    import psycopg
+
+    async def older(*args: object) -> int:
+        raise psycopg.errors.UndefinedColumn('column "lanes" does not exist')
+
+    monkeypatch.setattr("starter.review.runs", older)
+
+    code = main(["runs"])
+
+    assert (code, capsys.readouterr().err) == (
+        1,
+        'error: the ledger is older than this code (column "lanes" does not exist): `research '
+        "init-db` applies its migrations (`research dev` and the worker do when they start)\n",
+    )
+
+
 @pytest.mark.parametrize(
     ("question", "named"),
     [
