@@ -537,6 +537,7 @@ def _worker_env(
         RESEARCH_MODEL_PROVIDER="openai",
         OPENAI_BASE_URL=model_url,
         OPENAI_API_KEY="sk-chaos-not-a-real-key",
+        RESEARCH_LANE="agent",  # the scripted model plays agent turns
         RESEARCH_SEARCH_PROVIDER="corpus",
         PYTHONPATH=str(PROJECT_ROOT),
         PYTHONUNBUFFERED="1",

@@ -155,6 +155,7 @@ def _model_stack(stack: EmbeddedStack, url: str, queue: str) -> EmbeddedStack:
         openai_base_url=url,
         openai_api_key="sk-bench",
         task_queue=queue,
+        lane="agent",  # the loop's cost: the scripted model plays agent turns
     )
     return replace(stack, settings=settings)
 
@@ -216,6 +217,7 @@ async def _worker_processes(stack: EmbeddedStack, count: int) -> AsyncIterator[l
         "RESEARCH_MODEL_PROVIDER": s.model_provider,
         "OPENAI_BASE_URL": s.openai_base_url or "",
         "OPENAI_API_KEY": s.openai_api_key or "",
+        "RESEARCH_LANE": s.lane,
         "RESEARCH_CORPUS_DIR": str(s.corpus_dir),
     }
     workers = [

@@ -118,6 +118,7 @@ def _model_stack(stack: EmbeddedStack, url: str) -> EmbeddedStack:
         openai_base_url=url,
         openai_api_key="sk-bench",
         task_queue="bench-long",
+        lane="agent",  # a long agent loop: the scripted model plays agent turns
     )
     return replace(stack, settings=settings)
 

@@ -107,6 +107,7 @@ def test_a_malformed_number_is_one_sentence_naming_the_variable(name: str, value
     [
         ("RESEARCH_MODEL_PROVIDER", "anthropic", "offline, fixed, openai, azure"),
         ("RESEARCH_SEARCH_PROVIDER", "bing", "corpus, serper, searxng"),
+        ("RESEARCH_LANE", "both", "auto, fixed, agent"),
     ],
 )
 def test_an_unknown_provider_is_refused(name: str, value: str, choices: str) -> None:
@@ -154,6 +155,25 @@ def test_model_values_come_from_the_environment() -> None:
     assert settings.azure_openai_endpoint == "https://name.openai.azure.com/openai/v1/"
     assert settings.azure_openai_api_key == "azure-key"
     assert settings.openai_base_url == "http://127.0.0.1:11434/v1"
+
+
+def test_each_lane_has_its_model_and_a_brief_naming_none_its_default() -> None:
+    default = Settings.from_env({"RESEARCH_MODEL": "careful"})
+    assert (default.model, default.fixed_model, default.lane) == ("careful", "careful", "auto")
+    assert default.chat_options().fixed_model == "careful"
+    assert default.research_options().lanes is False  # the offline policy keeps its own loop
+    chosen = Settings.from_env(
+        {
+            "OPENAI_API_KEY": "sk-test",
+            "RESEARCH_MODEL": "careful",
+            "RESEARCH_FIXED_MODEL": "cheap",
+            "RESEARCH_LANE": "Agent",
+        }
+    )
+    assert (chosen.model, chosen.fixed_model, chosen.lane) == ("careful", "cheap", "agent")
+    options = chosen.research_options()
+    assert (options.lanes, options.default_lane) == (True, "agent")
+    assert chosen.chat_options().fixed_model == "cheap"
 
 
 def test_search_values_come_from_the_environment() -> None:
