@@ -11,11 +11,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.testing import WorkflowEnvironment
 
 from activities.ledger import Ledger
+from starter.local import DEMO_BRIEF
 from tests.conftest import installed_binary
 from tests.system.conftest import WorkerProcess, cli_env, research
+from workflows.tools.read_page import CHECK_SEEDS
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
 
@@ -79,3 +82,45 @@ def test_status_of_a_run_whose_input_was_invalid(
     assert status.stdout.splitlines()[-1] == f"Reason: {reason}"
     log = "".join(stack.worker.output)
     assert "SDK bug" not in log and "Traceback" not in log, log
+
+
+async def test_a_seed_the_corpus_lacks_is_checked_before_the_first_step(
+    stack: Stack, dev_server: WorkflowEnvironment, corpus_ledger: Ledger
+) -> None:
+    """Started from the Temporal CLI, past `research start`'s check: the run reads its seeds
+    once before the first model turn, the one the corpus lacks comes back unreadable (named in
+    every model request), and no step is spent on it."""
+    run_id = f"research-seeded-{uuid.uuid4().hex[:6]}"
+    missing = "https://docs.harborq.example/faq.html"
+    readable = "https://docs.harborq.example/guides/dead-letter-queues.html"
+    brief = json.loads(DEMO_BRIEF.read_text()) | {"seed_urls": [missing, readable]}
+    started = subprocess.run(  # noqa: ASYNC221 (a test driving the Temporal CLI)
+        [
+            installed_binary("temporal"), "workflow", "start", "--type", "ResearchWorkflow",
+            "--task-queue", stack.env["RESEARCH_TASK_QUEUE"], "--workflow-id", run_id,
+            "--address", stack.env["TEMPORAL_ADDRESS"], "--input", json.dumps(brief),
+        ],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    handle = dev_server.client.get_workflow_handle(run_id)
+    await handle.result()
+
+    events = (await handle.fetch_history()).events
+    scheduled = [
+        event.activity_task_scheduled_event_attributes.activity_type.name
+        for event in events
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    ]
+    assert scheduled[0] == CHECK_SEEDS
+    (checked,) = [
+        json.loads(event.activity_task_completed_event_attributes.result.payloads[0].data)
+        for event in events
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED
+    ][:1]
+    assert checked == {
+        "unreadable": [{"url": missing, "reason": f"could not be read: HTTP 404 from {missing}"}]
+    }
+    steps = await corpus_ledger.steps(run_id)
+    assert steps and all(missing not in step.arguments for step in steps)
+    assert any(readable in step.arguments for step in steps), "the readable seed is read"
