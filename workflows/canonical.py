@@ -38,16 +38,27 @@ _VULGAR = re.compile("(\\d?)([\u00bc-\u00be\u2150-\u215e\u2189])")
 _UNIT_GREEK = frozenset("μΩ")  # NFKC of the micro sign and the ohm sign
 
 
-def canonical(text: str) -> str:
+class Canonical(str):
+    """Text made canonical (`canonical`): made so once, where it comes in (a tool call's
+    arguments, a quote, a report at the gate), and read as it is from then on. A piece of
+    canonical text (a sentence, a clause, its lower case) is canonical too."""
+
+    __slots__ = ()
+
+
+def canonical(text: str) -> Canonical:
     """`text` as every check reads it: superscripts, subscripts and fractions written out, NFKC,
-    invisible format characters (direction controls included) removed."""
-    if text.isascii():
+    invisible format characters (direction controls included) removed. Canonical text is
+    returned as it is."""
+    if isinstance(text, Canonical):
         return text
+    if text.isascii():
+        return Canonical(text)
     text = _SUPER_RUN.sub(lambda m: "^" + m[0].translate(_SUPERSCRIPTS), text)
     text = _SUB_RUN.sub(lambda m: "_" + m[0].translate(_SUBSCRIPTS), text)
     text = _VULGAR.sub(_fraction, text)
     text = unicodedata.normalize("NFKC", text)
-    return "".join(char for char in text if unicodedata.category(char) != "Cf")
+    return Canonical("".join(char for char in text if unicodedata.category(char) != "Cf"))
 
 
 def _fraction(match: re.Match[str]) -> str:

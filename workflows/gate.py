@@ -10,11 +10,12 @@ figure check (`conflicts`), is disclosed by its whole ID in a finding or in the 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from workflows.canonical import mixed_script
+from workflows.canonical import Canonical, canonical, mixed_script
 from workflows.cleaning import echo
 from workflows.families import families
 from workflows.models import Brief, Evidence, Report, SourceRef
@@ -109,6 +110,7 @@ def check(
     """Rules 1-8 of `workflows.rules` on a submitted report. With a `verifier`, what the
     judgement rules find is a concern for it to answer, not a gap. A `composed` report's answer
     is the host's own framing sentence: it is not checked."""
+    report, evidence = _canonical(report), _canonical_evidence(evidence)
     found = _Found(verifier)
     found.gaps += _citation_gaps(report, evidence)
     cited = _cited_ids(report, evidence)
@@ -120,8 +122,8 @@ def check(
         )
     for statement in _statements(report, cited, evidence, sources, brief, composed):
         statement.check(found)
-    recorded = [item.quote for item in evidence.values()]
-    for sentence in limitation_facts(report.limitations, recorded):
+    recorded = [Canonical(item.quote) for item in evidence.values()]
+    for sentence in limitation_facts(Canonical(report.limitations), recorded):
         found.add("the limitations", "answer", "fact", sentence=echo(sentence, 60))
     conflicted = conflicts(evidence, sources)
     found.gaps += _undisclosed(report, evidence, conflicted)
@@ -133,6 +135,28 @@ def check(
         independent_sources=len(families),
         concerns=found.concerns,
     )
+
+
+def _canonical(report: Report) -> Report:
+    """The report with its texts made canonical, once: every rule reads them as they are."""
+    findings = [item.model_copy(update={"text": canonical(item.text)}) for item in report.findings]
+    return report.model_copy(
+        update={
+            "answer": canonical(report.answer),
+            "limitations": canonical(report.limitations),
+            "findings": findings,
+        }
+    )
+
+
+def _canonical_evidence(evidence: dict[str, Evidence]) -> dict[str, Evidence]:
+    """The evidence with its quotes (and their sentences) made canonical, once."""
+    return {
+        eid: item.model_copy(
+            update={"quote": canonical(item.quote), "sentence": canonical(item.sentence)}
+        )
+        for eid, item in evidence.items()
+    }
 
 
 def _cited_ids(report: Report, evidence: dict[str, Evidence]) -> list[str]:
@@ -169,11 +193,11 @@ class _Statement:
     """One thing the report states, the evidence it is checked against, and how strictly."""
 
     where: str  # "finding 1", "the answer", "the limitations"
-    text: str
-    quotes: list[str]
+    text: Canonical
+    quotes: list[Canonical]
     evidence_ids: list[str]
     whose: str  # "it cites", "the findings cite", "the run recorded"
-    framing: list[str]
+    framing: list[Canonical]
     names: list[str] = field(default_factory=list)  # dates and versions of pages read
     shares: bool = True  # must share content words with its quotes
     negation: bool = True  # may negate only what a quote negates
@@ -192,7 +216,7 @@ class _Statement:
             found.add(self.where, "cited", "negates", where=self.where, word=word, scope=scope)
         if self.shares:
             own = _substance(self.text)
-            shared = own & _substance(" ".join(self.quotes))
+            shared = own & _substance(Canonical(" ".join(self.quotes)))
             # An answer of a word or two ("See the findings.") states nothing to share.
             needed = MIN_SHARED_WORDS
             if self.where == "the answer" and len(own) < _FACT_WORDS:
@@ -231,7 +255,9 @@ def _statements(
     finding and the answer are read against each quote in its whole sentence (the scope a
     fragment was cut from: "Within one message group, ...") and may name the dates and
     versions its quotes' pages state ("the 2023 post says ...")."""
-    framing = [brief.question, *(question.text for question in brief.questions)]
+    # Made canonical here, once: every rule below reads these texts as they are.
+    framing = [canonical(text) for text in (brief.question, *(q.text for q in brief.questions))]
+    said = {eid: Canonical(item.sentence or item.quote) for eid, item in evidence.items()}
 
     def names_of(ids: list[str]) -> list[str]:
         pages = [sources.get(evidence[eid].source_id) for eid in ids]
@@ -241,18 +267,18 @@ def _statements(
     for number, finding in enumerate(report.findings, start=1):
         ids = [eid for eid in finding.evidence_ids if eid in evidence]
         if ids:  # otherwise a citation gap already
-            quotes = [evidence[eid].sentence or evidence[eid].quote for eid in ids]
+            quotes = [said[eid] for eid in ids]
             statements.append(
                 _Statement(
-                    f"finding {number}", finding.text, quotes, ids, "it cites", framing,
+                    f"finding {number}", Canonical(finding.text), quotes, ids, "it cites", framing,
                     names=names_of(ids),
                 )
             )  # fmt: skip
     if cited and not composed:
-        quotes = [evidence[eid].sentence or evidence[eid].quote for eid in cited]
+        quotes = [said[eid] for eid in cited]
         statements.append(
             _Statement(
-                "the answer", report.answer, quotes, cited, "the findings cite", framing,
+                "the answer", Canonical(report.answer), quotes, cited, "the findings cite", framing,
                 names=names_of(cited),
             )
         )  # fmt: skip
@@ -261,8 +287,8 @@ def _statements(
     statements.append(
         _Statement(
             "the limitations",
-            report.limitations,
-            [evidence[eid].quote for eid in recorded],
+            Canonical(report.limitations),
+            [Canonical(evidence[eid].quote) for eid in recorded],
             recorded,
             "the run recorded",
             framing,
@@ -274,7 +300,7 @@ def _statements(
     return statements
 
 
-def _substance(text: str) -> set[str]:
+def _substance(text: Canonical) -> set[str]:
     return keywords(text) | figures(text)
 
 
@@ -378,14 +404,15 @@ def page_names(texts: list[str], known: list[str]) -> list[str]:
     return sorted(found | set(known))
 
 
-def limitation_facts(limitations: str, quotes: list[str]) -> list[str]:
+def limitation_facts(limitations: str, quotes: Sequence[str]) -> list[str]:
     """The sentences of `limitations` that state a fact no recorded quote states. A sentence
     that names an evidence, question or source id or speaks of the research or its sources
     discloses; any other states a fact, and one recorded quote must hold all its content words
     but one (its figures are checked with the rest of the limitations)."""
-    said = [keywords(quote) for quote in quotes]
-    facts = []
-    for sentence in (" ".join(text.split()) for text in sentence_texts(limitations)):
+    said = [keywords(canonical(quote)) for quote in quotes]
+    facts: list[str] = []
+    pieces = sentence_texts(canonical(limitations))
+    for sentence in (Canonical(" ".join(text.split())) for text in pieces):
         words = keywords(sentence)
         if len(words) < _FACT_WORDS or _DISCLOSES.search(sentence):
             continue

@@ -42,7 +42,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from workflows.canonical import canonical, mixed_script
+from workflows.canonical import Canonical, canonical, mixed_script
 from workflows.quantities import Quantity, date_parts, matches, mismatch, read, same_value
 from workflows.rules import refusal
 from workflows.text import sentences, stem, word_spans, words
@@ -66,7 +66,7 @@ def keywords(text: str) -> set[str]:
     """Distinct content words of `text` (`workflows.text.words`), lower-cased and stemmed; an
     identifier (`wait_for`, `allow_nan`) counts as itself and as its parts ("dead-letter" stays
     one word)."""
-    found = words(canonical(text).lower())
+    found = words(canonical(text).lower())  # a canonical text's lower case is canonical
     found += [part for word in found if "_" in word for part in word.split("_")]
     return {
         stem(word)
@@ -115,7 +115,7 @@ def evidence_problem(
     key term, but what informs must be the quote's own words (a list item's label is context).
     `question` is the sub-question as written, to name its terms in a refusal."""
     quote = canonical(quote)
-    own, label = own_words(quote)
+    own, label = (Canonical(part) for part in own_words(quote))
     size = len(keywords(own) | figures(own))
     if len(" ".join(quote.split())) < MIN_EVIDENCE_CHARS or size < MIN_EVIDENCE_WORDS:
         return refusal("relevant", "too_short", count=size, needed=MIN_EVIDENCE_WORDS)
@@ -226,7 +226,7 @@ def figure_problems(
         FigureProblem(figure, "which the evidence does not state")
         for figure in unread_figures(text, [*quotes, *allowed])
     ]
-    for stated in read(text):
+    for stated in read(canonical(text)):
         if any(matches(stated, item) for item in known):
             continue
         if stated.kind != "amount" and stated.name in named:
@@ -452,7 +452,7 @@ def negations(text: str) -> list[tuple[str, str, set[str]]]:
     condition, "with nothing configured"): its word, the clause it governs as written (up to
     SCOPE_WORDS words), and that clause's content words."""
     text = canonical(text).replace("\u2019", "'")
-    lowered = text.lower()
+    lowered = Canonical(text.lower())
     opens = {start for start, _ in sentences(lowered)}
     found = []
     for match in _NEGATION.finditer(lowered):
@@ -461,7 +461,7 @@ def negations(text: str) -> list[tuple[str, str, set[str]]]:
         if _CONDITION.search(before) or (match[1] == "without" and opening):
             continue
         shown = _governed(lowered[match.end() :], _CLAUSE_END)
-        found.append((match[1], shown, keywords(shown)))
+        found.append((match[1], shown, keywords(Canonical(shown))))
     return found
 
 
@@ -476,14 +476,14 @@ def negated_in(quote: str) -> list[set[str]]:
     aside in brackets included), or, where nothing follows it in its clause, the line it ends:
     a value says "no" of what it stands beside ("Amazon SQS | Stable | No | No", "Default:
     Disabled.")."""
-    text = canonical(quote).replace("\u2019", "'").lower()
+    text = Canonical(canonical(quote).replace("\u2019", "'").lower())
     found = []
     for match in _QUOTE_NEGATION.finditer(text):
-        words = keywords(_governed(text[match.end() :], _QUOTE_CLAUSE_END))
+        words = keywords(Canonical(_governed(text[match.end() :], _QUOTE_CLAUSE_END)))
         if not words:
             start = text.rfind("\n", 0, match.start()) + 1
             end = text.find("\n", match.end())
-            words = keywords(text[start : end if end >= 0 else len(text)])
+            words = keywords(Canonical(text[start : end if end >= 0 else len(text)]))
         found.append(words)
     return found
 
