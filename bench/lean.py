@@ -55,13 +55,14 @@ from tests.fakes.openai_server import FakeOpenAI, Message, Reply, serve, tool
 from workflows import context, contracts
 from workflows.activity import Activity
 from workflows.dispatch import ToolDispatcher
-from workflows.models import Brief, Limits, RunResult, TranscriptEntry
+from workflows.models import Brief, Limits, RunResult
 from workflows.scope import RunScope
 from workflows.state import RunState
 from workflows.tools import bounded_call
 from workflows.tools.read_page import READ_PAGE
 from workflows.tools.record_evidence import RECORD_EVIDENCE
 from workflows.tools.search_web import SEARCH_WEB
+from workflows.transcript import TranscriptEntry
 from workflows.verification import VERIFY
 
 DOCS = "https://docs.harborq.example"

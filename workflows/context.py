@@ -12,13 +12,13 @@ from workflows.models import (
     FoldedRefusal,
     FoldedSearch,
     FoldedSource,
-    TranscriptEntry,
 )
 from workflows.tools.finish_research import GateFailed
 from workflows.tools.read_page import COMPACTED, PageWindow
 from workflows.tools.record_evidence import EvidenceData, RecordEvidenceArgs
 from workflows.tools.registry import REGISTRY
 from workflows.tools.search_web import SearchArgs, SearchData
+from workflows.transcript import TranscriptEntry
 
 if TYPE_CHECKING:  # not at run time: the workflow sandbox imports this module as it is
     from workflows.contracts import DecideInput

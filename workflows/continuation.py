@@ -16,8 +16,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from workflows.contracts import StartRunResult
-from workflows.models import TranscriptEntry
 from workflows.state import RunState
+from workflows.transcript import TranscriptEntry
 
 # The steps one execution takes come from the worker (RESEARCH_CONTINUE_AS_NEW_STEPS, at most
 # STEPS_PER_EXECUTION): start_run records them, so replay decides the same (0, as recorded before

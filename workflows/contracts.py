@@ -25,10 +25,9 @@ from workflows.models import (
     Report,
     RunStatus,
     StopReason,
-    ToolResult,
-    TranscriptEntry,
 )
 from workflows.scope import RunScope
+from workflows.transcript import ToolResult, TranscriptEntry
 from workflows.verification import Verification, VerifierMode
 
 # Activity names, registered by worker.py and called by the workflow.

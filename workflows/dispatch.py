@@ -16,13 +16,15 @@ from workflows import tracing
 from workflows.activity import Activity, In, Out
 from workflows.cleaning import MAX_ERROR_CHARS, clean, echo
 from workflows.contracts import StartRunResult
-from workflows.models import ToolCall, ToolResult
-from workflows.outcomes import Outcome
+from workflows.ending import Outcome
+from workflows.models import ToolCall
 from workflows.scope import RunScope
 from workflows.state import RunState
 from workflows.tool_base import InvalidCall, ToolArgs, ToolData
 from workflows.tools.calls import parse_call
 from workflows.tools.registry import REGISTRY
+from workflows.tools.spec import Executed
+from workflows.transcript import ToolResult
 from workflows.verification import VerifierMode, VerifyResult
 
 __all__ = ["ActivityCaller", "Handled", "Outcome", "ToolDispatcher", "describe_step"]
@@ -102,7 +104,16 @@ class ToolDispatcher:
             executed = await spec.run(args, self)
         except InvalidCall as error:
             return Handled(result=self.result(ok=False, error=str(error)), args=args)
-        return Handled(result=executed.result, outcome=executed.outcome, args=args)
+        return Handled(result=self.envelope(executed), outcome=executed.outcome, args=args)
+
+    def envelope(self, executed: Executed) -> ToolResult:
+        """A tool's result as the model is shown it: with the budget left."""
+        return self.result(
+            ok=executed.ok,
+            data=executed.data,
+            error=executed.error,
+            insufficient=executed.insufficient,
+        )
 
     def result(
         self,

@@ -19,8 +19,8 @@ from temporalio import workflow
 from workflows import outcomes
 from workflows.contracts import StartRunResult
 from workflows.dispatch import Handled
+from workflows.ending import Outcome
 from workflows.models import Decision, Finding, Question, RunStatus, StopReason, ToolCall
-from workflows.outcomes import Outcome
 from workflows.state import RunState
 from workflows.tool_base import InvalidCall
 from workflows.tools import (

@@ -4,20 +4,11 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializeAsAny,
-    WrapValidator,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from workflows.hosts import allowed_host, host_allowed
-from workflows.tool_base import ToolArgs, ToolData, read_arguments, read_data
 
 TASK_QUEUE = "research"
 
@@ -208,7 +199,7 @@ class Brief(BaseModel):
         return [question.id for question in self.questions]
 
 
-# ---------------------------------------------------------------- budget and tool envelope
+# ---------------------------------------------------------------- budget and model turns
 
 
 class Budget(BaseModel):
@@ -217,21 +208,6 @@ class Budget(BaseModel):
     pages_left: int = 0
     tokens_left: int = 0
     seconds_left: int = 0
-
-
-# A tool's result, read back by its `kind` (`workflows.tool_base.read_data`) and written as the
-# model it is (not as the base).
-ToolDataField = Annotated[SerializeAsAny[ToolData], WrapValidator(read_data)]
-
-
-class ToolResult(BaseModel):
-    """The one envelope every tool returns to the model."""
-
-    ok: bool
-    data: ToolDataField | None = None
-    error: str | None = None
-    insufficient: bool = False
-    budget: Budget = Field(default_factory=Budget)
 
 
 class ToolCall(BaseModel):
@@ -294,7 +270,7 @@ class Decision(BaseModel):
     execution_id: str = ""
 
 
-# ---------------------------------------------------------------- tool arguments
+# ---------------------------------------------------------------- findings, and folded steps
 
 MAX_ID_CHARS = 40  # question, source, passage and evidence ids
 
@@ -356,24 +332,6 @@ class Digest(BaseModel):
     sources: list[FoldedSource] = Field(default_factory=list)
     evidence: list[FoldedEvidence] = Field(default_factory=list)
     refusals: list[FoldedRefusal] = Field(default_factory=list)
-
-
-class TranscriptEntry(BaseModel):
-    step: int
-    call: ToolCall
-    result: ToolResult
-    # The validated arguments; None when the call was refused before they were valid. Readers
-    # use these, never the raw text. Read back as the arguments of the tool `call` names.
-    args: SerializeAsAny[ToolArgs] | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _arguments_of_the_named_tool(cls, value: Any) -> Any:
-        if isinstance(value, dict) and isinstance(value.get("args"), dict):
-            call = value.get("call")
-            name = call.get("name") if isinstance(call, dict) else getattr(call, "name", "")
-            value = {**value, "args": read_arguments(str(name or ""), value["args"])}
-        return value
 
 
 # ---------------------------------------------------------------- ledger-facing records

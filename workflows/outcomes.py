@@ -1,5 +1,5 @@
-"""How a run ends, and how the loop reads what went wrong (pure): an activity that gave up, a
-turn whose calls cannot run, a model call no longer wanted."""
+"""How the loop reads what ends a run (pure): an activity that gave up, a turn whose calls cannot
+run, a model call no longer wanted; each comes to an `Outcome` (`workflows.ending`)."""
 
 from __future__ import annotations
 
@@ -7,27 +7,17 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, RetryState
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 from workflows.activity import PROVIDER_ERROR, PROVIDER_RETRYABLE
 from workflows.cleaning import MAX_CALLS_PER_TURN
-from workflows.models import Decision, Report, RunStatus, StopReason
+from workflows.ending import Outcome
+from workflows.models import Decision, RunStatus, StopReason
 from workflows.verification import Verification, VerifierMode
 
 T = TypeVar("T")
-
-
-class Outcome(BaseModel):
-    """How a run ends: its status, the reason, and the report (None: compose one)."""
-
-    status: RunStatus
-    stop_reason: StopReason
-    report: Report | None = None
-    detail: str = ""
-    verification: Verification = Field(default_factory=Verification)
 
 
 def stopped(stop_reason: StopReason, detail: str = "") -> Outcome:

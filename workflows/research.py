@@ -32,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.details import STOP_REASON_KEY as STOP_REASON_KEY
     from workflows.details import VERIFIED_KEY as VERIFIED_KEY
     from workflows.dispatch import Handled, ToolDispatcher, describe_step
+    from workflows.ending import Outcome
     from workflows.models import (
         Brief,
         Decision,
@@ -48,14 +49,12 @@ with workflow.unsafe.imports_passed_through():
         StepNote,
         StopReason,
         ToolCall,
-        ToolResult,
-        TranscriptEntry,
     )
-    from workflows.outcomes import Outcome
     from workflows.scope import RunScope
     from workflows.state import RunState
     from workflows.tool_base import ToolArgs
     from workflows.tools import bounded_call, check_seeds
+    from workflows.transcript import ToolResult, TranscriptEntry
     from workflows.validation import INVALID_INPUT, read_brief, seeds_problem
 
 

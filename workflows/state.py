@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 from workflows.cleaning import clean, echo
 from workflows.composer import compose, unaccepted
 from workflows.contracts import DecideInput, StepRecord
+from workflows.ending import Outcome
 from workflows.gate import open_questions, page_names, source_families
 from workflows.hosts import host_allowed, seed_problem, without_credentials
 from workflows.models import (
@@ -31,23 +32,17 @@ from workflows.models import (
     StepNote,
     StopReason,
     Submitted,
-    TranscriptEntry,
     Usage,
 )
-from workflows.outcomes import Outcome
 from workflows.scope import RunScope
 from workflows.substance import distinctive_words
 from workflows.tool_base import InvalidCall
+from workflows.tools.spec import ReadTarget
+from workflows.transcript import TranscriptEntry
 
 MAX_SEEDS = 20  # seed URLs a run keeps (the brief's and the operator's): each is in every prompt
 MAX_GUIDANCE = 10  # operator guidance kept (newest): it counts against the context too
 MAX_FINISH_REASON_CHARS = 500  # an operator's finish_now reason, as the report shows it
-
-
-class ReadTarget(BaseModel):
-    url: str
-    source_id: str
-    fetch: bool  # True: a network read of a new URL (counts against max_page_fetches)
 
 
 class RunState(BaseModel):

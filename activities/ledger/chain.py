@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from workflows.models import TranscriptEntry
+from workflows.transcript import TranscriptEntry
 
 STEP_FIELDS = (
     "run_id", "step", "turn", "tool", "arguments", "ok", "error", "insufficient", "summary",

@@ -42,15 +42,9 @@ from activities.ledger.runs import RunRecord
 from activities.ledger.scoped import RunLedger, scope_execution
 from activities.ledger.sources import Snapshot, StoredSource
 from workflows.contracts import SaveReportInput, StepRecord
-from workflows.models import (
-    Brief,
-    Decision,
-    Evidence,
-    SearchHit,
-    SourceRef,
-    TranscriptEntry,
-)
+from workflows.models import Brief, Decision, Evidence, SearchHit, SourceRef
 from workflows.scope import ForkPoint, RunScope
+from workflows.transcript import TranscriptEntry
 from workflows.verification import Verdict, Verification
 
 __all__ = [

@@ -13,17 +13,8 @@ from pydantic import BaseModel, Field
 from activities.ledger import verdicts as ledger_verdicts
 from activities.ledger.base import Connection, fetch_all, fetch_one
 from activities.ledger.runs import decision_from, usage_from
-from workflows.models import (
-    Brief,
-    Counters,
-    Decision,
-    Evidence,
-    Report,
-    RunStatus,
-    ToolCall,
-    TranscriptEntry,
-    Usage,
-)
+from workflows.models import Brief, Counters, Decision, Evidence, Report, RunStatus, ToolCall, Usage
+from workflows.transcript import TranscriptEntry
 from workflows.verification import Verdict, VerdictWord, Verification
 
 

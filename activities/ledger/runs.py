@@ -22,17 +22,9 @@ from activities.ledger.base import (
     fetch_one,
 )
 from workflows.contracts import SaveReportInput, StepRecord
-from workflows.models import (
-    Brief,
-    Counters,
-    Decision,
-    RunStatus,
-    SearchHit,
-    ToolCall,
-    TranscriptEntry,
-    Usage,
-)
+from workflows.models import Brief, Counters, Decision, RunStatus, SearchHit, ToolCall, Usage
 from workflows.scope import ForkPoint
+from workflows.transcript import TranscriptEntry
 
 _INSERT_RUN = """
 INSERT INTO research.runs (run_id, question, brief, counters, started_at, execution_id)

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 
 from activities.ledger.sources import Snapshot, StoredSource, Window
 from workflows.contracts import SaveReportInput, StepRecord
-from workflows.models import Decision, Evidence, SearchHit, SourceRef, TranscriptEntry
+from workflows.models import Decision, Evidence, SearchHit, SourceRef
 from workflows.scope import RunScope
+from workflows.transcript import TranscriptEntry
 from workflows.verification import Verdict
 
 if TYPE_CHECKING:  # the ledger makes these; this module only names its type

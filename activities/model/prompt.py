@@ -12,9 +12,10 @@ from typing import Any
 
 from workflows import context
 from workflows.contracts import DecideInput
-from workflows.models import Brief, RefusedSeed, ToolResult, TranscriptEntry
+from workflows.models import Brief, RefusedSeed
 from workflows.rules import told
 from workflows.tools import REGISTRY, PageWindow, Slimming, read_page, search_web
+from workflows.transcript import ToolResult, TranscriptEntry
 
 SYSTEM_RULES = """You are a careful research agent. Answer an engineer's question using only \
 evidence recorded from pages on the allowed hosts.

@@ -17,9 +17,10 @@ from runtime.database import open_pool
 from runtime.settings import Settings
 from workflows import context
 from workflows.contracts import DecideInput, StepRecord
-from workflows.models import Brief, Decision, ToolCall, ToolResult, TranscriptEntry
+from workflows.models import Brief, Decision, ToolCall
 from workflows.scope import ForkPoint, RunScope
 from workflows.tools import SearchArgs, SearchData, SearchResultItem
+from workflows.transcript import ToolResult, TranscriptEntry
 
 BRIEF = Brief(question="How do caches invalidate?", allowed_hosts=["docs.example"])
 

@@ -26,8 +26,9 @@ from tests.conftest import free_port
 from tests.fakes.openai_server import FakeOpenAI, Message, Reply, serve
 from workflows.activity import PROVIDER_ERROR, PROVIDER_RETRYABLE
 from workflows.contracts import DecideInput
-from workflows.models import Brief, Decision, ToolCall, ToolResult, TranscriptEntry
+from workflows.models import Brief, Decision, ToolCall
 from workflows.scope import RunScope
+from workflows.transcript import ToolResult, TranscriptEntry
 
 BRIEF = Brief.model_validate({"question": "What is X?", "allowed_hosts": ["docs.example.com"]})
 Environ = Callable[[str], dict[str, str]]  # the server's base URL (…/v1) -> environment
@@ -179,7 +180,15 @@ async def test_the_next_turn_sends_the_call_and_its_result_back_by_id(
         entry = TranscriptEntry(
             step=1,
             call=first.tool_calls[0],
-            result=ToolResult(ok=True, data={"results": [{"url": "https://docs.example.com/x"}]}),
+            result=ToolResult.model_validate(
+                {
+                    "ok": True,
+                    "data": {
+                        "kind": "search_results",
+                        "results": [{"url": "https://docs.example.com/x"}],
+                    },
+                }
+            ),
         )
         request = DecideInput(
             scope=RunScope.turn_of(run_id, "", 2, 1, ""), brief=BRIEF, transcript=[entry]

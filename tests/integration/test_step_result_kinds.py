@@ -14,7 +14,7 @@ from psycopg.types.json import Jsonb
 
 from activities.ledger.chain import entry_fields
 from runtime.database import apply_migrations, migrations
-from workflows.models import TranscriptEntry
+from workflows.transcript import TranscriptEntry
 
 EXPORT = Path(__file__).parent.parent / "exports" / "demo"
 GATE_FAILED = {"gaps": ["Q2 has no evidence"], "finish_attempts_left": 2}

@@ -9,7 +9,7 @@ from activities.ledger.chain import entry_fields, evidence_link, step_link
 from starter.audit import AuditData, run_checks
 from starter.audit.ledger import evidence_fields, step_fields
 from tests.unit.test_audit import recorded
-from workflows.models import TranscriptEntry
+from workflows.transcript import TranscriptEntry
 
 
 def chained(rows: RunRows) -> RunRows:

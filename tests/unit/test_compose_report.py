@@ -10,11 +10,12 @@ import pytest
 
 from activities.model.prompt import compose_messages
 from workflows.contracts import DecideInput
-from workflows.models import Brief, ToolCall, ToolResult, TranscriptEntry
+from workflows.models import Brief, ToolCall
 from workflows.scope import RunScope
 from workflows.tool_base import InvalidCall
 from workflows.tools import REGISTRY, PageWindow, ReadPageArgs, WindowPassage, compose_report
 from workflows.tools.registry import function_schema
+from workflows.transcript import ToolResult, TranscriptEntry
 
 BRIEF = Brief(question="How long is the timeout?", allowed_hosts=["docs.example"])
 

@@ -13,7 +13,7 @@ from activities.model.prompt import messages
 from tests.fakes.openai_server import turn_of
 from workflows import context
 from workflows.contracts import DecideInput
-from workflows.models import Brief, Decision, ToolCall, ToolResult, TranscriptEntry
+from workflows.models import Brief, Decision, ToolCall
 from workflows.scope import RunScope
 from workflows.tools import (
     EvidenceData,
@@ -29,6 +29,7 @@ from workflows.tools import (
     ToolData,
     WindowPassage,
 )
+from workflows.transcript import ToolResult, TranscriptEntry
 
 BRIEF = Brief(
     question="How does the queue behave?",

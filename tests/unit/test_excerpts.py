@@ -7,10 +7,11 @@ import pytest
 
 from baselines.excerpts import _code_tokens, keeps_reversal, names, wanted_words
 from workflows.contracts import DecideInput
-from workflows.models import Brief, Budget, ToolCall, ToolResult, TranscriptEntry
+from workflows.models import Brief, Budget, ToolCall
 from workflows.scope import RunScope
 from workflows.substance import keywords
 from workflows.tools import SearchArgs, SearchData, SearchResultItem
+from workflows.transcript import ToolResult, TranscriptEntry
 
 
 @pytest.mark.parametrize(

@@ -17,15 +17,7 @@ from baselines.excerpts import wanted_words, written_values
 from baselines.fixed import decide_fixed
 from baselines.offline import _pinned, decide_offline
 from workflows.contracts import DecideInput
-from workflows.models import (
-    Brief,
-    Budget,
-    Decision,
-    RefusedSeed,
-    ToolCall,
-    ToolResult,
-    TranscriptEntry,
-)
+from workflows.models import Brief, Budget, Decision, RefusedSeed, ToolCall
 from workflows.scope import RunScope
 from workflows.tools import (
     EvidenceData,
@@ -41,6 +33,7 @@ from workflows.tools import (
     ToolData,
     WindowPassage,
 )
+from workflows.transcript import ToolResult, TranscriptEntry
 
 BRIEF = Brief.model_validate(
     {

@@ -9,9 +9,9 @@ import pytest
 from temporalio.exceptions import ApplicationError, RetryState, TimeoutError, TimeoutType
 
 from workflows.cleaning import MAX_CALLS_PER_TURN
+from workflows.ending import Outcome
 from workflows.models import Decision, RunStatus, StopReason, ToolCall
 from workflows.outcomes import (
-    Outcome,
     abandon,
     cancellable,
     checked,

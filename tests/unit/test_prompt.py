@@ -14,15 +14,7 @@ from activities.model.prompt import (
 )
 from baselines.offline import estimate_usage
 from workflows.contracts import DecideInput
-from workflows.models import (
-    Brief,
-    Budget,
-    Passage,
-    SourceRef,
-    ToolCall,
-    ToolResult,
-    TranscriptEntry,
-)
+from workflows.models import Brief, Budget, Passage, SourceRef, ToolCall
 from workflows.scope import RunScope
 from workflows.tools import (
     EvidenceData,
@@ -39,6 +31,7 @@ from workflows.tools import (
 )
 from workflows.tools.read_page import ReadPageResult
 from workflows.tools.read_page import window as page_window
+from workflows.transcript import ToolResult, TranscriptEntry
 
 BRIEF = Brief(question="How do caches invalidate?", allowed_hosts=["docs.example"])
 LONG = "First line of the passage.\nThen a great deal more text that only the newest windows show."

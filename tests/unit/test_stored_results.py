@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from starter.export import load_export, with_result_kind
-from workflows.models import TranscriptEntry
 from workflows.tools import REGISTRY
+from workflows.transcript import TranscriptEntry
 
 TESTS = Path(__file__).parent.parent
 HISTORIES = sorted((TESTS / "histories").glob("*.json")) + sorted(

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import Any, Literal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
-from workflows.models import ToolCall, ToolResult, TranscriptEntry
+from workflows.models import ToolCall
 from workflows.tools import (
     REGISTRY,
     EvidenceData,
@@ -25,16 +25,15 @@ from workflows.tools import (
     ToolSpec,
     tool_schemas,
 )
+from workflows.tools import read_page as read_page_tool
 from workflows.tools import search_web as search_tool
 from workflows.tools.read_page import READ_PAGE
 from workflows.tools.record_evidence import RECORD_EVIDENCE
 from workflows.tools.search_web import SEARCH_WEB
+from workflows.transcript import ToolResult, TranscriptEntry
 
 SEARCH = search_tool.SPEC
-
-
-def fresh() -> Registry:
-    return Registry()
+READ = read_page_tool.SPEC
 
 
 def test_the_four_tools_are_registered_in_the_order_the_model_is_offered_them() -> None:
@@ -78,7 +77,7 @@ def test_an_incomplete_spec_is_refused_naming_what_is_missing(
 ) -> None:
     spec = dataclasses.replace(SEARCH, **change)
     with pytest.raises(ValueError, match="incomplete") as refused:
-        fresh().register(spec)
+        Registry([spec])
     assert problem in str(refused.value)
 
 
@@ -113,22 +112,37 @@ def test_labels_and_where_each_activity_runs_come_from_the_specs() -> None:
     }
 
 
-def test_stored_results_read_back_by_kind_and_older_ones_by_their_fields() -> None:
+def test_stored_results_read_back_by_their_kind_alone() -> None:
     window = {"source_id": "S1", "url": "https://a.example/", "passages": []}
     cases: list[tuple[dict[str, Any], type[ToolData]]] = [
-        ({"results": []}, SearchData),
-        (window, PageWindow),
-        ({"evidence_id": "E001", "quote": "q"}, EvidenceData),
-        ({"gaps": ["g"], "finish_attempts_left": 1}, GateFailed),
-        ({"passed": True}, GatePassed),
+        ({"kind": "search_results", "results": []}, SearchData),
+        ({"kind": "page_window", **window}, PageWindow),
+        ({"kind": "evidence", "evidence_id": "E001", "quote": "q"}, EvidenceData),
+        ({"kind": "gate_failed", "gaps": ["g"], "finish_attempts_left": 1}, GateFailed),
+        ({"kind": "gate_passed", "passed": True}, GatePassed),
     ]
     for stored, model in cases:
-        legacy = ToolResult.model_validate({"ok": True, "data": stored}).data
-        assert type(legacy) is model  # recorded before results had a kind
-        tagged = ToolResult.model_validate_json(ToolResult(ok=True, data=legacy).model_dump_json())
-        assert tagged.data == legacy and f'"kind":"{legacy.kind}"' in tagged.model_dump_json()
-    with pytest.raises(ValueError, match="unknown kind 'nope'"):
+        read = ToolResult.model_validate({"ok": True, "data": stored}).data
+        assert type(read) is model
+        again = ToolResult.model_validate_json(ToolResult(ok=True, data=read).model_dump_json())
+        assert again.data == read and f'"kind":"{read.kind}"' in again.model_dump_json()
+    with pytest.raises(ValueError, match="does not match any of the expected tags"):
         ToolResult.model_validate({"ok": True, "data": {"kind": "nope"}})
+    with pytest.raises(ValueError, match="Unable to extract tag using discriminator 'kind'"):
+        ToolResult.model_validate({"ok": True, "data": {"results": []}})  # no guess by its fields
+
+
+def test_the_results_union_is_made_from_the_registered_tools() -> None:
+    class Listed(ToolData):
+        kind: Literal["listed"] = "listed"
+
+    listing = dataclasses.replace(SEARCH, name="list_things", results=(Listed,))
+    read = TypeAdapter(Registry([SEARCH, listing]).results())
+    assert type(read.validate_python({"kind": "listed"})) is Listed
+    assert type(read.validate_python({"kind": "search_results", "results": []})) is SearchData
+    with pytest.raises(ValueError, match="does not match any of the expected tags"):
+        TypeAdapter(Registry([SEARCH, READ]).results()).validate_python({"kind": "listed"})
+    assert Registry([SEARCH]).results() is SearchData  # a union of one is its member
 
 
 def test_stored_arguments_read_back_as_the_named_tool_s() -> None:

@@ -19,10 +19,8 @@ from workflows.models import (
     SourceRef,
     StopReason,
     ToolCall,
-    ToolResult,
-    TranscriptEntry,
 )
-from workflows.state import MAX_SEEDS, ReadTarget, RunState
+from workflows.state import MAX_SEEDS, RunState
 from workflows.tools import (
     FinishArgs,
     InvalidCall,
@@ -35,6 +33,8 @@ from workflows.tools import (
     WindowPassage,
     parse_call,
 )
+from workflows.tools.spec import ReadTarget
+from workflows.transcript import ToolResult, TranscriptEntry
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 SEED = "https://a.example/seed"

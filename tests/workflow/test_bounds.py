@@ -23,16 +23,9 @@ from tests.workflow.harness import (
 )
 from workflows import contracts
 from workflows.context import COMPACTED
-from workflows.models import (
-    Brief,
-    Decision,
-    RefusedSeed,
-    RunResult,
-    RunStatus,
-    StopReason,
-    ToolResult,
-)
+from workflows.models import Brief, Decision, RefusedSeed, RunResult, RunStatus, StopReason
 from workflows.tools import PageWindow
+from workflows.transcript import ToolResult
 
 SEARCH = call("search_web", query="timeout attempts")
 READ_A = call("read_page", url=PAGE_A)

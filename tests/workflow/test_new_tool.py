@@ -1,212 +1,66 @@
-"""A tool added as one registry entry, here a test fixture (`list_evidence`), with no other file
-touched: the provider offers it to the model, the workflow dispatches it, describes its step for
-progress and the Web UI, compacts and renders its result, and labels its step in telemetry."""
+"""Adding a tool is one module and its entry in the registry, no other file touched: a copy of
+`workflows/` gets the fixture tool `list_evidence` (tests/workflow/list_evidence.py) as
+`workflows/tools/list_evidence.py` and its entry in `workflows/tools/registry.py`, and a child
+pytest whose `workflows` is that copy runs tests/workflow/tool_added.py: the tool is offered to
+the model, dispatched, described, recorded, read back by its kind (the registry's union of
+results), compacted, rendered as untrusted page text and labelled in telemetry."""
 
 from __future__ import annotations
 
-import json
-import logging
-import uuid
-from collections.abc import Iterator
-from typing import Any, Literal
+import difflib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
-import pytest
-from pydantic import BaseModel, ConfigDict
-from temporalio.client import Client
-from temporalio.testing import ActivityEnvironment
-
-from activities.ledger import Ledger
-from activities.model import ModelActivities
-from composition.providers import open_model_client
-from runtime.database import open_pool
-from runtime.settings import Settings
-from tests.fakes.openai_server import FakeOpenAI, serve
-from tests.workflow.harness import (
-    PAGE_A,
-    PAGES,
-    FakeWeb,
-    StandIns,
-    call,
-    make_brief,
-    record,
-    research_worker,
-    start,
-)
-from workflows import context
-from workflows.contracts import DecideInput
-from workflows.models import RunResult, StopReason, TranscriptEntry
-from workflows.research import ResearchWorkflow
-from workflows.scope import RunScope
-from workflows.tools import (
-    REGISTRY,
-    Executed,
-    ToolArgs,
-    ToolContext,
-    ToolData,
-    ToolSpec,
-    Untrusted,
-)
-
-# ------------------------------------------------------------------ the new tool, whole
-
-SHORTENED = "[quote shortened: it was shown whole before]"
+HERE = Path(__file__).parent
+ROOT = HERE.parent.parent
+IMPORT = "from workflows.tools import finish_research, read_page, record_evidence, search_web\n"
+LAST = "        finish_research.SPEC,\n"
 
 
-class ListEvidenceArgs(ToolArgs):
-    question_id: str | None = None
+def with_tool(tree: Path) -> list[str]:
+    """Add the fixture tool to the copy of `workflows/` in `tree`: the registry lines changed."""
+    shutil.copy(HERE / "list_evidence.py", tree / "workflows" / "tools" / "list_evidence.py")
+    registry = tree / "workflows" / "tools" / "registry.py"
+    before = registry.read_text(encoding="utf-8")
+    assert before.count(IMPORT) == 1 and before.count(LAST) == 1, "the registry's entries moved"
+    after = before.replace(
+        IMPORT, IMPORT.replace("finish_research,", "finish_research, list_evidence,")
+    )
+    after = after.replace(LAST, LAST + "        list_evidence.SPEC,\n")
+    registry.write_text(after, encoding="utf-8")
+    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+    return [line for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---")]
 
 
-class ListedEvidence(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    question_id: str
-    quote: str
-
-
-class EvidenceList(ToolData):
-    kind: Literal["evidence_list"] = "evidence_list"
-    items: list[ListedEvidence]
-
-
-async def _run(args: ListEvidenceArgs, tool: ToolContext) -> Executed:
-    items = [
-        ListedEvidence(id=item.id, question_id=item.question_id, quote=item.quote)
-        for item in tool.state.evidence.values()
-        if args.question_id in (None, item.question_id)
-    ]
-    return Executed(tool.result(data=EvidenceList(items=items), insufficient=not items))
-
-
-def _compact(data: EvidenceList) -> EvidenceList | None:
-    if not data.items:
-        return None
-    items = [item.model_copy(update={"quote": SHORTENED}) for item in data.items]
-    return data.model_copy(update={"items": items})
-
-
-def _untrusted(data: EvidenceList) -> Untrusted:
-    body = "\n".join(f"[{item.id} for {item.question_id}] {item.quote}" for item in data.items)
-    return Untrusted(field="items", source="evidence", body=body)
-
-
-LIST_EVIDENCE = ToolSpec(
-    name="list_evidence",
-    description="List the evidence recorded so far, with its quotes.",
-    arguments=ListEvidenceArgs,
-    parameters={"question_id": "Only the evidence for this question (Q1)."},
-    verbatim=frozenset(),
-    results=(EvidenceList,),
-    runs=None,
-    run=_run,
-    describe=lambda args, data: f"list evidence: {len(data.items)} recorded",
-    compact=_compact,
-    slimming=None,
-    untrusted=_untrusted,
-    rests_on=None,
-    label="list_evidence",
-)
-
-
-@pytest.fixture
-def list_evidence() -> Iterator[ToolSpec[ListEvidenceArgs, EvidenceList]]:
-    REGISTRY.register(LIST_EVIDENCE)  # the one registration line
-    try:
-        yield LIST_EVIDENCE
-    finally:
-        REGISTRY.unregister(LIST_EVIDENCE.name)
-
-
-# ------------------------------------------------------------------ what a user sees of it
-
-SCRIPT = [
-    call("search_web", query="timeout"),
-    call("read_page", url=PAGE_A),
-    record("Q1", "S1", passage_id="S1.P2", claim="The default timeout is 30 seconds."),
-    call("list_evidence"),
-    call("list_evidence", question_id="Q1"),
-]
-QUOTE = "The default timeout of a queue message is 30 seconds."
-
-
-async def test_a_registered_tool_is_dispatched_described_shown_and_labelled(
-    client: Client, list_evidence: ToolSpec[Any, Any], caplog: pytest.LogCaptureFixture
+def test_a_tool_added_as_one_module_and_its_registry_entry_works_end_to_end(
+    tmp_path: Path,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="research.workflow")
-    web = FakeWeb(pages=PAGES)
-    async with research_worker(client, StandIns(web, SCRIPT)) as queue:
-        handle = await start(client, queue, make_brief(max_steps=5))
-        result: RunResult = await handle.result()
-        progress = await handle.query(ResearchWorkflow.progress)
-        metadata = await handle.query("__temporal_workflow_metadata")
-        history = await handle.fetch_history()
-
-    assert result.stop_reason is StopReason.STEP_LIMIT
-    listed = web.steps[3]  # dispatched: the workflow ran it and recorded its result
-    assert listed.tool == "list_evidence" and listed.ok and listed.entry is not None
-    data = listed.entry.result.data
-    assert isinstance(data, EvidenceList)  # read back by its kind through the registry
-    assert [(item.id, item.quote) for item in data.items] == [("E001", QUOTE)]
-    assert listed.summary == "list evidence: 1 recorded"  # described
-    assert [note.action for note in progress.recent_steps][3:] == ["list evidence: 1 recorded"] * 2
-    assert "last: list evidence: 1 recorded" in metadata.current_details  # the Web UI's details
-    summaries = [
-        json.loads(event.user_metadata.summary.data)
-        for event in history.events
-        if event.HasField("user_metadata") and event.user_metadata.HasField("summary")
-    ]
-    # the Web UI's activity summary: the decide after it records the step
-    assert any("step 4: list_evidence" in summary.splitlines() for summary in summaries)
-    labelled = [getattr(r, "tool", None) for r in caplog.records if hasattr(r, "outcome")]
-    assert labelled.count("list_evidence") == 2  # its label, as spans and metrics carry it
-    assert "unknown" not in labelled
-    shown = web.decide_calls[-1].transcript  # the model was handed its result
-    assert [entry.call.name for entry in shown][3:] == ["list_evidence"]
-
-
-async def test_a_registered_tool_is_offered_compacted_and_rendered_as_page_text(
-    client: Client, list_evidence: ToolSpec[Any, Any], embedded_pg_url: str
-) -> None:
-    web = FakeWeb(pages=PAGES)
-    async with research_worker(client, StandIns(web, SCRIPT)) as queue:
-        await (await start(client, queue, make_brief(max_steps=5))).result()
-    entries: list[TranscriptEntry] = [step.entry for step in web.steps if step.entry]
-
-    compacted = context.compact(entries, budget_chars=1)
-    first, last = compacted[3].result.data, compacted[4].result.data
-    assert isinstance(first, EvidenceList) and isinstance(last, EvidenceList)
-    assert first.items[0].quote == SHORTENED, "an older result's bulk is dropped"
-    assert last.items[0].quote == QUOTE, "the newest is never compacted"
-
-    fake = FakeOpenAI(lambda turn, messages: {"tool_calls": [("list_evidence", {})]})
-    pool = await open_pool(embedded_pg_url)
-    try:
-        ledger = Ledger(pool)
-        run_id = f"new-tool-{uuid.uuid4().hex[:8]}"
-        brief = make_brief(max_steps=5)
-        await ledger.start_run(run_id, brief, "2026-01-01T00:00:00+00:00")
-        with serve(fake) as base_url:
-            settings = Settings.from_env({"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": base_url})
-            async with open_model_client(settings) as model_client:
-                model = ModelActivities(settings.chat_options(), ledger, model_client)
-                request = DecideInput(
-                    scope=RunScope.turn_of(run_id, "", 6, len(entries), ""),
-                    brief=brief,
-                    transcript=entries,
-                )
-                decision = await ActivityEnvironment().run(model.decide, request)
-    finally:
-        await pool.close()
-
-    assert [tool_call.name for tool_call in decision.tool_calls] == ["list_evidence"]
-    [offered] = [t for t in fake.requests[0]["tools"] if t["function"]["name"] == "list_evidence"]
-    assert offered["function"]["description"] == LIST_EVIDENCE.description
-    assert offered["function"]["parameters"]["properties"]["question_id"] == {
-        "type": "string",
-        "description": "Only the evidence for this question (Q1).",
-    }
-    results = [m["content"] for m in fake.requests[0]["messages"] if m["role"] == "tool"]
-    assert results[-1].endswith(
-        f'\n<untrusted_page source="evidence">\n[E001 for Q1] {QUOTE}\n</untrusted_page>'
-    ), "its page text reaches the model only inside the untrusted block"
-    assert '"items"' not in results[-1].split("\n", 1)[0]
+    tree = tmp_path / "tree"
+    shutil.copytree(
+        ROOT / "workflows", tree / "workflows", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    changed = with_tool(tree)
+    assert len([line for line in changed if line.startswith("+")]) == 2, changed  # import, SPEC
+    env = {**os.environ, "PYTHONPATH": f"{tree}:{os.environ.get('PYTHONPATH', '')}"}
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--import-mode=append",  # the copy's `workflows`, not the checkout's
+            str(HERE / "tool_added.py"),
+        ],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert child.returncode == 0, child.stdout[-4000:] + child.stderr[-2000:]
+    assert "3 passed" in child.stdout, child.stdout[-2000:]

@@ -22,18 +22,9 @@ from tests.workflow.harness import (
     start,
 )
 from workflows import contracts
-from workflows.models import (
-    Brief,
-    Decision,
-    RunResult,
-    RunStatus,
-    StopReason,
-    ToolCall,
-    ToolResult,
-    TranscriptEntry,
-    Usage,
-)
+from workflows.models import Brief, Decision, RunResult, RunStatus, StopReason, ToolCall, Usage
 from workflows.tools import GateFailed
+from workflows.transcript import ToolResult, TranscriptEntry
 
 SEARCH = call("search_web", query="timeout attempts")
 READ_A = call("read_page", url=PAGE_A)

@@ -1,7 +1,7 @@
 """The tools the model reasons with: one module per tool, each one `ToolSpec`, and the registry
 everything else is derived from (re-exported here)."""
 
-from workflows.outcomes import Outcome
+from workflows.ending import Outcome
 from workflows.tool_base import InvalidCall, ToolArgs, ToolData
 from workflows.tools import compose_report
 from workflows.tools.calls import MAX_NESTING, bounded_call, describe, parse_call

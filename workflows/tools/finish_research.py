@@ -7,8 +7,8 @@ from typing import Literal
 from pydantic import Field
 
 from workflows import gate, verification
+from workflows.ending import Outcome
 from workflows.models import Finding, Report, RunStatus, StopReason, Submitted
-from workflows.outcomes import Outcome
 from workflows.tool_base import ToolArgs, ToolData
 from workflows.tools.spec import Executed, ToolContext, ToolSpec
 from workflows.verification import Verification
@@ -63,25 +63,19 @@ async def run(args: FinishArgs, tool: ToolContext) -> Executed:
             report=report,
             verification=checked,
         )
-        return Executed(tool.result(data=GatePassed(passed=True)), outcome)
+        return Executed(GatePassed(passed=True), outcome=outcome)
     state.submitted = Submitted(
         answer=args.answer, findings=args.findings, limitations=args.limitations, gaps=gaps
     )
-    result = tool.result(
-        ok=False,
-        error="the coverage gate failed",
-        data=GateFailed(gaps=gaps, finish_attempts_left=left, unread_urls=state.unread_urls()[:10]),
-    )
+    refused = GateFailed(gaps=gaps, finish_attempts_left=left, unread_urls=state.unread_urls()[:10])
+    ended = None
     if left <= 0:
-        return Executed(
-            result,
-            Outcome(
-                status=RunStatus.INCOMPLETE,
-                detail="; ".join(gaps),
-                stop_reason=StopReason.FINISH_ATTEMPTS_EXHAUSTED,
-            ),
+        ended = Outcome(
+            status=RunStatus.INCOMPLETE,
+            detail="; ".join(gaps),
+            stop_reason=StopReason.FINISH_ATTEMPTS_EXHAUSTED,
         )
-    return Executed(result)
+    return Executed(refused, ok=False, error="the coverage gate failed", outcome=ended)
 
 
 async def operator_finish(report: Report, tool: ToolContext) -> Outcome:

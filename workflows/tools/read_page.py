@@ -138,7 +138,7 @@ async def run(args: ReadPageArgs, tool: ToolContext) -> Executed:
     target = state.read_target(args.url, args.source_id)
     if not state.take_fetch(target):
         error = "page budget exhausted: stored pages stay readable by source_id"
-        return Executed(tool.result(ok=False, error=error))
+        return Executed(ok=False, error=error)
     page = await tool.activity(
         READ_PAGE_ACTIVITY,
         ReadPageInput(
@@ -156,8 +156,8 @@ async def run(args: ReadPageArgs, tool: ToolContext) -> Executed:
     state.add_source(target.source_id, page.source, texts)
     if not page.source.ok:
         error = f"{target.url} could not be read: {page.source.error}"
-        return Executed(tool.result(ok=False, error=error))
-    return Executed(tool.result(data=window(page), insufficient=not page.passages))
+        return Executed(ok=False, error=error)
+    return Executed(window(page), insufficient=not page.passages)
 
 
 def window(page: ReadPageResult) -> PageWindow:

@@ -104,7 +104,7 @@ async def run(args: RecordEvidenceArgs, tool: ToolContext) -> Executed:
         summary=f"record: {evidence_id} for {args.question_id}",
     )
     if recorded.evidence is None:
-        return Executed(tool.result(ok=False, error=recorded.error or "evidence refused"))
+        return Executed(ok=False, error=recorded.error or "evidence refused")
     state.add_evidence(evidence_id, recorded.evidence)
     found = [  # the host's own check: the report must disclose both sides
         conflict.sentence()
@@ -118,7 +118,7 @@ async def run(args: RecordEvidenceArgs, tool: ToolContext) -> Executed:
         sentence=kept.sentence if kept.sentence != kept.quote else "",
         concerns=kept.concerns,
     )
-    return Executed(tool.result(data=data))
+    return Executed(data)
 
 
 def describe(args: RecordEvidenceArgs, data: EvidenceData) -> str:

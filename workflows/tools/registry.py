@@ -1,25 +1,24 @@
 """The registered tools (pure), and everything derived from them: names, JSON schemas, argument
-models, dispatch, step lines, compaction, prompt slimming, untrusted text and trace labels.
+models, the union of result models stored results read back as, dispatch, step lines, compaction,
+prompt slimming, untrusted text and trace labels.
 
-Adding a tool is one module declaring its `ToolSpec` plus one line in `REGISTRY` below.
+Adding a tool is one module declaring its `ToolSpec` plus its entry in `REGISTRY` below.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import operator
 import re
 import typing
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from workflows.cleaning import MAX_TOOL_NAME_CHARS
-from workflows.tool_base import (
-    ToolArgs,
-    ToolData,
-    kind_of,
-    register_kinds,
-    unregister_kinds,
-)
+from workflows.tool_base import ToolArgs, ToolData
 from workflows.tools import finish_research, read_page, record_evidence, search_web
 from workflows.tools.spec import ToolSpec
 
@@ -34,16 +33,17 @@ _NOT_SENT = frozenset(
 
 
 class Registry:
-    """Tools by name, in the order they were registered (the order the model is offered them)."""
+    """Tools by name, in the order they are listed (the order the model is offered them); fixed
+    once made, as the union of their results (`results`) is."""
 
     def __init__(self, specs: Iterable[AnySpec] = ()) -> None:
         self._specs: dict[str, AnySpec] = {}
         self._kinds: dict[str, AnySpec] = {}
-        self._schemas = ""  # the JSON of `schemas()`, made once per set of tools
         for spec in specs:
-            self.register(spec)
+            self._add(spec)
+        self._schemas = json.dumps([_schema(spec) for spec in self._specs.values()])
 
-    def register(self, spec: AnySpec) -> None:
+    def _add(self, spec: AnySpec) -> None:
         """Add a tool; a spec with a missing or clashing part is refused, every problem named."""
         problems = self.problems(spec)
         if problems:
@@ -51,15 +51,6 @@ class Registry:
         self._specs[spec.name] = spec
         for model in spec.results:
             self._kinds[kind_of(model)] = spec
-        register_kinds(spec.name, spec.arguments, spec.results)
-        self._schemas = ""
-
-    def unregister(self, name: str) -> None:
-        spec = self._specs.pop(name)
-        for model in spec.results:
-            self._kinds.pop(kind_of(model), None)
-        unregister_kinds(name, spec.results)
-        self._schemas = ""
 
     def problems(self, spec: AnySpec) -> list[str]:
         """What keeps `spec` from being registered here ([]: nothing)."""
@@ -106,6 +97,24 @@ class Registry:
     def argument_models(self) -> dict[str, type[ToolArgs]]:
         return {name: spec.arguments for name, spec in self._specs.items()}
 
+    def results(self) -> Any:
+        """Every registered tool's result models as one type, told apart by their `kind`: what a
+        stored result reads back as (`workflows.transcript.ToolResult`)."""
+        models = [model for spec in self._specs.values() for model in spec.results]
+        if len(models) == 1:  # a union of one is its member (pydantic wants two to discriminate)
+            return models[0]
+        return Annotated[functools.reduce(operator.or_, models), Field(discriminator="kind")]
+
+    def read_arguments(self, name: str, value: Any) -> ToolArgs:
+        """A stored call's validated arguments, read as the argument model of the tool it named."""
+        if isinstance(value, ToolArgs):
+            return value
+        spec = self._specs.get(name)
+        if spec is None:
+            raise ValueError(f"arguments of an unknown tool {name[:40]!r}")
+        arguments: ToolArgs = spec.arguments.model_validate(value)
+        return arguments
+
     def label(self, name: str) -> str:
         """A tool name fit for a metric label or a span name: a registered tool's label, else
         `unknown` (the name is the model's text: it may be anything, and every distinct value
@@ -116,10 +125,15 @@ class Registry:
     def schemas(self) -> list[dict[str, Any]]:
         """OpenAI-style function tool definitions, generated from the specs once (a fresh copy
         each call) and kept lean (`_lean`): the same bytes every turn, and fewer."""
-        if not self._schemas:
-            self._schemas = json.dumps([_schema(spec) for spec in self._specs.values()])
         schemas: list[dict[str, Any]] = json.loads(self._schemas)
         return schemas
+
+
+def kind_of(model: type[ToolData]) -> str:
+    """The `kind` a result model declares (its field's default), "" when it declares none."""
+    field = model.model_fields.get("kind")
+    default = field.default if field is not None else None
+    return default if isinstance(default, str) else ""
 
 
 def _has_kind(model: type) -> bool:

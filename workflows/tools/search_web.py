@@ -95,9 +95,7 @@ def search_data(hits: list[SearchHit]) -> SearchData:
 async def run(args: SearchArgs, tool: ToolContext) -> Executed:
     state = tool.state
     if not state.take_search():
-        return Executed(
-            tool.result(ok=False, error="search budget exhausted: read or record instead")
-        )
+        return Executed(ok=False, error="search budget exhausted: read or record instead")
     found = await tool.activity(
         SEARCH_WEB_ACTIVITY,
         SearchInput(
@@ -109,7 +107,7 @@ async def run(args: SearchArgs, tool: ToolContext) -> Executed:
     )
     state.discover(found.hits)  # a near-duplicate listed under a result can be read too
     data = search_data(found.hits)
-    return Executed(tool.result(data=data, insufficient=not data.results))
+    return Executed(data, insufficient=not data.results)
 
 
 def describe(args: SearchArgs, data: SearchData) -> str:

@@ -10,17 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
+
+from pydantic import BaseModel
 
 from workflows.activity import Activity, In, Out
-from workflows.models import ToolResult
-from workflows.outcomes import Outcome
+from workflows.ending import Outcome
+from workflows.models import (
+    Brief,
+    Counters,
+    Evidence,
+    RefusedSeed,
+    SearchHit,
+    SourceRef,
+    Submitted,
+)
 from workflows.scope import RunScope
 from workflows.tool_base import ToolArgs, ToolData
 from workflows.verification import VerifierMode, VerifyResult
-
-if TYPE_CHECKING:  # the state imports the tools' names; the tools only use its type here
-    from workflows.state import RunState
 
 A = TypeVar("A", bound=ToolArgs)
 D = TypeVar("D", bound=ToolData)
@@ -49,18 +56,67 @@ class Slimming(Generic[D]):
 
 @dataclass(frozen=True)
 class Executed:
-    """What running a call came to: its result, and the run's end when it ended the run."""
+    """What running a call came to: its result (`data`, or `ok` False and the `error` the model
+    is told; `insufficient`: it found nothing to go on), and the run's end when it ended the run.
+    The dispatcher puts it in the envelope the model is shown, with the budget left."""
 
-    result: ToolResult
+    data: ToolData | None = None
+    ok: bool = True
+    error: str | None = None
+    insufficient: bool = False
     outcome: Outcome | None = None
+
+
+class ReadTarget(BaseModel):
+    url: str
+    source_id: str
+    fetch: bool  # True: a network read of a new URL (counts against max_page_fetches)
+
+
+class ToolState(Protocol):
+    """What a tool may read and change of the run's state (`workflows.state.RunState` is it):
+    its brief, counters, sources and evidence, and the bounds and checks on its arguments. A
+    refused argument raises `InvalidCall`."""
+
+    brief: Brief
+    counters: Counters
+    evidence: dict[str, Evidence]
+    sources: dict[str, SourceRef]
+    submitted: Submitted | None
+    finish_reason: str
+    unreadable_seeds: list[RefusedSeed]
+
+    def take_search(self) -> bool: ...
+
+    def discover(self, hits: list[SearchHit]) -> None: ...
+
+    def read_target(self, url: str | None, source_id: str | None) -> ReadTarget: ...
+
+    def take_fetch(self, target: ReadTarget) -> bool: ...
+
+    def add_source(self, source_id: str, source: SourceRef, texts: list[str]) -> None: ...
+
+    def check_evidence(self, question_id: str, source_id: str, passage_id: str | None) -> None: ...
+
+    def next_evidence_id(self) -> str: ...
+
+    def question_terms(self, question_id: str) -> list[str]: ...
+
+    def question_text(self, question_id: str) -> str: ...
+
+    def add_evidence(self, evidence_id: str, evidence: Evidence) -> None: ...
+
+    def take_finish_attempt(self) -> int: ...
+
+    def unread_urls(self) -> list[str]: ...
 
 
 class ToolContext(Protocol):
     """What a tool's `run` may use: the run's state, the run scope of the step's activities, the
-    workflow's activity caller, and the envelope builder (it fills in the budget left)."""
+    workflow's activity caller, and how meaning is checked."""
 
     @property
-    def state(self) -> RunState: ...
+    def state(self) -> ToolState: ...
 
     def scope(self) -> RunScope:
         """The scope of an activity for the current step (`RunScope.tool_of`)."""
@@ -81,15 +137,6 @@ class ToolContext(Protocol):
     def activity(self, activity: Activity[In, Out], request: In, *, summary: str) -> Awaitable[Out]:
         """Run an activity as its spec says (local or regular, heartbeat, timeouts)."""
         ...
-
-    def result(
-        self,
-        *,
-        ok: bool = True,
-        data: ToolData | None = None,
-        error: str | None = None,
-        insufficient: bool = False,
-    ) -> ToolResult: ...
 
 
 @dataclass(frozen=True, kw_only=True)
