@@ -10,31 +10,33 @@ figure check (`conflicts`), is disclosed by its whole ID in a finding or in the 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from workflows.canonical import Canonical, canonical, mixed_script
 from workflows.cleaning import echo
 from workflows.families import families
 from workflows.models import Brief, Evidence, Report, SourceRef
-from workflows.quantities import read
 from workflows.rules import judged, refusal
 from workflows.substance import (
+    FACT_WORDS,
     MIN_SHARED_WORDS,
+    Canonical,
     FigureProblem,
     Labelled,
+    canonical,
     disagreement,
     figure_problems,
     figures,
     keywords,
     labelled,
+    limitation_facts,
+    mixed_script,
     says_disagree,
+    stated_names,
     states_both,
     unsupported_negation,
 )
-from workflows.text import sentence_texts
 
 
 class Concern(BaseModel):
@@ -219,7 +221,7 @@ class _Statement:
             shared = own & _substance(Canonical(" ".join(self.quotes)))
             # An answer of a word or two ("See the findings.") states nothing to share.
             needed = MIN_SHARED_WORDS
-            if self.where == "the answer" and len(own) < _FACT_WORDS:
+            if self.where == "the answer" and len(own) < FACT_WORDS:
                 needed = 0
             if len(shared) < needed:
                 found.add(
@@ -400,40 +402,7 @@ def _one_sided(
 def page_names(texts: list[str], known: list[str]) -> list[str]:
     """The dates and versions `texts` (what the run read of a page) state, with those `known`
     from earlier reads of it (sorted)."""
-    found = {item.name for text in texts for item in read(text) if item.kind != "amount"}
-    return sorted(found | set(known))
-
-
-def limitation_facts(limitations: str, quotes: Sequence[str]) -> list[str]:
-    """The sentences of `limitations` that state a fact no recorded quote states. A sentence
-    that names an evidence, question or source id or speaks of the research or its sources
-    discloses; any other states a fact, and one recorded quote must hold all its content words
-    but one (its figures are checked with the rest of the limitations)."""
-    said = [keywords(canonical(quote)) for quote in quotes]
-    facts: list[str] = []
-    pieces = sentence_texts(canonical(limitations))
-    for sentence in (Canonical(" ".join(text.split())) for text in pieces):
-        words = keywords(sentence)
-        if len(words) < _FACT_WORDS or _DISCLOSES.search(sentence):
-            continue
-        if not any(len(words - quote) <= 1 for quote in said):
-            facts.append(sentence)
-    return facts
-
-
-_FACT_WORDS = 3  # "None identified." states nothing
-
-
-# Words of a report about its own research and its sources, not about the subject.
-_DISCLOSES = re.compile(
-    r"(?i)\b(?:[EQS]\d+(?:\.P\d+)?|research\w*|investigat\w*|found|find|findings?|"
-    r"record\w*|evidence|sources?|questions?|sub-questions?|cover\w*|verif\w*|check\w*|"
-    r"confirm\w*|read|searched|search\w*|report\w*|answer\w*|unanswered|open|gaps?|scope|"
-    r"disagree\w*|conflict\w*|differ\w*|contradict\w*|inconsistent|uncertain\w*|unclear|"
-    r"outdated|pages?|documentation|docs?|blogs?|posts?|articles?|guides?|references?|manuals?|"
-    r"release notes|mirrors?|authors?|published|written|sites?|website|forums?|changelog|"
-    r"according)\b"
-)
+    return sorted(stated_names(texts) | set(known))
 
 
 def open_questions(brief: Brief, evidence: dict[str, Evidence]) -> list[str]:

@@ -39,13 +39,16 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from workflows.canonical import Canonical, canonical, mixed_script
+# The gate reads text through this module alone: these three are its as well.
+from workflows.canonical import Canonical as Canonical
+from workflows.canonical import canonical as canonical
+from workflows.canonical import mixed_script as mixed_script
 from workflows.quantities import Quantity, date_parts, matches, mismatch, read, same_value
 from workflows.rules import refusal
-from workflows.text import sentences, stem, word_spans, words
+from workflows.text import sentence_texts, sentences, stem, word_spans, words
 
 MIN_EVIDENCE_CHARS = 20
 MIN_EVIDENCE_WORDS = 4
@@ -497,3 +500,43 @@ def unsupported_negation(text: str, quotes: Iterable[str]) -> tuple[str, str] | 
         if scope and not any(scope & other for other in theirs):
             return word, shown
     return None
+
+
+# ---------------------------------------------------------------- what the limitations state
+
+
+def stated_names(texts: Iterable[str]) -> set[str]:
+    """The dates and versions `texts` state (as `workflows.quantities` names them)."""
+    return {item.name for text in texts for item in read(text) if item.kind != "amount"}
+
+
+def limitation_facts(limitations: str, quotes: Sequence[str]) -> list[str]:
+    """The sentences of `limitations` that state a fact no recorded quote states. A sentence
+    that names an evidence, question or source id or speaks of the research or its sources
+    discloses; any other states a fact, and one recorded quote must hold all its content words
+    but one (its figures are checked with the rest of the limitations)."""
+    said = [keywords(canonical(quote)) for quote in quotes]
+    facts: list[str] = []
+    pieces = sentence_texts(canonical(limitations))
+    for sentence in (Canonical(" ".join(text.split())) for text in pieces):
+        words = keywords(sentence)
+        if len(words) < FACT_WORDS or _DISCLOSES.search(sentence):
+            continue
+        if not any(len(words - quote) <= 1 for quote in said):
+            facts.append(sentence)
+    return facts
+
+
+FACT_WORDS = 3  # "None identified." states nothing
+
+
+# Words of a report about its own research and its sources, not about the subject.
+_DISCLOSES = re.compile(
+    r"(?i)\b(?:[EQS]\d+(?:\.P\d+)?|research\w*|investigat\w*|found|find|findings?|"
+    r"record\w*|evidence|sources?|questions?|sub-questions?|cover\w*|verif\w*|check\w*|"
+    r"confirm\w*|read|searched|search\w*|report\w*|answer\w*|unanswered|open|gaps?|scope|"
+    r"disagree\w*|conflict\w*|differ\w*|contradict\w*|inconsistent|uncertain\w*|unclear|"
+    r"outdated|pages?|documentation|docs?|blogs?|posts?|articles?|guides?|references?|manuals?|"
+    r"release notes|mirrors?|authors?|published|written|sites?|website|forums?|changelog|"
+    r"according)\b"
+)

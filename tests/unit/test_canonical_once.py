@@ -9,7 +9,7 @@ import pytest
 
 import workflows.canonical
 import workflows.gate
-import workflows.quantities
+import workflows.quantities.reader
 import workflows.substance
 from tests.unit.test_real_transcripts import CASES, TRANSCRIPTS, brief, finish_gaps, parsed
 from workflows.canonical import Canonical, canonical
@@ -41,7 +41,7 @@ def test_a_report_is_made_canonical_once_at_the_gate(monkeypatch: pytest.MonkeyP
             made.append(text)
         return canonical(text)
 
-    for module in (workflows.gate, workflows.substance, workflows.quantities):
+    for module in (workflows.gate, workflows.substance, workflows.quantities.reader):
         monkeypatch.setattr(module, "canonical", counted)
     intake = workflows.gate._canonical
 
@@ -50,7 +50,7 @@ def test_a_report_is_made_canonical_once_at_the_gate(monkeypatch: pytest.MonkeyP
         return intake(report)
 
     monkeypatch.setattr(workflows.gate, "_canonical", entering)
-    workflows.quantities._read.cache_clear()
+    workflows.quantities.reader._read.cache_clear()
     for case in FINISHES:
         finish_gaps(case)
         entered += len(checking)

@@ -1,30 +1,6 @@
 # ruff: noqa: RUF001, RUF002 -- confusable characters are what this module is about
-"""Figures as quantities (pure): what a sentence states, read as value, unit or noun, qualifier.
-
-`read(text)` finds every figure of a sentence and says what it is:
-
-- an **amount**: a value (digits, "1,000", "10k", "2.5 million", or number words both ways:
-  "zero" to "twenty", tens, "twenty-five", "one billion", "a dozen", "twice"), its **unit**
-  (durations and sizes converted to seconds and bytes, so 60 s is 1 minute; percentages) or the
-  **noun** it counts ("5 delivery attempts"), its **qualifier** (exactly, at least, at most / up
-  to, more than, fewer than, about, or a range "1 to 1000"; "twice (or more)"), what it is
-  **per** ("50 messages per second"), the **era** its sentence ties it to ("Releases before 2.0
-  used 60 seconds"; the value a "Changed in version 2.0: ... instead of 12 hours" note
-  replaced), and the **bound** its paragraph gives a bare figure ("Maximum number of retries
-  ... set to 3" is at most 3);
-- a **version**, **year** or **date** ("PostgreSQL 15", "v1.4", "2.0" after "before", "2023",
-  "18 April"): names, not counts; they must appear as they are;
-- nothing at all: ordinals ("third-party", "first-class", "5th"), identifiers ("E001",
-  "max_deliveries", "7f3c9a", "0.0.0.0:7450"), "one" as a pronoun ("one of them", "a setting
-  of one means") or an article opening a sentence ("One trade-off is ..."); a word after a
-  number is no counted noun when it is a verb or an adverb ("-c 10 may reserve", "one still
-  lets").
-
-`matches(stated, evidence)` says whether a stated figure is one its evidence states: the same
-value, a compatible unit or noun (a bare "Default: 5" supports "5 attempts", "30 seconds" does
-not support "30 attempts"), the same qualifier ("up to 1000" is not "1 to 1000", "at least 5" is
-not "5"; "about 5" may say "5" more loosely), and the same era.
-"""
+"""The quantity reader (pure): every figure a text states, as a `Quantity` (see
+`workflows.quantities`). Its words are `lexicon`'s."""
 
 from __future__ import annotations
 
@@ -35,114 +11,38 @@ from decimal import Decimal, InvalidOperation
 from typing import Literal
 
 from workflows.canonical import canonical
+from workflows.quantities.lexicon import (
+    AFTER,
+    BEFORE,
+    BEFORE_PRONOUN,
+    ERA_WORDS,
+    GLUED_ONLY,
+    GLUED_SCALES,
+    MONTH_ABBREVIATIONS,
+    MONTHS,
+    NEGATED,
+    NEGATORS,
+    NOT_NOUNS,
+    ORDINALS,
+    QUALIFIER_WORDS,
+    SCALES,
+    SMALL,
+    SYNONYMS,
+    UNIT_NAMES,
+    UNIT_WORDS,
+    UNITS,
+    VERB_MONTHS,
+    VERSION_NOUNS,
+    VERSION_WORDS,
+)
 from workflows.text import clauses
 
 READ_CACHE = 4_096  # texts whose figures a worker process keeps read (quotes, claims, questions)
 
 Kind = Literal["amount", "version", "year", "date"]
 
-# ---------------------------------------------------------------- vocabulary
-
-_UNITS: dict[str, tuple[str, str]] = {}
-for _spellings, _kind, _factor in (
-    ("ms msec millisecond milliseconds", "duration", "0.001"),
-    ("us μs microsecond microseconds", "duration", "0.000001"),
-    ("ns nanosecond nanoseconds", "duration", "0.000000001"),
-    ("s sec secs second seconds", "duration", "1"),
-    ("m min mins minute minutes", "duration", "60"),
-    ("h hr hrs hour hours", "duration", "3600"),
-    ("d day days", "duration", "86400"),
-    ("w week weeks", "duration", "604800"),
-    ("b byte bytes", "size", "1"),
-    ("kb kilobyte kilobytes", "size", "1000"),
-    ("kib kibibyte kibibytes", "size", "1024"),
-    ("mb megabyte megabytes", "size", "1000000"),
-    ("mib mebibyte mebibytes", "size", "1048576"),
-    ("gb gigabyte gigabytes", "size", "1000000000"),
-    ("gib gibibyte gibibytes", "size", "1073741824"),
-    ("tb terabyte terabytes", "size", "1000000000000"),
-    ("% percent per-cent", "percent", "1"),
-):
-    for _spelling in _spellings.split():
-        _UNITS[_spelling] = (_kind, _factor)
-# Units that are also ordinary words or letters: read as units only glued to digits ("5m",
-# "4d"); "5 m" could be metres, "5 d" anything.
-_GLUED_ONLY = frozenset("m d w b us ns".split())
-
-_SMALL = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
-    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
-    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
-    "seventy": 70, "eighty": 80, "ninety": 90,
-}  # fmt: skip
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9,
-           "trillion": 10**12}  # fmt: skip
-_GLUED_SCALES = {"k": 1000, "K": 1000, "M": 10**6, "bn": 10**9}
-_ORDINALS = frozenset(
-    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
-    "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth "
-    "thirtieth fortieth fiftieth hundredth thousandth millionth".split()
-)
-_MONTHS = frozenset(
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
-)
-# Month names that are also ordinary words ("-c 10 may reserve", "10 march on"): a month only
-# when written with a capital.
-_VERB_MONTHS = frozenset("may march mar".split())
-
-# Qualifier phrases, longest first; each names its class.
-_BEFORE = [
-    # A negated comparative is the other bound: "no larger than 5 MB" is at most 5 MB.
-    *[(f"{no} {word} than", "at most")
-      for no in ("no", "not") for word in "greater larger bigger longer higher".split()],
-    *[(f"{no} {word} than", "at least")
-      for no in ("no", "not") for word in "smaller shorter lower".split()],
-    ("no fewer than", "at least"), ("no less than", "at least"), ("not less than", "at least"),
-    ("a minimum of", "at least"), ("at least", "at least"), ("minimum", "at least"),
-    ("min", "at least"),
-    ("no more than", "at most"), ("not more than", "at most"), ("a maximum of", "at most"),
-    ("at most", "at most"), ("up to", "at most"), ("maximum", "at most"), ("max", "at most"),
-    ("capped at", "at most"), ("not exceeding", "at most"), ("never exceeding", "at most"),
-    ("without exceeding", "at most"), ("not in excess of", "at most"),
-    ("more than", "more than"), ("greater than", "more than"), ("larger than", "more than"),
-    ("bigger than", "more than"), ("longer than", "more than"), ("higher than", "more than"),
-    ("in excess of", "more than"), ("exceeding", "more than"), ("over", "more than"),
-    ("above", "more than"), ("fewer than", "fewer than"), ("less than", "fewer than"),
-    ("smaller than", "fewer than"), ("shorter than", "fewer than"), ("lower than", "fewer than"),
-    ("under", "fewer than"), ("below", "fewer than"),
-    ("approximately", "about"), ("about", "about"), ("around", "about"), ("roughly", "about"),
-    ("nearly", "about"), ("almost", "about"), ("circa", "about"), ("~", "about"),
-    ("exactly", "exactly"), ("precisely", "exactly"),
-]  # fmt: skip
-_AFTER = [("or more", "at least"), ("or fewer", "at most"), ("or less", "at most"),
-          ("and more", "at least"), ("and above", "at least"), ("or above", "at least"),
-          ("+", "at least")]  # fmt: skip
-QUALIFIERS = ("exactly", "at least", "at most", "more than", "fewer than", "about", "range")
-
-# Nouns that count one thing: "5 times", "5 tries", "5 retries", "5 delivery attempts".
-_SYNONYMS = {
-    word: "attempt"
-    for word in "time times try tries retry retries attempt attempts delivery deliveries "
-    "redelivery redeliveries".split()
-}
-# Words after a number that do not say what it counts.
-_NOT_NOUNS = frozenset(
-    "a an and are as at be been but by can could do does for from had has have if in into is it "
-    "its may might must no not of on or our should so such than that the their them then there "
-    "these they this those to was we were when where which while will with would default "
-    "defaults per times x vs versus before after over under between during until since via "
-    "within without against among across through "
-    # adverbs: "one still lets", "10 also run"
-    "still also only just always never often usually even already actually simply really "
-    "now again merely typically generally thus therefore however instead yet ever rather "
-    "sometimes later".split()
-) - {"times"}
-# Words before a bare number that make it a version or a name: "version 2", "PostgreSQL 15".
-_VERSION_WORDS = frozenset("version versions release releases v ver python postgresql".split())
-# Words after a dotted number that make it a version: "the 2.0 release", "the 1.4 series".
-_VERSION_NOUNS = frozenset("release version series branch line".split())
+# The reader's lexer: numbers (with their dots and commas), runs of letters, any other mark.
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:\.x\b)?|[^\W\d_]+|\S")
 _ERA = re.compile(
     r"(?i)\b(?:before|prior to|until|earlier than|older than|up to and including)\s+"
     r"(?:version\s+|release\s+|v)?\d+(?:\.\d+)*(?:\.x)?\b"
@@ -150,10 +50,6 @@ _ERA = re.compile(
     r"|\b(?:older|earlier|previous|legacy|old)\s+(?:releases?|versions?|servers?|clients?)\b"
     r"|\b(?:used to|previously|formerly|originally|no longer)\b"
 )
-_BEFORE_PRONOUN = frozenset("no any every some each the this that which".split())
-_ERA_WORDS = frozenset("before since until after in than from to and or".split())
-_QUALIFIER_WORDS = frozenset(word for phrase, _ in _BEFORE for word in phrase.split())
-_TOKEN = re.compile(r"\d+(?:[.,]\d+)*(?:\.x\b)?|[^\W\d_]+|\S")
 
 
 # ---------------------------------------------------------------- what a figure is
@@ -190,7 +86,7 @@ class Quantity:
     def measured(self) -> str:
         """What it measures or counts, in words: "a duration", "counting delivery attempts"."""
         if self.unit:
-            return _UNIT_WORDS.get(self.unit, self.unit)
+            return UNIT_WORDS.get(self.unit, self.unit)
         if self.noun:  # several words are a set, in no order: name only one
             return f"counting {plural(self.noun)}" if " " not in self.noun else "a count"
         return "a bare number"
@@ -204,9 +100,6 @@ class Quantity:
     def said(self) -> str:
         """The figure as its text says it, for a refusal: the words leading to it, quoted."""
         return f'"{self.words or self.text}"'
-
-
-_UNIT_WORDS = {"duration": "a duration", "size": "a size", "percent": "a percentage"}
 
 
 def plural(noun: str) -> str:
@@ -306,14 +199,13 @@ def _bound(text: str, quantity: Quantity) -> str:
     return "at least" if minimum and not maximum else ""
 
 
-_MONTH_ABBREVIATIONS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
 _MONTH_NUMBERS = {
     name: number
-    for number, abbreviation in enumerate(_MONTH_ABBREVIATIONS, start=1)
-    for name in _MONTHS
+    for number, abbreviation in enumerate(MONTH_ABBREVIATIONS, start=1)
+    for name in MONTHS
     if name[:3] == abbreviation
 }
-_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _FULL_DATES = [
     re.compile(r"(?<![\w.-])(?P<year>\d{4})-(?P<number>[01]\d)-(?P<day>[0-3]\d)(?!\w|-\w|\.\d)"),
@@ -347,15 +239,7 @@ def date_parts(name: str) -> list[str]:
     if not re.fullmatch(r"\d{4}-\d\d-\d\d", name):
         return []
     year, month, day = name.split("-")
-    return [year, f"{int(day)} {_MONTH_ABBREVIATIONS[int(month) - 1]}"]
-
-
-def same_date(stated: Quantity, evidence: Quantity) -> bool:
-    """A date (or year) the evidence's date states: the same day, or a day and month without a
-    year that the evidence's full date has ("1 May" of 2023-05-01), or that date's year."""
-    if evidence.kind != "date" or stated.kind not in ("date", "year"):
-        return False
-    return stated.name == evidence.name or stated.name in date_parts(evidence.name)
+    return [year, f"{int(day)} {MONTH_ABBREVIATIONS[int(month) - 1]}"]
 
 
 def _replace(quantity: Quantity, **changes: object) -> Quantity:
@@ -425,10 +309,10 @@ def _digits(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | Non
             return _name("version", token, tokens, index, prefix=before), index + 1
         if before.text == "=" and _glued(tokens, index - 1) and tokens[index - 2].word:
             name = tokens[index - 2].lower
-            if name in _UNITS and name not in _GLUED_ONLY:  # timedelta(days=31) is 31 days
+            if name in UNITS and name not in GLUED_ONLY:  # timedelta(days=31) is 31 days
                 value = _decimal(token.text)
                 if value is not None:
-                    return _measured(text, tokens, index, value, _UNITS[name])
+                    return _measured(text, tokens, index, value, UNITS[name])
             setting = _nouns([name])  # retries=3 counts attempts, not workers
         elif before.word or before.text in "_./:#@-–&=":
             return None, _skip_identifier(tokens, index)
@@ -438,7 +322,7 @@ def _digits(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | Non
             return None, index + 2
         if token.text.endswith(".x"):
             return _name("version", token, tokens, index), index + 1
-        if after.word and after.text not in _GLUED_SCALES and after.lower not in _UNITS:
+        if after.word and after.text not in GLUED_SCALES and after.lower not in UNITS:
             return None, _skip_identifier(tokens, index)
         if after.text in (":", "/", "_") and index + 2 < len(tokens) and _glued(tokens, index + 2):
             return None, _skip_identifier(tokens, index)
@@ -453,7 +337,7 @@ def _digits(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | Non
         return None, index + 1
     if _year(token.text) and not _counted_after(tokens, index + 1):
         return _name("year", token, tokens, index), index + 1
-    if "." in token.text and after is not None and after.lower in _VERSION_NOUNS:
+    if "." in token.text and after is not None and after.lower in VERSION_NOUNS:
         return _name("version", token, tokens, index), index + 1  # "the 2.0 release"
     if before is not None and "," not in token.text and _names_version(tokens, index):
         return _name("version", token, tokens, index), index + 1
@@ -464,7 +348,7 @@ def _digits(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | Non
 
 
 def _month(token: _Token) -> bool:
-    return token.lower in _MONTHS and (token.lower not in _VERB_MONTHS or token.text[0].isupper())
+    return token.lower in MONTHS and (token.lower not in VERB_MONTHS or token.text[0].isupper())
 
 
 def _names_version(tokens: list[_Token], index: int) -> bool:
@@ -473,15 +357,17 @@ def _names_version(tokens: list[_Token], index: int) -> bool:
     if _unit(tokens, index + 1)[1]:
         return False  # "after 2.5 seconds": measured
     counted = _counted_after(tokens, index + 1)
-    if before.lower in _VERSION_WORDS:
+    if before.lower in VERSION_WORDS:
         return True
-    if "." in token.text and before.lower in _ERA_WORDS:
+    if "." in token.text and before.lower in ERA_WORDS:
         return not counted
-    if not before.word or not before.text[0].isupper() or before.lower in _NOT_NOUNS:
+    if not before.word or not before.text[0].isupper() or before.lower in NOT_NOUNS:
         return False
-    if before.lower in _QUALIFIER_WORDS:
+    if before.lower in QUALIFIER_WORDS:
         return False
     product = any(char.isupper() or char.isdigit() for char in before.text[1:])
+    if "." in token.text and not _glued(tokens, index):
+        return True  # a name and its dotted number: "Python 3.11", "Harbor Queue 2.1"
     sentence_start = index < 2 or tokens[index - 2].text in ".;:!?"
     return product or not (sentence_start or counted)
 
@@ -524,9 +410,9 @@ def _counted_after(tokens: list[_Token], index: int) -> bool:
         return False
     word = tokens[index].lower
     return (
-        word in _UNITS
-        or word in _SCALES
-        or (tokens[index].word and word.endswith("s") and word not in _NOT_NOUNS and len(word) > 3)
+        word in UNITS
+        or word in SCALES
+        or (tokens[index].word and word.endswith("s") and word not in NOT_NOUNS and len(word) > 3)
     )
 
 
@@ -576,7 +462,7 @@ def _decimal(raw: str) -> Decimal | None:
 def _words(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | None, int]:
     token = tokens[index]
     word = token.lower
-    if word in _ORDINALS or word not in (*_SMALL, *_SCALES, "dozen", "a", "an", "twice", "half"):
+    if word in ORDINALS or word not in (*SMALL, *SCALES, "dozen", "a", "an", "twice", "half"):
         return None, index + 1
     if _glued(tokens, index) and tokens[index - 1].text in "-_":  # "one-third-party", x_two
         return None, index + 1
@@ -590,7 +476,7 @@ def _words(text: str, tokens: list[_Token], index: int) -> tuple[Quantity | None
     if parsed is None:
         return None, index + 1
     value, end = parsed
-    pronoun = index > 0 and tokens[index - 1].lower in _BEFORE_PRONOUN
+    pronoun = index > 0 and tokens[index - 1].lower in BEFORE_PRONOUN
     if word == "one" and end == index + 1 and (pronoun or not _noun_follows(tokens, end, 1)):
         return None, end  # "one of them", "no one", "a setting of one means": a pronoun
     # "One trade-off is ...": an article opening a sentence; "One hour later" is a figure
@@ -628,20 +514,20 @@ def _number_words(tokens: list[_Token], index: int) -> tuple[Decimal, int] | Non
     while position < len(tokens):
         word = tokens[position].lower
         following = tokens[position + 1].lower if position + 1 < len(tokens) else ""
-        if word in ("a", "an") and not last and following in (*_SCALES, "dozen"):
+        if word in ("a", "an") and not last and following in (*SCALES, "dozen"):
             current, last = 1, "a"
-        elif word in _SMALL and word != "zero" and _may_follow(last, _SMALL[word]):
-            current += _SMALL[word]
-            last = "unit" if _SMALL[word] < 10 else "teen" if _SMALL[word] < 20 else "tens"
+        elif word in SMALL and word != "zero" and _may_follow(last, SMALL[word]):
+            current += SMALL[word]
+            last = "unit" if SMALL[word] < 10 else "teen" if SMALL[word] < 20 else "tens"
         elif word == "hundred" and last in ("a", "unit", "teen"):
             current, last = current * 100, "hundred"
-        elif word in _SCALES and word != "hundred" and last and last != "scale":
-            total, current, last = total + current * _SCALES[word], 0, "scale"
+        elif word in SCALES and word != "hundred" and last and last != "scale":
+            total, current, last = total + current * SCALES[word], 0, "scale"
         elif word == "dozen" and last in ("a", "unit", "teen"):
             current, last = current * 12, "dozen"
-        elif word == "and" and last in ("hundred", "scale") and following in _SMALL:
+        elif word == "and" and last in ("hundred", "scale") and following in SMALL:
             pass
-        elif word in ("-", "\u2013") and last == "tens" and following in _SMALL:
+        elif word in ("-", "\u2013") and last == "tens" and following in SMALL:
             if not (_glued(tokens, position) and _glued(tokens, position + 1)):
                 break
         else:
@@ -667,11 +553,11 @@ def _noun_follows(tokens: list[_Token], index: int, value: Decimal | int | None 
     if index >= len(tokens):
         return False
     word = tokens[index].lower
-    if word in _UNITS:
+    if word in UNITS:
         return True
     if value == 1 and _verb_after_one(word):
         return False
-    return tokens[index].word and word not in _NOT_NOUNS and word != "another"
+    return tokens[index].word and word not in NOT_NOUNS and word != "another"
 
 
 def _verb_after_one(word: str) -> bool:
@@ -734,10 +620,10 @@ def _scaled(tokens: list[_Token], end: int, value: Decimal) -> tuple[int, Decima
     """ "10k", "2.5 million", "1 billion": the number times its scale."""
     if end < len(tokens):
         word = tokens[end]
-        if word.text in _GLUED_SCALES and _glued(tokens, end):
-            return end + 1, value * _GLUED_SCALES[word.text]
-        if word.lower in _SCALES:
-            return end + 1, value * _SCALES[word.lower]
+        if word.text in GLUED_SCALES and _glued(tokens, end):
+            return end + 1, value * GLUED_SCALES[word.text]
+        if word.lower in SCALES:
+            return end + 1, value * SCALES[word.lower]
     return end, value
 
 
@@ -762,17 +648,17 @@ def _unit(
         return end, "", "", Decimal(1)
     token = tokens[position]
     name = token.lower
-    if name in _UNITS and (glued or name not in _GLUED_ONLY):
-        kind, factor = _UNITS[name]
+    if name in UNITS and (glued or name not in GLUED_ONLY):
+        kind, factor = UNITS[name]
         return position + 1, kind, "", Decimal(factor)
     if not token.word or glued:
         return end, "", "", Decimal(1)
     nouns: list[str] = []
     while position < len(tokens) and len(nouns) < 2:
         word = tokens[position]
-        if not word.word or word.lower in _NOT_NOUNS or word.text[0].isupper():
+        if not word.word or word.lower in NOT_NOUNS or word.text[0].isupper():
             break
-        if word.lower in _UNITS and word.lower not in _GLUED_ONLY:
+        if word.lower in UNITS and word.lower not in GLUED_ONLY:
             break
         if not nouns and value == 1 and _verb_after_one(word.lower):
             break
@@ -785,7 +671,7 @@ def _unit(
 
 def _nouns(words: list[str]) -> str:
     """The counted words as one sorted, space-separated set ("attempt", "consumer handle")."""
-    return " ".join(sorted({_SYNONYMS.get(word) or singular(word) for word in words}))
+    return " ".join(sorted({SYNONYMS.get(word) or singular(word) for word in words}))
 
 
 def singular(word: str) -> str:
@@ -800,22 +686,19 @@ def singular(word: str) -> str:
 
 def _qualifier_before(tokens: list[_Token], start: int) -> tuple[str, int]:
     """The qualifier just before tokens[start] and the index where the figure's text starts."""
-    for phrase, qualifier in _BEFORE:
+    for phrase, qualifier in BEFORE:
         words = phrase.split()
         first = start - len(words)
         if first < 0:
             continue
         if [token.lower for token in tokens[first:start]] == words:
-            if qualifier in _NEGATED and _negated(tokens, first):
-                return _NEGATED[qualifier], first  # "never more than 5": at most 5
+            if qualifier in NEGATED and _negated(tokens, first):
+                return NEGATED[qualifier], first  # "never more than 5": at most 5
             return qualifier, first
     return "exactly", start
 
 
 # A bound said with a negation is the other bound: "never more than 5" is at most 5, "not under
-# 5" at least 5 ("no more than" and the like are phrases of their own above).
-_NEGATORS = frozenset("not never no without nothing cannot t".split())  # t: don't, doesn't
-_NEGATED = {"more than": "at most", "fewer than": "at least"}
 
 
 def _negated(tokens: list[_Token], first: int) -> bool:
@@ -825,7 +708,7 @@ def _negated(tokens: list[_Token], first: int) -> bool:
         at = first - back
         if at < 0 or not tokens[at].word:
             return False
-        if tokens[at].lower in _NEGATORS:
+        if tokens[at].lower in NEGATORS:
             return True
     return False
 
@@ -834,7 +717,7 @@ def _qualifier_after(tokens: list[_Token], end: int, qualifier: str) -> tuple[in
     """ "5 or more", "5+", and "twice (or more)": an aside in brackets qualifies as well."""
     bracket = end < len(tokens) and tokens[end].text == "("
     start = end + 1 if bracket else end
-    for phrase, after in _AFTER:
+    for phrase, after in AFTER:
         words = phrase.split()
         if [token.lower for token in tokens[start : start + len(words)]] == words:
             if phrase == "+" and (bracket or not _glued(tokens, end)):
@@ -871,14 +754,14 @@ def _range_end(
     if following.number and following.text.count(".") < 2:
         value = _decimal(following.text)
         position = end + 2
-    elif following.lower in _SMALL:
+    elif following.lower in SMALL:
         parsed = _number_words(tokens, end + 1)
         value, position = parsed if parsed is not None else (None, end)
     else:
         return None
     if value is None or (position < len(tokens) and _glued(tokens, position)
-                         and tokens[position].word and tokens[position].lower not in _UNITS
-                         and tokens[position].text not in _GLUED_SCALES):  # fmt: skip
+                         and tokens[position].word and tokens[position].lower not in UNITS
+                         and tokens[position].text not in GLUED_SCALES):  # fmt: skip
         return None
     position, value = _scaled(tokens, position, value)
     position, unit, _, factor = _unit(tokens, position)
@@ -889,96 +772,10 @@ def _per(tokens: list[_Token], end: int) -> tuple[int, str]:
     """ "per second", "/s", "a day" after an amount: what it is a rate of."""
     if end + 1 < len(tokens) and tokens[end].lower in ("per", "/", "a", "an", "each", "every"):
         unit = tokens[end + 1].lower
-        if unit in _UNITS and _UNITS[unit][0] == "duration":
-            if tokens[end].lower in ("a", "an") and unit in _GLUED_ONLY:
+        if unit in UNITS and UNITS[unit][0] == "duration":
+            if tokens[end].lower in ("a", "an") and unit in GLUED_ONLY:
                 return end, ""
-            return end + 2, _UNIT_NAMES.get(_UNITS[unit][1], unit)
+            return end + 2, UNIT_NAMES.get(UNITS[unit][1], unit)
         if tokens[end].lower == "per" and tokens[end + 1].word:
             return end + 2, singular(unit)
     return end, ""
-
-
-_UNIT_NAMES = {"0.001": "millisecond", "1": "second", "60": "minute", "3600": "hour",
-               "86400": "day", "604800": "week"}  # fmt: skip
-
-
-# ---------------------------------------------------------------- matching
-
-
-def same_value(left: Quantity, right: Quantity) -> bool:
-    if left.value is None or right.value is None:
-        return left.name == right.name and bool(left.name)
-    return left.value == right.value and left.high == right.high
-
-
-def compatible_unit(stated: Quantity, evidence: Quantity) -> bool:
-    if stated.unit or evidence.unit:
-        return stated.unit == evidence.unit or (not stated.unit and not stated.noun)
-    return not stated.noun or not evidence.noun or bool(_words_of(stated) & _words_of(evidence))
-
-
-def _words_of(quantity: Quantity) -> set[str]:
-    return set(quantity.noun.split())
-
-
-def compatible_qualifier(stated: Quantity, evidence: Quantity) -> bool:
-    """The same qualifier; "about 5" says "5" more loosely; and a bare figure its paragraph
-    calls a maximum is an "at most" one ("at most 3 retries" for "Maximum number of retries
-    ... set to 3"; a minimum likewise)."""
-    if stated.qualifier == evidence.qualifier:
-        return True
-    if stated.qualifier == "about" and evidence.qualifier == "exactly":
-        return True
-    return _bounded(stated) == _bounded(evidence)
-
-
-def _bounded(quantity: Quantity) -> str:
-    return (
-        quantity.bound if quantity.qualifier == "exactly" and quantity.bound else quantity.qualifier
-    )
-
-
-def matches(stated: Quantity, evidence: Quantity) -> bool:
-    """`evidence` states the figure `stated` states: value, unit or noun, qualifier, era."""
-    if stated.kind != "amount" or evidence.kind != "amount":
-        if (stated.name and stated.name == evidence.name) or same_date(stated, evidence):
-            return True
-        if stated.kind == "version" and evidence.kind == "amount":
-            # "2.0 was released": a dotted number as written, bare (not "3 workers", "a limit
-            # of 5": a whole number alone is a count as often as a version)
-            bare = not evidence.unit and not evidence.noun and "." in stated.name
-            return bare and evidence.text.split()[0] == stated.name
-        bare = stated.kind == "amount" and not stated.unit and not stated.noun
-        return bare and stated.qualifier == "exactly" and same_value(stated, evidence)
-    return (
-        same_value(stated, evidence)
-        and compatible_unit(stated, evidence)
-        and compatible_qualifier(stated, evidence)
-        and bool(stated.era) == bool(evidence.era)
-        and (not stated.per or not evidence.per or stated.per == evidence.per)
-    )
-
-
-def mismatch(stated: Quantity, evidence: list[Quantity]) -> str:
-    """Why none of `evidence` states `stated`, in plain words (the closest figure named)."""
-    same = [item for item in evidence if same_value(stated, item) or _same_low(stated, item)]
-    if not same:
-        return "which the evidence does not state"
-    closest = same[0]
-    said = f"the evidence says {closest.said()}"
-    if stated.kind == "amount" and closest.kind == "amount":
-        if not compatible_unit(stated, closest):
-            return f"but {said}, {closest.measured()}: not the same unit or thing"
-        if closest.era and not stated.era:
-            return f"as current, but {said}, tied to {closest.era}: say so"
-        if stated.era and not closest.era:
-            return f"as of {stated.era}, but {said}, as current"
-    return f"but {said}, {closest.qualified()}: state it with the quote's qualifier"
-
-
-def _same_low(stated: Quantity, evidence: Quantity) -> bool:
-    if stated.value is None or evidence.value is None:
-        return False
-    return stated.value in (evidence.value, evidence.high) or (
-        stated.high is not None and stated.high == evidence.high
-    )
