@@ -96,7 +96,8 @@ clean: ## delete the state folder (RESEARCH_STATE_DIR, default .research/); asks
 	fi; \
 	rm -rf "$(STATE)" && echo "deleted $(STATE)/"
 
-# The labelled golden sets through both policies, offline; the figures go to bench/results/eval.json
+# The labelled golden sets through both policies, offline, and the recorded real-model runs
+# (tests/cassettes) replayed through the current gate; the figures go to bench/results/eval.json
 # (and .md). The Python 3.11, Git, Apache httpd, Django and Exim documentation are Debian packages:
 # installed here when apt-get can (as root), else the sets on them are skipped with a line saying so.
 PYDOCS := /usr/share/doc/python3.11/html
@@ -123,7 +124,9 @@ eval: $(STAMP) ## score both policies on the labelled golden sets (bench/results
 		if [ -d $$folder ]; then sets="$$sets $$set"; \
 		else echo "$$folder is missing (apt-get install $$package): skipping $$set"; fi; \
 	done; \
-	$(BIN)/research eval $$sets --figures bench/results/eval.json
+	recorded=$$(for folder in tests/cassettes/*/recorded.json; do \
+		echo "--recorded $$(dirname $$folder)"; done); \
+	$(BIN)/research eval $$sets $$recorded --figures bench/results/eval.json
 
 # How lean the loop is: overhead per step, history, prompt tokens, 100 runs at once (figures only,
 # printed and written to bench/results/lean.json); the same 100 runs of a step that is Temporal

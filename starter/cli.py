@@ -196,6 +196,12 @@ def _add_eval(commands: Commands) -> None:
     evaluate.add_argument("--corpus", metavar="DIR", help="the corpus folder (default: the set's)")
     evaluate.add_argument("--limit", type=int, metavar="N", help="only the first N briefs per set")
     evaluate.add_argument(
+        "--recorded",
+        action="append",
+        metavar="FOLDER",
+        help="also replay this recorded real-model run's decisions (repeat for more)",
+    )
+    evaluate.add_argument(
         "--out", metavar="PATH", help="write PATH.md and PATH.json (default: .research/eval/…)"
     )
     evaluate.add_argument(

@@ -6,7 +6,9 @@ policy), and one per `--model` (the configured OpenAI-compatible or Azure provid
 Every golden set's corpus is indexed first; every brief runs once per arm with its own limits.
 The table goes to stdout and, with the JSON of every run, to `--out` (.md and .json); with
 `--figures PATH` (`make eval`: bench/results/eval.json) also the figures alone, as data with their
-date, machine and load (starter.figures), and the same table beside them (.md).
+date, machine and load (starter.figures), and the same table beside them (.md). With
+`--recorded FOLDER` (repeatable), recorded real-model runs are replayed too, their decisions
+through the current workflow and gate, and tabled apart (starter.recorded).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from starter.devstack import EmbeddedStack, embedded_stack
 from starter.errors import EXIT_USAGE, CliError
 from starter.figures import Measurement
 from starter.local import background_worker
+from starter.recorded import Recording, load_recording, replay
+from starter.recorded import render as render_recorded
 from starter.runs import start_run
 from workflows.rules import refused_by
 from workflows.tools import GateFailed
@@ -59,6 +63,7 @@ async def evaluate(settings: Settings, args: argparse.Namespace) -> int:
     arms = _arms(settings, args)
     corpus = await asyncio.to_thread(Path(args.corpus).resolve) if args.corpus else None
     folders = [await _folder(golden, path, corpus) for path, golden in goldens]
+    recordings = [_recording(Path(folder)) for folder in args.recorded or []]
     with tempfile.TemporaryDirectory(prefix="research-eval-") as scratch:
         stack_settings = dataclasses.replace(
             settings,
@@ -73,6 +78,7 @@ async def evaluate(settings: Settings, args: argparse.Namespace) -> int:
             for (path, golden), folder in zip(goldens, folders, strict=True):
                 await _index(stack, golden, path, folder)
             runs = await _run_all(stack, goldens, arms, args.limit)
+            recorded = await _replay_all(stack, settings, recordings, set(folders))
     report = {
         "started": datetime.now(UTC).isoformat(timespec="seconds"),
         "golden": [
@@ -91,6 +97,7 @@ async def evaluate(settings: Settings, args: argparse.Namespace) -> int:
             for path, _ in goldens
         },
         "runs": runs,
+        "recorded": recorded,
     }
     markdown = render(report)
     print(markdown)
@@ -122,6 +129,10 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
             {key: value for key, value in run.items() if key not in _RUN_VARIES}
             for run in report["runs"]
         ],
+        "recorded": [
+            {key: value for key, value in row.items() if key != "run_id"}
+            for row in report.get("recorded", [])
+        ],
     }
 
 
@@ -131,7 +142,48 @@ def command_line(args: argparse.Namespace) -> str:
         words += ["--model", model]
     if args.limit:
         words += ["--limit", str(args.limit)]
+    for folder in args.recorded or []:
+        words += ["--recorded", folder]
     return " ".join(words)
+
+
+def _recording(folder: Path) -> Recording:
+    try:
+        return load_recording(folder)
+    except ValueError as error:
+        raise CliError(str(error), EXIT_USAGE) from None
+
+
+async def _replay_all(
+    stack: EmbeddedStack, settings: Settings, recordings: list[Recording], indexed: set[Path]
+) -> list[dict[str, Any]]:
+    """Each recording replayed on one worker of the deterministic kind (a rerun's decisions are
+    its source's, whatever the worker's provider) with no verifier, as the recordings ran."""
+    if not recordings:
+        return []
+    for folder in dict.fromkeys(recording.corpus for recording in recordings):
+        if folder not in indexed:
+            await _index_folder(stack, folder, None, folder)
+    worker = dataclasses.replace(
+        settings,
+        model_provider="offline",
+        verifier=dataclasses.replace(settings.verifier, provider="off"),
+        task_queue="eval-recorded",
+        search_provider="corpus",
+        database_url=stack.database_url,
+        worker_database_url=stack.settings.worker_database_url,
+        temporal_address=stack.temporal_address,
+        state_dir=stack.settings.state_dir,
+        corpus_dir=stack.settings.corpus_dir,
+    )
+    rows = []
+    async with background_worker(dataclasses.replace(stack, settings=worker)):
+        for number, recording in enumerate(recordings, start=1):
+            run_id = f"eval-recorded-{recording.name}-{uuid.uuid4().hex[:6]}"
+            rows.append(await replay(stack, worker, recording, run_id))
+            print(f"[recorded {number}/{len(recordings)}] {recording.name}: "
+                  f"{rows[-1].get('end', rows[-1].get('why'))}", flush=True)  # fmt: skip
+    return rows
 
 
 def _load(path: Path) -> GoldenSet:
@@ -222,11 +274,15 @@ async def _folder(golden: GoldenSet, path: Path, corpus: Path | None) -> Path:
 
 
 async def _index(stack: EmbeddedStack, golden: GoldenSet, path: Path, folder: Path) -> None:
+    await _index_folder(stack, folder, golden.host if golden.host else None, path)
+
+
+async def _index_folder(stack: EmbeddedStack, folder: Path, host: str | None, path: Path) -> None:
     count = await index_corpus(
         stack.ledger,
         folder,
         max_chars=stack.settings.max_snapshot_chars,
-        host=golden.host if golden.host else None,
+        host=host,
         progress=lambda line: print(f"indexed {line}", flush=True),
     )
     if count == 0:
@@ -418,6 +474,8 @@ def render(report: dict[str, Any]) -> str:
         question = next(iter(ends.values()))["question"].replace("|", "\\|")
         cells = [_cell(ends[arm]) if arm in ends else "" for arm in arms]
         lines.append(f"| {golden} {number}: {question} | " + " | ".join(cells) + " |")
+    if report.get("recorded"):
+        lines += ["", *render_recorded(report["recorded"])]
     return "\n".join(lines)
 
 

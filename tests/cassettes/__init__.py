@@ -3,7 +3,10 @@
 Each folder holds `calls.json` (the tool calls a real model sent, one list a turn, copied from its
 run's responses by `python -m tests.cassettes.copy FOLDER...` and never edited) and `outcome.json`
 (how the current host answers them: the run's status, stop reason and every step with its refusal,
-written by `python -m tests.cassettes.recut`, never by hand). `tests/system/test_cassettes.py`
+written by `python -m tests.cassettes.recut`, never by hand); `recorded.json` (the run's brief and
+each step as the host answered it when recorded, copied with calls.json) and `judged.json` (a
+reader's FAIR or FALSE on its refusals) make it a recording `research eval --recorded` replays
+(starter.recorded). `tests/system/test_cassettes.py`
 plays each cassette's calls in order through a fake OpenAI-compatible server against the demo
 corpus and asserts the outcome. When a rule changes on purpose, re-cut and read the diff.
 """

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from runtime.settings import PROJECT_ROOT
+from tests import cassettes
 from tests.fakes.openai_server import FakeOpenAI, Message, Reply, serve, tool
 from tests.system.conftest import research
 from workflows.rules import RULES
@@ -182,3 +183,44 @@ def test_eval_runs_the_lane_ablation_offline_and_with_a_model(tmp_path: Path) ->
     assert all(r["model_calls"] > 1 for r in report["runs"] if r["arm"] == "auto")
     table = out.with_suffix(".md").read_text()
     assert f"| demo.json | auto | {briefs} | " in table
+
+
+RECORDED = ["run6-harborq-thorough", "run8-harborq-conflict"]
+
+
+def test_eval_replays_recorded_runs_through_the_current_gate(tmp_path: Path) -> None:
+    """The recorded arm: each cassette's decisions replayed by the eval as the cassette test plays
+    them (its refusals are the cut's), the judged refusals treated as judged, and a recording cut
+    short ends where its turns run out, as a divergence, not a crash."""
+    short = tmp_path / "run1-cut-short"
+    short.mkdir()
+    run1 = cassettes.HERE / "run1-harborq"
+    (short / "calls.json").write_text(json.dumps(cassettes.calls("run1-harborq")[:3]))
+    recorded = json.loads((run1 / "recorded.json").read_text())
+    recorded["corpus_dir"] = str((run1 / recorded["corpus_dir"]).resolve())
+    (short / "recorded.json").write_text(json.dumps(recorded))
+    folders = [str(cassettes.HERE / name) for name in RECORDED] + [str(short)]
+    out = tmp_path / "eval"
+    args = [arg for folder in folders for arg in ("--recorded", folder)]
+    done = research_eval(
+        clean_env(tmp_path), str(DEMO), "--arms", "fixed", "--out", str(out), *args
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    rows = json.loads(out.with_suffix(".json").read_text())["recorded"]
+    assert [row["recording"] for row in rows] == [*RECORDED, "run1-cut-short"]
+    for name, row in zip(RECORDED, rows, strict=False):
+        cut = cassettes.outcome(name)
+        assert (row["end"] == "completed") == (cut["status"] == "completed")
+        assert row["refused"] == [[s, tool, error] for s, tool, ok, error in cut["steps"] if not ok]
+        assert row["steps"] == len(cut["steps"]) and row["verified"] is False
+        assert row["judged"] and all(item["as_judged"] for item in row["judged"]), row["judged"]
+    cut_short = rows[-1]
+    assert cut_short["end"] == "incomplete: provider_error"
+    assert cut_short["divergence"]["step"] == 4
+    assert "recorded no model decision for turn 4" in cut_short["message"]
+    table = out.with_suffix(".md").read_text()
+    assert (
+        "| run6-harborq-thorough | completed | completed unverified | 15 (15) | 3 | no | 4/4 |"
+        in table
+    )
