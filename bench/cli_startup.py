@@ -6,10 +6,13 @@ Starts `research dev` on a state folder and ports of its own, runs the sample br
 ledger and Temporal hold a run, then times each command REPEATS times (default 10) as a user
 types it (a new process each time): `research --version`, `--help`, `status ID` and `runs`,
 beside `temporal --version`, `--help`, `workflow describe` and `workflow list` on the same
-server, and `python -c pass` (the interpreter's own start). Prints the median, the fastest and
-the slowest of each, then each research command's median over its Temporal CLI twin's; writes
-them, dated, with the machine's cores and load, to bench/results/cli_startup.json
-(starter.figures). Figures only: nothing here asserts a speed.
+server, and `python -c pass` (the interpreter's own start). A warm machine, as a user's is: the
+commands may write their bytecode caches (PYTHONDONTWRITEBYTECODE is dropped; an installed
+package has them, a checkout writes them on its first run), and one pass of every command runs
+untimed before the timed ones. Prints the median, the fastest and the slowest of each, then each
+research command's median over its Temporal CLI twin's; writes them, dated, with the machine's
+cores and load, to bench/results/cli_startup.json (starter.figures). Figures only: nothing here
+asserts a speed.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ def _timed(command: list[str], env: dict[str, str]) -> float:
 def _stack(state: str) -> tuple[subprocess.Popen[str], dict[str, str]]:
     env = {name: value for name, value in os.environ.items() if not name.startswith("RESEARCH_")}
     env.pop("DATABASE_URL", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # without caches every run compiles our modules
     env |= {
         "RESEARCH_STATE_DIR": state,
         "TEMPORAL_ADDRESS": f"127.0.0.1:{TEMPORAL_PORT}",
@@ -102,6 +106,8 @@ def main(repeats: int) -> None:
                 ],
                 "temporal workflow list": [temporal, "workflow", "list", "--limit", "20", *address],
             }
+            for command in commands.values():  # warm: bytecode caches written, files read
+                _timed(command, env)
             times: dict[str, list[float]] = {name: [] for name in commands}
             for _ in range(repeats):  # interleaved, so a burst of load hits every command alike
                 for name, command in commands.items():

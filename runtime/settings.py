@@ -15,6 +15,12 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
+from runtime.connection import (
+    API_KEY_VARIABLE,
+    DEFAULT_ADDRESS,
+    DEFAULT_NAMESPACE,
+    temporal_connection,
+)
 from runtime.options import (
     LOCAL_PROVIDERS,
     SERPER_URL,
@@ -117,8 +123,8 @@ class Settings:
     worker_database_url: str | None = field(default=None, repr=False)
     worker_role: str = "research_worker"  # created and granted by `research init-db`
     reader_role: str = "research_reader"
-    temporal_address: str = "localhost:7233"
-    temporal_namespace: str = "default"
+    temporal_address: str = DEFAULT_ADDRESS
+    temporal_namespace: str = DEFAULT_NAMESPACE
     temporal_api_key: str | None = field(default=None, repr=False)
     task_queue: str = "research"
     # The worker deployment version this worker serves (Worker Versioning): runs stay pinned to
@@ -238,6 +244,7 @@ class Settings:
         env = dict(os.environ if environ is None else environ)
         state_dir = Path(env.get("RESEARCH_STATE_DIR") or PROJECT_ROOT / ".research")
         model = _model_settings(env)
+        temporal = temporal_connection(env)
         return cls(
             state_dir=state_dir.resolve(),
             database_url=env.get("DATABASE_URL") or None,
@@ -245,9 +252,9 @@ class Settings:
             worker_database_url=env.get("RESEARCH_WORKER_DATABASE_URL") or None,
             worker_role=_role(env, "RESEARCH_WORKER_ROLE", "research_worker"),
             reader_role=_role(env, "RESEARCH_READER_ROLE", "research_reader"),
-            temporal_address=env.get("TEMPORAL_ADDRESS") or "localhost:7233",
-            temporal_namespace=env.get("TEMPORAL_NAMESPACE") or "default",
-            temporal_api_key=env.get("TEMPORAL_API_KEY") or None,
+            temporal_address=temporal.address,
+            temporal_namespace=temporal.namespace,
+            temporal_api_key=temporal.api_key,
             task_queue=env.get("RESEARCH_TASK_QUEUE") or "research",
             deployment_name=_deployment_name(env),
             build_id=_build_id(env),
@@ -279,7 +286,7 @@ SECRET_VARIABLES = frozenset(
         "AZURE_OPENAI_API_KEY",
         "RESEARCH_VERIFIER_API_KEY",
         "SERPER_API_KEY",
-        "TEMPORAL_API_KEY",
+        API_KEY_VARIABLE,
         "APPLICATIONINSIGHTS_CONNECTION_STRING",
         "DATABASE_URL",
         "RESEARCH_WORKER_DATABASE_URL",

@@ -2,39 +2,41 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import sys
-import textwrap
 from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 from starter.errors import EXIT_FAILED, EXIT_USAGE, CliError
-from starter.usage import USAGE, epilog
 
 if TYPE_CHECKING:
+    import argparse
+
     from runtime.settings import Settings
 
-# Start-up time (bench/cli_startup.py): `--version` and `--help` import only this module and
+# Start-up time (bench/cli_startup.py): `status ID` of a run that has ended imports only this
+# module and starter.described (QUICK), no argparse; `--version` and `--help` this module and
 # argparse; a command imports the settings and what it uses (Temporal's client, pydantic,
 # psycopg, the workflow's models) when it runs. The `--status` choices are RunStatus's values,
 # spelled here so the parser needs no pydantic (tests/unit/test_cli_startup.py keeps them equal).
 RUN_STATUSES = ("running", "completed", "incomplete", "cancelled", "failed")
 
-Command = Callable[["Settings", argparse.Namespace], Coroutine[Any, Any, int]]
-# A command's answer that needs no event loop, or None: then the command itself runs (QUICK).
-Quick = Callable[["Settings", argparse.Namespace], "int | None"]
+Command = Callable[["Settings", "argparse.Namespace"], Coroutine[Any, Any, int]]
+# A command's answer from its words alone, or None: then the parser and the command run (QUICK).
+Quick = Callable[[Sequence[str]], "int | None"]
 HELP_WIDTH = 78
 DIST_INFO_PREFIX = "research_agent-"  # its folder in site-packages: research_agent-0.1.0.dist-info
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports when the reader of a pipe left
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse  # here, not at the top: `research status ID` may answer without it (QUICK)
+
     parser = argparse.ArgumentParser(
         prog="research", description="Bounded, durable research runs with cited evidence."
     )
-    parser.add_argument("--version", action=_Version, help="show the version and exit")
+    parser.add_argument("--version", action=_version_action(), help="show the version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo = _add(commands, "demo", "run the sample brief on the embedded stack, offline")
     demo.add_argument("--brief", help="another brief file (default: the HarborQ sample)")
@@ -92,6 +94,11 @@ Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 def _add(commands: Commands, name: str, summary: str) -> argparse.ArgumentParser:
     """A subcommand whose --help page has its description and examples (`starter.usage`)."""
+    import argparse
+    import textwrap
+
+    from starter.usage import USAGE, epilog
+
     return commands.add_parser(
         name,
         help=summary,
@@ -101,18 +108,25 @@ def _add(commands: Commands, name: str, summary: str) -> argparse.ArgumentParser
     )
 
 
-class _Version(argparse.Action):
-    """`--version`, reading the installed version only when asked (importlib.metadata costs
-    every other command tens of milliseconds)."""
+def _version_action() -> type[argparse.Action]:
+    import argparse
 
-    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+    class Version(argparse.Action):
+        """`--version`, reading the installed version only when asked (importlib.metadata costs
+        every other command tens of milliseconds)."""
 
-    def __call__(
-        self, parser: argparse.ArgumentParser, *args: object, **kwargs: object
-    ) -> NoReturn:
-        print(f"research {_version()}")
-        parser.exit()
+        def __init__(
+            self, option_strings: Sequence[str], dest: str, help: str | None = None
+        ) -> None:
+            super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+        def __call__(
+            self, parser: argparse.ArgumentParser, *args: object, **kwargs: object
+        ) -> NoReturn:
+            print(f"research {_version()}")
+            parser.exit()
+
+    return Version
 
 
 def _version() -> str:
@@ -253,19 +267,20 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-# command -> (module, function) answering without an event loop when it can (None: it cannot):
-# `research status` of a run that has ended, through the Temporal CLI (`starter.described`).
+# First word -> (module, function) answering the command's words before the parser, the settings
+# and an event loop are built, when it can (None: it cannot, and the parser reads the words):
+# `research status ID` of a run that has ended, through the Temporal CLI (`starter.described`).
 QUICK: dict[str, tuple[str, str]] = {
     "status": ("starter.described", "quick_status"),
 }
 
 
-def _quick(args: argparse.Namespace) -> Quick | None:
-    if args.command not in QUICK:
+def _quick(words: Sequence[str]) -> Quick | None:
+    if not words or words[0] not in QUICK:
         return None
     import importlib
 
-    module, name = QUICK[args.command]
+    module, name = QUICK[words[0]]
     quick: Quick = getattr(importlib.import_module(module), name)
     return quick
 
@@ -339,19 +354,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = build_parser().parse_args(argv)
-    except SystemExit:  # --help, --version or a usage error: argparse printed it
-        sys.stdout.flush()
-        raise
-    try:
+        quick = _quick(words)
+        answered = quick(words) if quick is not None else None
+        if answered is not None:
+            return answered
+        args = _parsed(words)
         from runtime.settings import Settings
 
         settings = Settings.from_env()
-        quick = _quick(args)
-        answered = quick(settings, args) if quick is not None else None
-        if answered is not None:
-            return answered
         import asyncio
 
         return asyncio.run(_settled(_command(args)(settings, args)))
@@ -364,6 +376,14 @@ def _run(argv: Sequence[str] | None) -> int:
         message, code = _explain(error)
         print(f"error: {message}", file=sys.stderr)
         return code
+
+
+def _parsed(words: Sequence[str]) -> argparse.Namespace:
+    try:
+        return build_parser().parse_args(words)
+    except SystemExit:  # --help, --version or a usage error: argparse printed it
+        sys.stdout.flush()
+        raise
 
 
 def _explain(error: Exception) -> tuple[str, int]:

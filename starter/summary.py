@@ -1,11 +1,11 @@
 """A run's summary: DESIGN.md's four lines, and the same as `research status --json`, made from
-plain data (a workflow result or a progress answer as JSON). No pydantic and no workflow model
-here: `research status` reads a run without loading them (bench/cli_startup.py)."""
+plain data (a workflow result or a progress answer as JSON). No pydantic, no workflow model and
+no dataclasses (inspect's import tree) here: `research status` reads a run without loading them
+(bench/cli_startup.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 COMPLETED = "completed"  # RunStatus.COMPLETED's value (tests/unit/test_cli_startup.py)
 RUNNING = "running"
@@ -43,14 +43,13 @@ def in_schema(data: dict[str, Any]) -> dict[str, Any]:
     return {name: data.get(name, default) for name, default in STATUS_SCHEMA.items()}
 
 
-@dataclass(frozen=True)
-class Summary:
+class Summary(NamedTuple):
     """The four DESIGN.md summary lines of a run, whether it completed, and the same as data
     (`research status --json`)."""
 
     lines: list[str]
     status: str
-    data: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, Any]
 
     @property
     def completed(self) -> bool:

@@ -192,7 +192,9 @@ def _fake_temporal(tmp_path: Path, stdout: str, stderr: str = "", code: int = 0)
     return fake
 
 
-def _status_through(fake: Path, tmp_path: Path, *argv: str) -> tuple[int, str, list[str]]:
+def _status_through(
+    fake: Path, tmp_path: Path, *argv: str, env: dict[str, str] | None = None
+) -> tuple[int, str, list[str]]:
     probe = (
         "import sys, json\n"
         "import starter.described as described\n"
@@ -203,7 +205,7 @@ def _status_through(fake: Path, tmp_path: Path, *argv: str) -> tuple[int, str, l
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=PROJECT_ROOT, capture_output=True, text=True,
-        env=_reader_env(tmp_path), check=True,
+        env=_reader_env(tmp_path) | (env or {}), check=True,
     )  # fmt: skip
     code, modules = json.loads(done.stderr.strip().splitlines()[-1])
     return code, done.stdout, modules
@@ -221,7 +223,79 @@ def test_status_of_an_ended_run_needs_no_sdk_and_no_event_loop(tmp_path: Path) -
         "Steps: 4 | Searches: 2 | Pages: 1 | Evidence: 1",
         "Reported tokens: 900",
     ]
-    assert _heavy(loaded, ("temporalio", "asyncio", "pydantic", "psycopg", "starter.status")) == []
+    # Before the parser and the settings too: only the connection's variables are read.
+    heavy = ("temporalio", "asyncio", "pydantic", "psycopg", "starter.status", "runtime.settings")
+    assert _heavy(loaded, (*heavy, "argparse")) == []
+
+
+@pytest.mark.parametrize(
+    "words",
+    [("r1",), ("r1", "--json"), ("--json", "r1"), ("",), ("research-a b",)],
+)
+def test_the_quick_path_reads_status_words_as_the_parser_does(words: tuple[str, ...]) -> None:
+    from starter.described import status_words
+
+    args = build_parser().parse_args(["status", *words])
+
+    assert status_words(["status", *words]) == (args.id, args.json)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        (),
+        ("--help",),
+        ("-h", "r1"),
+        ("r1", "--js"),
+        ("r1", "--json", "--json"),
+        ("r1", "r2"),
+        ("--", "-r1"),
+        ("-r1",),
+        ("r1", "--lane", "x"),
+    ],
+)
+def test_any_other_status_words_go_to_the_parser(words: tuple[str, ...]) -> None:
+    from starter.described import quick_status, status_words
+
+    assert status_words(["status", *words]) is None
+    assert quick_status(["status", *words]) is None  # asked nothing of Temporal
+    assert status_words(["runs", "r1"]) is None
+
+
+def test_the_quick_path_gives_the_api_key_by_the_environment(tmp_path: Path) -> None:
+    """The key reaches the CLI as TEMPORAL_API_KEY (with --tls), never in its arguments, where
+    any user of the machine could read it (`ps`)."""
+    key = "tk-secret-0123456789"
+    fake = tmp_path / "temporal"
+    said = json.dumps(_described("COMPLETED", RESULT))
+    (tmp_path / "out").write_text(said)
+    fake.write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$@" > {tmp_path / "argv"}\nenv > {tmp_path / "env"}\n'
+        f"cat {tmp_path / 'out'}\n"
+    )
+    fake.chmod(0o755)
+    variables = {"TEMPORAL_API_KEY": key, "TEMPORAL_NAMESPACE": "ns1", "TEMPORAL_ADDRESS": "h:1"}
+
+    code, _, loaded = _status_through(fake, tmp_path, "r1", env=variables)
+
+    argv = (tmp_path / "argv").read_text().splitlines()
+    assert code == 0 and "temporalio" not in loaded
+    assert key not in " ".join(argv) and "--tls" in argv
+    assert argv[argv.index("--address") + 1] == "h:1"
+    assert argv[argv.index("--namespace") + 1] == "ns1"
+    assert f"TEMPORAL_API_KEY={key}" in (tmp_path / "env").read_text().splitlines()
+
+
+def test_settings_take_the_connection_as_the_quick_path_reads_it() -> None:
+    from runtime.connection import TemporalConnection, temporal_connection
+    from runtime.settings import Settings
+
+    for env in ({}, {"TEMPORAL_ADDRESS": "", "TEMPORAL_API_KEY": ""}, {"TEMPORAL_API_KEY": "k"}):
+        settings = Settings.from_env(env | {"TEMPORAL_NAMESPACE": "ns"})
+        read = (settings.temporal_address, settings.temporal_namespace, settings.temporal_api_key)
+        assert read == tuple(temporal_connection(env | {"TEMPORAL_NAMESPACE": "ns"}))
+    assert Settings().temporal_address == TemporalConnection().address
+    assert "k1" not in repr(TemporalConnection(api_key="k1"))
 
 
 def test_status_of_a_cancelled_run_reads_its_search_attributes(tmp_path: Path) -> None:
