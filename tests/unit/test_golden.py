@@ -94,7 +94,10 @@ def test_a_completed_run_missing_a_phrase_counts_as_completed_wrong() -> None:
     table = render({"golden": [{"file": "g.json", "briefs": 3}], "arms": ["offline"],
                     "by_golden": {"g.json": {"offline": summary}}, "runs": runs})  # fmt: skip
     assert (summary["completed_verified"], summary["completed_unverified"]) == (1, 1)
-    assert "| g.json | offline | 3 | 1 | 1 | 1 | 1 | 1 | 3/6 | 3/6 | 10 | 7.0 | 1.0 |" in table
+    assert (
+        "| g.json | offline | 3 | 1 | 1 | 1 | 1 | 1 | 3/6 | 3/6 | 0 | 0.0 | 10 | 7.0 | 1.0 |"
+        in table
+    )
     assert "✗ wrong (unverified)" in table and "step_limit" in table
 
 
@@ -162,7 +165,10 @@ def test_the_brief_takes_the_sets_host_and_the_summary_adds_runs_up() -> None:
     assert summary["mean_steps"] == 8.0
     table = render({"golden": [{"file": "g.json", "briefs": 1}], "arms": ["offline"],
                     "summary": {"offline": summary}, "runs": [run]})  # fmt: skip
-    assert "| all | offline | 2 | 0 | 1 | 0 | 1 | 1 | 2/4 | 2/4 | 1,000 | 8.0 | 1.5 |" in table
+    assert (
+        "| all | offline | 2 | 0 | 1 | 0 | 1 | 1 | 2/4 | 2/4 | 0 | 0.0 | 1,000 | 8.0 | 1.5 |"
+        in table
+    )
     assert "g.json 1: How \\| why?" in table, "a question cannot break the table"
 
 
