@@ -97,10 +97,13 @@ clean: ## delete the state folder (RESEARCH_STATE_DIR, default .research/); asks
 	rm -rf "$(STATE)" && echo "deleted $(STATE)/"
 
 # The labelled golden sets through both policies, offline, and the recorded real-model runs
-# (tests/cassettes) replayed through the current gate; the figures go to bench/results/eval.json
+# (tests/cassettes, tests/transcripts/celery) replayed through the current gate; the figures go to
+# bench/results/eval.json
 # (and .md). The Python 3.11, Git, Apache httpd, Django and Exim documentation are Debian packages:
 # installed here when apt-get can (as root), else the sets on them are skipped with a line saying so.
 PYDOCS := /usr/share/doc/python3.11/html
+# The real-model Celery runs' corpus (tests/transcripts/celery), replayed when it is installed
+CELERYDOCS := /usr/share/doc/python-celery-doc/html
 PYSETS := examples/golden/python311-docs.json examples/golden/python311-heldout.json \
 	examples/golden/python311-heldout2.json
 # Sets on documentation nobody tuned the offline policy on, as package:folder:set
@@ -110,7 +113,7 @@ OTHER_DOCS := git-doc:/usr/share/doc/git-doc:examples/golden/git-doc.json \
 	exim4-doc-html:/usr/share/doc/exim4-doc-html/spec_html:examples/golden/exim4-doc.json
 eval: $(STAMP) ## score both policies on the labelled golden sets (bench/results/eval.json)
 	@if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		for spec in python3.11-doc:$(PYDOCS) $(OTHER_DOCS); do \
+		for spec in python3.11-doc:$(PYDOCS) $(OTHER_DOCS) python-celery-doc:$(CELERYDOCS); do \
 			package=$${spec%%:*}; rest=$${spec#*:}; folder=$${rest%%:*}; \
 			[ -d $$folder ] || apt-get install -y -qq $$package >/dev/null || \
 				echo "$$package could not be installed"; \
@@ -126,6 +129,10 @@ eval: $(STAMP) ## score both policies on the labelled golden sets (bench/results
 	done; \
 	recorded=$$(for folder in tests/cassettes/*/recorded.json; do \
 		echo "--recorded $$(dirname $$folder)"; done); \
+	if [ -d $(CELERYDOCS) ]; then \
+		recorded="$$recorded $$(for folder in tests/transcripts/celery/*/recorded.json; do \
+			echo "--recorded $$(dirname $$folder)"; done)"; \
+	else echo "$(CELERYDOCS) is missing (apt-get install python-celery-doc): skipping the Celery runs"; fi; \
 	$(BIN)/research eval $$sets $$recorded --figures bench/results/eval.json
 
 # How lean the loop is: overhead per step, history, prompt tokens, 100 runs at once (figures only,

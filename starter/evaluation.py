@@ -63,7 +63,7 @@ async def evaluate(settings: Settings, args: argparse.Namespace) -> int:
     arms = _arms(settings, args)
     corpus = await asyncio.to_thread(Path(args.corpus).resolve) if args.corpus else None
     folders = [await _folder(golden, path, corpus) for path, golden in goldens]
-    recordings = [_recording(Path(folder)) for folder in args.recorded or []]
+    recordings = [await _recording(Path(folder)) for folder in args.recorded or []]
     with tempfile.TemporaryDirectory(prefix="research-eval-") as scratch:
         stack_settings = dataclasses.replace(
             settings,
@@ -78,7 +78,11 @@ async def evaluate(settings: Settings, args: argparse.Namespace) -> int:
             for (path, golden), folder in zip(goldens, folders, strict=True):
                 await _index(stack, golden, path, folder)
             runs = await _run_all(stack, goldens, arms, args.limit)
-            recorded = await _replay_all(stack, settings, recordings, set(folders))
+            indexed = {
+                (folder, golden.host or None)
+                for (_, golden), folder in zip(goldens, folders, strict=True)
+            }
+            recorded = await _replay_all(stack, settings, recordings, indexed)
     report = {
         "started": datetime.now(UTC).isoformat(timespec="seconds"),
         "golden": [
@@ -147,23 +151,33 @@ def command_line(args: argparse.Namespace) -> str:
     return " ".join(words)
 
 
-def _recording(folder: Path) -> Recording:
+async def _recording(folder: Path) -> Recording:
     try:
-        return load_recording(folder)
+        recording = await asyncio.to_thread(load_recording, folder)
     except ValueError as error:
         raise CliError(str(error), EXIT_USAGE) from None
+    if not await asyncio.to_thread(recording.corpus.is_dir):
+        raise CliError(
+            f"the corpus of the recording {folder} is not at {recording.corpus}: install it (for "
+            "the Celery runs, apt-get install python-celery-doc)",
+            EXIT_USAGE,
+        )
+    return recording
 
 
 async def _replay_all(
-    stack: EmbeddedStack, settings: Settings, recordings: list[Recording], indexed: set[Path]
+    stack: EmbeddedStack,
+    settings: Settings,
+    recordings: list[Recording],
+    indexed: set[tuple[Path, str | None]],
 ) -> list[dict[str, Any]]:
-    """Each recording replayed on one worker of the deterministic kind (a rerun's decisions are
-    its source's, whatever the worker's provider) with no verifier, as the recordings ran."""
+    """Each recording replayed on one worker of the deterministic kind with no verifier of its
+    own: a rerun's decisions and verdicts are its source's, whatever the worker's providers."""
     if not recordings:
         return []
-    for folder in dict.fromkeys(recording.corpus for recording in recordings):
-        if folder not in indexed:
-            await _index_folder(stack, folder, None, folder)
+    for folder, host in dict.fromkeys((r.corpus, r.host) for r in recordings):
+        if (folder, host) not in indexed:
+            await _index_folder(stack, folder, host, folder)
     worker = dataclasses.replace(
         settings,
         model_provider="offline",
@@ -182,7 +196,7 @@ async def _replay_all(
             run_id = f"eval-recorded-{recording.name}-{uuid.uuid4().hex[:6]}"
             rows.append(await replay(stack, worker, recording, run_id))
             print(f"[recorded {number}/{len(recordings)}] {recording.name}: "
-                  f"{rows[-1].get('end', rows[-1].get('why'))}", flush=True)  # fmt: skip
+                  f"{rows[-1]['end']}", flush=True)  # fmt: skip
     return rows
 
 

@@ -1,14 +1,16 @@
 """`research eval --recorded FOLDER`: recorded real-model runs replayed through the current code.
 
 A recording is a folder holding `calls.json` (the tool calls the model sent, one list a turn),
-`recorded.json` (the run's brief, the corpus it ran on relative to the folder, whether a verifier
-checked it, its end, and every step as the host answered it then: step, tool, accepted, refusal)
-and optionally `judged.json` (refusals a reader judged: the step, words of the refusal, FAIR or
-FALSE, why). The eval writes the recorded turns into its ledger as a source run and starts a run
-whose brief names that source (`Brief.rerun_of`): the `replay` provider hands back each recorded
-decision, so no model is asked, while search, reading, evidence, the gate and the report are the
-current code's. A recording made with a verifier cannot be replayed without its verdicts, so only
-recordings made without one are run; the others are tabled as not replayed, with why.
+`recorded.json` (the run's brief; the corpus it ran on, relative to the folder, and the host to
+index it as when it is one host's folder; the verifier that checked it, "" for none; its end;
+every step as the host answered it then: step, tool, accepted, refusal; and the verifier's
+verdicts) and optionally `judged.json` (refusals a reader judged: the step, words of the refusal,
+FAIR or FALSE, why). The eval writes the recorded turns, verdicts and verifier into its ledger as
+a source run and starts a run whose brief names that source (`Brief.rerun_of`): the `replay`
+provider hands back each recorded decision and verdict, so no model is asked, while search,
+reading, evidence, the gate and the report are the current code's. A submission the gate now
+passes that the verifier never read (the gate refused it then) ends the replay as the replay
+provider ends it: `gate passed, no recorded verdict`.
 
 Where the current host answers a step otherwise than it did when recorded (accepts what it refused,
 refuses what it accepted, or runs another tool), the later recorded turns reacted to the old
@@ -20,6 +22,7 @@ provider ends it (a provider refusal naming the turn), and is tabled so.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,11 +32,28 @@ from typing import Any
 from activities.ledger.review import StepRow
 from starter.devstack import EmbeddedStack
 from starter.runs import start_run
-from workflows.models import Brief, Decision, RunResult, ToolCall
+from workflows.contracts import SaveReportInput
+from workflows.models import (
+    Brief,
+    Counters,
+    Decision,
+    Report,
+    RunResult,
+    RunStatus,
+    StopReason,
+    ToolCall,
+)
 from workflows.rules import refused_by
+from workflows.scope import RunScope
 from workflows.tools import GateFailed
+from workflows.verification import Verdict, Verification
 
-PROVIDER = "recorded"  # the provider named on the source run's model calls
+PROVIDER = "recorded"  # the provider named on the source run's model calls and verdicts
+# How the replay provider ends a run whose submission the recorded verifier never read
+# (activities.model.verify: the gate passed it, the verifier cannot be asked offline), and one that
+# asks for a turn the recording lacks (activities.model.replay).
+_NO_VERDICT = re.compile(r"recorded no verdict on .* submitted at step (\d+)")
+_NO_TURN = re.compile(r"recorded no model decision for turn (\d+)")
 VERDICTS = ("FAIR", "FALSE")
 
 
@@ -52,12 +72,14 @@ class Recording:
     name: str
     brief: Brief
     corpus: Path
-    verifier: bool
+    host: str | None
+    verifier: str  # "provider model" of the verifier that checked the run ("": none)
     turns: list[list[dict[str, Any]]]
     status: str
     stop_reason: str
     steps: list[tuple[int, str, bool, str]]
     judged: list[Judged] = field(default_factory=list)
+    verdicts: list[tuple[int, Verdict]] = field(default_factory=list)  # (step, verdict)
 
 
 def load_recording(folder: Path) -> Recording:
@@ -71,14 +93,19 @@ def load_recording(folder: Path) -> Recording:
             name=folder.name,
             brief=Brief.model_validate(record["brief"]),
             corpus=(folder / record["corpus_dir"]).resolve(),
-            verifier=bool(record["verifier"]),
+            host=record.get("host") or None,
+            verifier=str(record["verifier"]),
             turns=turns,
             status=record["status"],
             stop_reason=record["stop_reason"],
             steps=[(int(s), str(t), bool(ok), str(e)) for s, t, ok, e in record["steps"]],
             judged=[Judged(**item) for item in judged],
+            verdicts=[
+                (int(item.pop("step")), Verdict.model_validate(item))
+                for item in record.get("verdicts", [])
+            ],
         )
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"{folder} is not a recorded run: {error}") from None
     bad = [item.verdict for item in recording.judged if item.verdict not in VERDICTS]
     if bad:
@@ -94,10 +121,20 @@ async def replay(
         "recording": recording.name,
         "recorded": _end(recording.status, recording.stop_reason, []),
     }
-    if recording.verifier:
-        return row | {"replayed": False, "why": "recorded with a verifier: no verdicts to replay"}
     source = f"recorded-{recording.name}-{uuid.uuid4().hex[:6]}"
-    await stack.ledger.start_run(source, recording.brief, datetime.now(UTC).isoformat())
+    await _source(stack, recording, source)
+    brief = recording.brief.model_copy(update={"rerun_of": source})
+    handle = await start_run(stack.client, settings, brief, run_id)
+    result: RunResult = await handle.result()
+    rows = await stack.ledger.steps(run_id)
+    return row | replayed_row(recording, result, rows)
+
+
+async def _source(stack: EmbeddedStack, recording: Recording, source: str) -> None:
+    """The recording as an ended run in the ledger: its brief, model turns, the verifier's
+    verdicts and how its report was checked (what a rerun reads of its source)."""
+    now = datetime.now(UTC).isoformat()
+    await stack.ledger.start_run(source, recording.brief, now)
     for turn, calls in enumerate(recording.turns, start=1):
         decision = Decision(
             tool_calls=[
@@ -110,22 +147,38 @@ async def replay(
             ]
         )
         await stack.ledger.record_model_call(source, turn, decision, PROVIDER, 0)
-    brief = recording.brief.model_copy(update={"rerun_of": source})
-    handle = await start_run(stack.client, settings, brief, run_id)
-    result: RunResult = await handle.result()
-    rows = await stack.ledger.steps(run_id)
-    return row | replayed_row(recording, result, rows)
+    for step, verdict in recording.verdicts:
+        await stack.ledger.record_verdict(source, step, verdict, PROVIDER)
+    checked = (
+        Verification(mode="model", verifier=recording.verifier)
+        if recording.verifier
+        else Verification(mode="off")
+    )
+    ended = SaveReportInput(
+        scope=RunScope(run_id=source),
+        status=RunStatus(recording.status),
+        stop_reason=StopReason(recording.stop_reason),
+        report=Report(answer="(the recorded run's report is not replayed)"),
+        counters=Counters(steps=len(recording.steps)),
+        finished_at=now,
+        verification=checked,
+    )
+    await stack.ledger.save_report(ended, "")
 
 
 def replayed_row(recording: Recording, result: RunResult, rows: list[StepRow]) -> dict[str, Any]:
     """How the current code ended the replay, where it first answered otherwise than recorded,
     and what became of each judged refusal."""
     steps = [(row.step, row.tool, row.ok, row.error or "") for row in rows]
+    unread = _NO_VERDICT.search(result.message)
+    if unread:  # the submission the gate passed ends the run unrecorded: the gate accepted it
+        steps.append((int(unread.group(1)), "finish_research", True, ""))
     divergence = _divergence(recording.steps, steps)
     return {
-        "replayed": True,
         "run_id": result.run_id,
-        "end": _end(result.status.value, result.stop_reason.value, _refused_by(rows)),
+        "end": _end(
+            result.status.value, result.stop_reason.value, _refused_by(rows), result.message
+        ),
         "verified": bool(result.verified),
         "message": result.message,
         "steps": len(steps),
@@ -136,10 +189,17 @@ def replayed_row(recording: Recording, result: RunResult, rows: list[StepRow]) -
     }
 
 
-def _end(status: str, stop_reason: str, rules: list[str]) -> str:
-    """completed, refused (the rules of the last refused report), or incomplete (why)."""
+def _end(status: str, stop_reason: str, rules: list[str], message: str = "") -> str:
+    """completed, refused (the rules of the last refused report), or incomplete (why); a replay
+    the replay provider ended: its submission passed the gate but the recorded verifier never
+    read it, or it asked for a turn past the recording's last."""
     if status == "completed":
         return "completed"
+    if stop_reason == "provider_error" and _NO_VERDICT.search(message):
+        return "gate passed, no recorded verdict"
+    turn = _NO_TURN.search(message) if stop_reason == "provider_error" else None
+    if turn:
+        return f"out of recorded turns at turn {turn.group(1)}"
     if stop_reason == "finish_attempts_exhausted" and rules:
         return "refused: " + ", ".join(rules)
     return f"incomplete: {stop_reason}"
@@ -209,10 +269,6 @@ def render(rows: list[dict[str, Any]]) -> list[str]:
         "|---|---|---|---|---|---|---|",
     ]
     for row in rows:
-        if not row["replayed"]:
-            lines.append(f"| {row['recording']} | {row['recorded']} | not replayed: {row['why']} "
-                         "| | | | |")  # fmt: skip
-            continue
         end = row["end"]
         if end == "completed":
             end += " verified" if row["verified"] else " unverified"

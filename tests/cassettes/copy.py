@@ -43,7 +43,7 @@ def recording(run: Path) -> dict[str, Any]:
     return {
         "brief": record["brief"],
         "corpus_dir": CORPUS_DIR,
-        "verifier": False,
+        "verifier": "",  # none: the cassettes ran without one
         "status": record["status"],
         "stop_reason": record["stop_reason"],
         "steps": [[row["step"], row["tool"], row["ok"], row["error"] or ""] for row in steps],

@@ -186,12 +186,40 @@ def test_eval_runs_the_lane_ablation_offline_and_with_a_model(tmp_path: Path) ->
 
 
 RECORDED = ["run6-harborq-thorough", "run8-harborq-conflict"]
+CELERY = PROJECT_ROOT / "tests" / "transcripts" / "celery" / "b2"
+CELERY_PAGES = PROJECT_ROOT / "tests" / "transcripts" / "pages"  # the pages b2 read
+
+
+def _celery(tmp_path: Path, name: str, *, drop_refused_turn: bool = False) -> Path:
+    """Celery run b2 on the two pages it read. With `drop_refused_turn`, a recording made from it
+    (not a recorded run): without the finish the gate refused then, its accepted finish comes a
+    step earlier, and so do the verdicts the verifier gave it (which the replay then reads)."""
+    folder = tmp_path / name
+    folder.mkdir()
+    turns = json.loads((CELERY / "calls.json").read_text())
+    recorded = json.loads((CELERY / "recorded.json").read_text())
+    recorded["corpus_dir"] = str(CELERY_PAGES)
+    if drop_refused_turn:
+        (refused,) = [step for step, _, ok, _ in recorded["steps"] if not ok]
+        del turns[refused - 1]
+        recorded["steps"] = [
+            [step - (step > refused), tool, ok, error]
+            for step, tool, ok, error in recorded["steps"]
+            if step != refused
+        ]
+        for verdict in recorded["verdicts"]:
+            verdict["step"] -= 1
+    (folder / "calls.json").write_text(json.dumps(turns))
+    (folder / "recorded.json").write_text(json.dumps(recorded))
+    (folder / "judged.json").write_text((CELERY / "judged.json").read_text())
+    return folder
 
 
 def test_eval_replays_recorded_runs_through_the_current_gate(tmp_path: Path) -> None:
     """The recorded arm: each cassette's decisions replayed by the eval as the cassette test plays
-    them (its refusals are the cut's), the judged refusals treated as judged, and a recording cut
-    short ends where its turns run out, as a divergence, not a crash."""
+    them (its refusals are the cut's), the judged refusals treated as judged, a recording cut
+    short ends where its turns run out, as a divergence, not a crash, and a Celery run's judged
+    FALSE refusal passes the gate."""
     short = tmp_path / "run1-cut-short"
     short.mkdir()
     run1 = cassettes.HERE / "run1-harborq"
@@ -199,7 +227,9 @@ def test_eval_replays_recorded_runs_through_the_current_gate(tmp_path: Path) -> 
     recorded = json.loads((run1 / "recorded.json").read_text())
     recorded["corpus_dir"] = str((run1 / recorded["corpus_dir"]).resolve())
     (short / "recorded.json").write_text(json.dumps(recorded))
+    celery = [_celery(tmp_path, "b2"), _celery(tmp_path, "b2-verified", drop_refused_turn=True)]
     folders = [str(cassettes.HERE / name) for name in RECORDED] + [str(short)]
+    folders += [str(folder) for folder in celery]
     out = tmp_path / "eval"
     args = [arg for folder in folders for arg in ("--recorded", folder)]
     done = research_eval(
@@ -208,17 +238,34 @@ def test_eval_replays_recorded_runs_through_the_current_gate(tmp_path: Path) -> 
     assert done.returncode == 0, done.stdout + done.stderr
 
     rows = json.loads(out.with_suffix(".json").read_text())["recorded"]
-    assert [row["recording"] for row in rows] == [*RECORDED, "run1-cut-short"]
+    assert [row["recording"] for row in rows] == [*RECORDED, "run1-cut-short", "b2", "b2-verified"]
     for name, row in zip(RECORDED, rows, strict=False):
         cut = cassettes.outcome(name)
         assert (row["end"] == "completed") == (cut["status"] == "completed")
         assert row["refused"] == [[s, tool, error] for s, tool, ok, error in cut["steps"] if not ok]
         assert row["steps"] == len(cut["steps"]) and row["verified"] is False
         assert row["judged"] and all(item["as_judged"] for item in row["judged"]), row["judged"]
-    cut_short = rows[-1]
-    assert cut_short["end"] == "incomplete: provider_error"
+    cut_short, b2, verified = rows[-3:]
+    assert cut_short["end"] == "out of recorded turns at turn 4"
     assert cut_short["divergence"]["step"] == 4
     assert "recorded no model decision for turn 4" in cut_short["message"]
+    # b2's finish refused then for "at most 3 times" (judged FALSE) passes the gate now; the
+    # verifier never read it, so the replay stops there and says so
+    assert b2["end"] == "gate passed, no recorded verdict", b2
+    assert b2["divergence"] == {
+        "step": 9, "recorded": b2["divergence"]["recorded"], "replayed": "finish_research accepted"
+    }  # fmt: skip
+    assert "at most 3 times" in b2["divergence"]["recorded"]
+    assert [(j["verdict"], j["now"], j["as_judged"]) for j in b2["judged"]] == [
+        ("FALSE", "accepted", True)
+    ]
+    # the finish the verifier read, at the step it read it: the recorded verdicts on the answer
+    # and the findings replay, and the replay stops at a claim the recorded verifier never read
+    # (the current one reads the limitations and coverage too); no divergence before it
+    assert verified["end"] == "gate passed, no recorded verdict", verified
+    assert verified["divergence"] is None, verified
+    said = verified["message"].split("recorded no verdict on ")[1]
+    assert not said.startswith(("the answer", "finding")), said
     table = out.with_suffix(".md").read_text()
     assert (
         "| run6-harborq-thorough | completed | completed unverified | 15 (15) | 3 | no | 4/4 |"

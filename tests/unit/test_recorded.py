@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from activities.ledger.review import StepRow
+from runtime.settings import PROJECT_ROOT
 from starter.recorded import Judged, Recording, load_recording, replayed_row
 from tests import cassettes
 from workflows.models import Counters, Report, RunResult, RunStatus, StopReason
@@ -29,8 +30,8 @@ JUDGED = [
 
 def _recording() -> Recording:
     return Recording(
-        name="r", brief=BRIEF, corpus=Path("."), verifier=False, turns=[], status="completed",
-        stop_reason="coverage_gate_passed", steps=RECORDED, judged=JUDGED,
+        name="r", brief=BRIEF, corpus=Path("."), host=None, verifier="", turns=[],
+        status="completed", stop_reason="coverage_gate_passed", steps=RECORDED, judged=JUDGED,
     )  # fmt: skip
 
 
@@ -42,16 +43,19 @@ def _rows(steps: list[tuple[int, str, bool, str]]) -> list[StepRow]:
     ]
 
 
-def _result(status: RunStatus, stop: StopReason) -> RunResult:
+def _result(status: RunStatus, stop: StopReason, message: str = "") -> RunResult:
     return RunResult(
+        message=message,
         run_id="x", status=status, stop_reason=stop, counters=Counters(), evidence_count=0,
         source_count=0, independent_sources=0, report=Report(answer=""),
         verified=False if status is RunStatus.COMPLETED else None,
     )  # fmt: skip
 
 
-def _row(steps: list[tuple[int, str, bool, str]], status: RunStatus, stop: StopReason) -> Any:
-    return replayed_row(_recording(), _result(status, stop), _rows(steps))
+def _row(
+    steps: list[tuple[int, str, bool, str]], status: RunStatus, stop: StopReason, message: str = ""
+) -> Any:
+    return replayed_row(_recording(), _result(status, stop, message), _rows(steps))
 
 
 def test_a_replay_answered_as_recorded_has_no_divergence_and_keeps_the_verdicts() -> None:
@@ -83,20 +87,65 @@ def test_a_step_refused_that_was_accepted_diverges_and_later_verdicts_are_not_co
     assert {j["now"] for j in row["judged"]} == {"after the divergence"}
 
 
-def test_a_replay_that_runs_out_of_recorded_turns_ends_incomplete_and_says_where() -> None:
-    row = _row(RECORDED[:2], RunStatus.FAILED, StopReason.PROVIDER_ERROR)
-    assert row["end"] == "incomplete: provider_error"
+def test_a_replay_that_runs_out_of_recorded_turns_ends_so_and_says_where() -> None:
+    said = "replay of run s: it recorded no model decision for turn 3, so the rerun stops here"
+    row = _row(RECORDED[:2], RunStatus.FAILED, StopReason.PROVIDER_ERROR, said)
+    assert row["end"] == "out of recorded turns at turn 3"
     assert row["divergence"] == {
         "step": 3, "recorded": "", "replayed": "only the recording has this step"
     }  # fmt: skip
     assert row["judged"][1]["now"] == "not reached"
 
 
+def test_a_submission_the_gate_passes_that_no_verifier_read_is_accepted_by_the_gate() -> None:
+    said = (
+        "replay of run s: it recorded no verdict on the answer as submitted at step 3, so the "
+        "rerun stops here instead of asking a verifier"
+    )
+    row = _row(RECORDED[:2], RunStatus.FAILED, StopReason.PROVIDER_ERROR, said)
+    assert row["end"] == "gate passed, no recorded verdict"
+    assert row["divergence"]["step"] == 3
+    assert row["divergence"]["replayed"] == "finish_research accepted"
+    assert [(j["now"], j["as_judged"]) for j in row["judged"]] == [
+        ("refused for it", True),
+        ("accepted", True),
+    ]
+
+
+def test_a_provider_error_of_another_kind_is_incomplete() -> None:
+    row = _row(RECORDED[:2], RunStatus.FAILED, StopReason.PROVIDER_ERROR, "the model is down")
+    assert row["end"] == "incomplete: provider_error"
+
+
 @pytest.mark.parametrize("name", cassettes.names())
 def test_every_cassette_is_a_recording_the_eval_can_replay(name: str) -> None:
     recording = load_recording(cassettes.HERE / name)
-    assert recording.corpus.is_dir() and not recording.verifier
+    assert recording.corpus.is_dir() and not recording.verifier and not recording.verdicts
     assert len(recording.turns) >= len(recording.steps) > 0
+
+
+CELERY = sorted(
+    p.parent for p in (PROJECT_ROOT / "tests/transcripts/celery").glob("*/recorded.json")
+)
+
+
+@pytest.mark.parametrize("folder", CELERY, ids=lambda folder: folder.name)
+def test_every_celery_run_is_a_recording_checked_by_its_verifier(folder: Path) -> None:
+    recording = load_recording(folder)
+    assert recording.verifier and recording.host == "docs.celeryq.example"
+    assert len(recording.turns) >= len(recording.steps) > 0
+    finishes = {step for step, tool, *_ in recording.steps if tool == "finish_research"}
+    assert {step for step, _ in recording.verdicts} <= finishes
+
+
+@pytest.mark.parametrize(
+    "folder", [cassettes.HERE / name for name in cassettes.names()] + CELERY, ids=str
+)
+def test_each_judged_refusal_names_a_refusal_the_run_met(folder: Path) -> None:
+    recording = load_recording(folder)
+    refused = {step: error for step, _, ok, error in recording.steps if not ok}
+    for item in recording.judged:
+        assert item.says in refused.get(item.step, ""), (item, refused.get(item.step))
 
 
 def test_a_judged_verdict_is_fair_or_false(tmp_path: Path) -> None:
