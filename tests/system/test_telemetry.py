@@ -221,10 +221,15 @@ def _check_trace(root: Span, trace: list[Span]) -> None:
         assert attributes["gen_ai.response.finish_reasons"] in (["tool_calls"], ["stop"])
         assert attributes["server.address"] == "127.0.0.1"
         assert by_id[chat.parent_id].name == "activity decide"
+    # A span per lane under the root (these workers run the agent lane: RESEARCH_LANE=agent),
+    # each step in its lane.
+    lanes = {span.span_id: span for span in trace if span.name.startswith("lane ")}
+    assert [span.name for span in lanes.values()] == ["lane agent"]
+    assert all(span.parent_id == root.span_id for span in lanes.values())
     for tool in (span for span in trace if span.name.startswith("execute_tool ")):
         assert tool.attributes["gen_ai.tool.name"] == tool.name.removeprefix("execute_tool ")
         assert tool.attributes["gen_ai.tool.call.id"]
-        assert tool.parent_id == root.span_id
+        assert tool.parent_id in lanes
     fetches = [span for span in trace if span.attributes.get("research.purpose") == "page"]
     assert {span.attributes["server.address"] for span in fetches} == {DOCS}
     assert all(span.attributes["http.response.status_code"] == 200 for span in fetches)
