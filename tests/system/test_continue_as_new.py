@@ -209,4 +209,12 @@ async def test_a_continued_run_is_one_trace(
     assert not orphans, f"every span hangs under a root of the run: {orphans}"
     tools = [s for s in trace if s.name.startswith("execute_tool ")]
     assert sorted(s.attributes["research.step"] for s in tools) == list(range(1, 9))
-    assert [len([t for t in tools if t.parent_id == root.span_id]) for root in chain] == [3, 3, 2]
+    # Each execution's steps sit in its lane's span (one a root: the agent's), under its root.
+    lanes = [s for s in trace if s.name == "lane agent"]
+    assert sorted(lane.parent_id for lane in lanes) == sorted(root.span_id for root in chain)
+    lane_of = {lane.parent_id: lane.span_id for lane in lanes}
+    assert [len([t for t in tools if t.parent_id == lane_of[r.span_id]]) for r in chain] == [
+        3,
+        3,
+        2,
+    ]
