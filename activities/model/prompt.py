@@ -10,6 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from activities.model.untrusted import inert
 from workflows import context
 from workflows.contracts import DecideInput
 from workflows.models import Brief, RefusedSeed
@@ -160,7 +161,7 @@ def render_result(result: ToolResult, *, budget: bool = True) -> str:
     text = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))  # compact: resent
     if page is None or not page.body:
         return text
-    return f'{text}\n<untrusted_page source="{page.source}">\n{page.body}\n</untrusted_page>'
+    return f'{text}\n<untrusted_page source="{page.source}">\n{inert(page.body)}\n</untrusted_page>'
 
 
 COMPOSE_RULES = """You write a research report from the passages below, and only from them. \
@@ -189,7 +190,7 @@ def compose_messages(request: DecideInput) -> list[dict[str, Any]]:
             head = f"{data.title}\n{data.url}\n" if data.title else f"{data.url}\n"
             pages[data.source_id] = pages.get(data.source_id, head) + block.body + "\n"
     shown = "\n".join(
-        f'<untrusted_page source="{source}">\n{body.rstrip()}\n</untrusted_page>'
+        f'<untrusted_page source="{source}">\n{inert(body.rstrip())}\n</untrusted_page>'
         for source, body in pages.items()
     )
     return [

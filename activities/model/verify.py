@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -31,6 +30,7 @@ from activities.ledger import ledger_errors
 from activities.model import replay
 from activities.model.decide import ModelClient, _provider_errors
 from activities.model.provider_errors import Provider, malformed_failure
+from activities.model.untrusted import inert
 from activities.secrets import Scrubber
 from runtime.options import ChatOptions, VerifierSettings
 from workflows.activity import PROVIDER_ERROR
@@ -121,7 +121,6 @@ VERDICT_SCHEMA: dict[str, Any] = {
     "required": ["verdict", "sentence", "reason", "concerns"],
     "additionalProperties": False,
 }
-_CLOSING = re.compile(r"</?untrusted_(?:quote|claim)", re.IGNORECASE)
 
 
 class ConcernAnswer(BaseModel):
@@ -146,7 +145,7 @@ def messages(claim: Claim) -> list[dict[str, str]]:
     blocks = "\n".join(_block(quote) for quote in claim.quotes)
     user = (
         f"Sub-question(s):\n{questions}\n\n{ASKED[claim.subject]}\n<untrusted_claim>\n"
-        f"{_inert(' '.join(claim.text.split()))}\n</untrusted_claim>\n\n"
+        f"{inert(' '.join(claim.text.split()))}\n</untrusted_claim>\n\n"
         f"Cited quotes:\n{blocks or '(none)'}"
     )
     if claim.concerns:  # the judgement rules' doubts: the verifier settles each
@@ -171,16 +170,11 @@ def _block(quote: ClaimQuote) -> str:
         else "",
     ]
     shown = "\n".join(line for line in page if line)
-    sentence = f"\nwhole sentence: {_inert(quote.sentence)}" if quote.sentence else ""
+    sentence = f"\nwhole sentence: {inert(quote.sentence)}" if quote.sentence else ""
     return (
-        f'<untrusted_quote id="{quote.evidence_id}">\n{_inert(shown)}\nquote: '
-        f"{_inert(quote.text)}{sentence}\n</untrusted_quote>"
+        f'<untrusted_quote id="{quote.evidence_id}">\n{inert(shown)}\nquote: '
+        f"{inert(quote.text)}{sentence}\n</untrusted_quote>"
     )
-
-
-def _inert(text: str) -> str:
-    """Text that cannot close (or open) its block: `</untrusted_quote` loses its `<`."""
-    return _CLOSING.sub(lambda match: match[0].replace("<", "&lt;"), text)
 
 
 class VerifierActivities:
