@@ -28,6 +28,7 @@ from workflows.substance import (
     keywords,
     stop_words,
 )
+from workflows.text import sentence_texts
 from workflows.tools import SearchData
 
 MIN_SHARED_KEYWORDS = 2
@@ -36,7 +37,6 @@ PROSE_WORDS = 3
 LISTED_NAMES = 3  # names written as code in an opening that make it a list
 OPENING_WORDS = 8  # a further source names what the question asks about this early
 EXCERPT_CHARS = 320  # a quote grows by whole sentences of its paragraph until this long
-SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(`\"'])")
 # Words that frame a question rather than name its subject: never looked for with `find`.
 GENERIC = frozenset(
     keywords(
@@ -574,7 +574,7 @@ def corroborates(
     if any(copies(excerpt.quote, quote) for quote in cited):
         return False
     ours = set(wanted.codes)
-    sentences = SENTENCE.split(excerpt.quote)
+    sentences = sentence_texts(excerpt.quote)
     for number, sentence in enumerate(sentences):
         written = _written_names(sentence, ours)
         if len(written) >= LISTED_NAMES or _led_by_another(written, ours):
@@ -642,7 +642,7 @@ def copies(quote: str, other: str) -> bool:
 
 def _found_whole(quote: str, other: str) -> bool:
     text = " " + " ".join(re.findall(r"[a-z0-9]+", other.lower())) + " "
-    for sentence in SENTENCE.split(quote):
+    for sentence in sentence_texts(quote):
         words = re.findall(r"[a-z0-9]+", sentence.lower())
         if len(words) >= COPIED and f" {' '.join(words)} " in text:
             return True
@@ -875,7 +875,7 @@ def _excerpts(
         # an option with no word to hold (`-c`) is defined where its signature opens the prose
         wordless = under.opens and any(holds_name(name, above) for name in wordless_names(wanted))
         opens = False
-        sentences = [" ".join(s.split()) for s in SENTENCE.split(paragraph) if s.strip()]
+        sentences = [" ".join(s.split()) for s in sentence_texts(paragraph) if s.strip()]
         for first, sentence in enumerate(sentences):
             heads = first == 0 and (under.heading or wordless)
             if not (lead & keywords(sentence) or heads or under.defined):
@@ -951,7 +951,7 @@ def _field_excerpts(
             if not keywords(item.label) or not keywords(item.label) <= asked:
                 continue
             after = paragraphs[number + 1] if number + 1 < len(paragraphs) else ""
-            sentences = [" ".join(s.split()) for s in SENTENCE.split(after) if s.strip()]
+            sentences = [" ".join(s.split()) for s in sentence_texts(after) if s.strip()]
             described = sentences[:1] if after and _prose(after) and not fields(after) else []
             above = f"{passage.section} {item.name}"
             # Three labelled lines read as a table of contents to the host: the value with the
@@ -1512,7 +1512,7 @@ def _part(wanted: Wanted, clause: str) -> Wanted:
 
 def _answering(excerpt: Excerpt, wanted: Wanted) -> list[int]:
     """The numbers of the quote's sentences that, each on its own, answer what `wanted` asks."""
-    sentences = [s for s in SENTENCE.split(excerpt.quote) if s.strip()]
+    sentences = [s for s in sentence_texts(excerpt.quote) if s.strip()]
     return [
         number
         for number, sentence in enumerate(sentences)

@@ -41,7 +41,6 @@ from baselines.excerpts import (
     GENERIC,
     LIGHT,
     MIN_SHARED_KEYWORDS,
-    SENTENCE,
     Excerpt,
     Passage,
     Wanted,
@@ -67,6 +66,7 @@ from baselines.excerpts import (
 from workflows.contracts import DecideInput
 from workflows.models import Decision, Question, ToolCall, Usage
 from workflows.substance import figures, keywords
+from workflows.text import sentence_texts
 from workflows.tools import (
     FINISH_RESEARCH,
     READ_PAGE,
@@ -264,7 +264,7 @@ def _corroborations(request: DecideInput, seen: Seen) -> list[str]:
             continue
         # the words of its claim's first sentence, not code (`key=str.lower`) nor framing
         asked = keywords(question.text) | keywords(request.brief.question) | GENERIC | LIGHT
-        sentence = SENTENCE.split(claims[0].strip(), maxsplit=1)[0]
+        sentence = (sentence_texts(claims[0].strip()) or [""])[0]
         tokens = [token.strip("?!,;:.()[]'\"`") for token in sentence.split()]
         words = unique(
             [

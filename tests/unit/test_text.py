@@ -14,8 +14,6 @@ from workflows.text import clauses, sentence_texts, stem, words
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ["workflows", "activities", "runtime", "composition", "baselines", "starter", "bench"]
 HOME = ROOT / "workflows" / "text.py"
-# Being deleted (the offline policy replaces it): its own splitter goes with it.
-EXEMPT = {ROOT / "baselines" / "excerpts.py"}
 
 
 @pytest.mark.parametrize(
@@ -124,7 +122,7 @@ def test_only_the_toolkit_splits_sentences() -> None:
     offenders = {
         str(path.relative_to(ROOT)): lines
         for path in files
-        if path != HOME and path not in EXEMPT
+        if path != HOME
         for lines in [sentence_splits(path.read_text(encoding="utf-8"))]
         if lines
     }
