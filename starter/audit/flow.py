@@ -39,7 +39,7 @@ def steps_follow_turns(data: AuditData) -> Iterator[str]:
             if lane == steps and turn == 0:  # the fixed lane's retrieval, before any model call
                 continue
             yield f"step {steps[0].step} follows turn {turn}, which the ledger does not hold"
-        elif _names(calls[turn]) == lanes.COMPOSE and _composed(steps):
+        elif _composing(data, turn) and _composed(steps):
             continue
         elif not _turn_matches(calls[turn], steps):
             tools = ", ".join(step.tool or "(none)" for step in steps)
@@ -59,11 +59,28 @@ def _host_made(step: StepRow) -> bool:
     return step.entry is not None and step.entry.call.id.startswith(lanes.HOST_CALL)
 
 
+def _composing(data: AuditData, turn: int) -> bool:
+    """Whether `turn` is the fixed lane's composing call: a compose_report call, or whatever
+    reply came to the first model call after the lane's retrieval (turn 0) of a run that
+    entered the fixed lane (a malformed reply may name any tool, or none)."""
+    call = next(call for call in data.rows.model_calls if call.turn == turn)
+    if _names(call) == lanes.COMPOSE:
+        return True
+    retrieved = any(step.turn == 0 for step in data.rows.steps)
+    first = min(call.turn for call in data.rows.model_calls)
+    return lanes.FIXED in data.rows.run.lanes and retrieved and turn == first
+
+
 def _composed(steps: list[StepRow]) -> bool:
     """The steps after a composing call: the lane's records of the cited passages and its one
-    submission, or the one refused step of a malformed reply."""
-    if [step.tool for step in steps] == [""]:
-        return True
+    submission; or the one refused step of a malformed reply, then (the fixed lane alone,
+    which does not escalate) the lane's submission of what it could read of it."""
+    if steps[:1] and steps[0].tool == "" and not _host_made(steps[0]):
+        after = steps[1:]
+        return all(_host_made(step) for step in after) and [s.tool for s in after] in (
+            [],
+            ["finish_research"],
+        )
     tools = [step.tool for step in steps if _host_made(step)]
     records = tools[:-1] if tools[-1:] == ["finish_research"] else tools
     return len(tools) == len(steps) and set(records) <= {"record_evidence"}
@@ -194,6 +211,12 @@ def _within(data: AuditData, what: str, used: int, limit: int) -> Iterator[str]:
         yield f"{used} {what}, above the limit of {limit}{note}"
 
 
+def _finish_attempts(entered: list[str], limit: int) -> int:
+    """The finish attempts a run had: the brief's limit, or one when it ran the fixed lane
+    alone (`"lane": "fixed"`), which submits what it composed once and ends there."""
+    return 1 if entered == [lanes.FIXED] else limit
+
+
 @check("stop-reason-holds", "the stop reason agrees with the counters and the last step")
 def stop_reason_holds(data: AuditData) -> Iterator[str]:
     run, limits = data.rows.run, data.limits
@@ -203,7 +226,7 @@ def stop_reason_holds(data: AuditData) -> Iterator[str]:
         StopReason.STEP_LIMIT: counters.steps >= limits.max_steps,
         StopReason.TOKEN_LIMIT: counters.tokens >= limits.max_tokens,
         StopReason.FINISH_ATTEMPTS_EXHAUSTED: counters.finish_attempts
-        >= limits.max_finish_attempts,
+        >= _finish_attempts(run.lanes, limits.max_finish_attempts),
         StopReason.COVERAGE_GATE_PASSED: finished,
     }
     if run.stop_reason is not None and not expected.get(run.stop_reason, True):
