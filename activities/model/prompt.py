@@ -158,7 +158,8 @@ def render_result(result: ToolResult, *, budget: bool = True) -> str:
         page = spec.untrusted(result.data)
     if page is not None:
         envelope["data"].pop(page.field, None)
-    text = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))  # compact: resent
+    # compact (resent); inert: a page's title or a search snippet is web text outside any block
+    text = inert(json.dumps(envelope, ensure_ascii=False, separators=(",", ":")))
     if page is None or not page.body:
         return text
     return f'{text}\n<untrusted_page source="{page.source}">\n{inert(page.body)}\n</untrusted_page>'
