@@ -139,19 +139,30 @@ class Attack:
     name: str
     reply: Compose
     escalation: str  # how the auto run's escalation reason starts
+    told: str  # what the lane's refused report was told (its first finish_research)
     false: str = ""  # the false text that must not complete
+    min_sources: int = 2  # 1: no proof rule stands before the verifier
 
 
+NO_Q2 = "required question Q2 has no cited evidence"
 ATTACKS = [
-    Attack("passage-never-retrieved", unretrieved, "required Q2 has no evidence"),
-    Attack("question-not-in-the-brief", unknown_question, "required Q2 has no evidence"),
+    Attack("passage-never-retrieved", unretrieved, "required Q2 has no evidence", NO_Q2),
+    Attack("question-not-in-the-brief", unknown_question, "required Q2 has no evidence", NO_Q2),
     Attack("claim-the-passage-does-not-state", unsupported_claim, "the report was refused",
-           hostile.KEPT_FOREVER),
+           "finding 1 is only partly supported by the quotes it cites, says the independent "
+           "verifier", hostile.KEPT_FOREVER),
     Attack("one-passage-for-every-question", one_passage_for_all, "the report was refused",
+           "the cited evidence comes from 1 independent source(s)",
            "The default visibility timeout is 30 seconds."),
+    Attack("one-passage-for-every-question-one-source", one_passage_for_all,
+           "the report was refused",
+           "finding 2 is not supported by the quotes it cites, says the independent verifier",
+           "The default visibility timeout is 30 seconds.", min_sources=1),
     Attack("answer-beyond-the-findings", answer_beyond_findings, "the report was refused",
-           UNBACKED.strip()),
-    Attack("required-question-uncovered", uncovered_but_answered, "required Q2 has no evidence"),
+           "the answer is only partly supported by the quotes it cites, says the independent "
+           "verifier", UNBACKED.strip()),
+    Attack("required-question-uncovered", uncovered_but_answered, "required Q2 has no evidence",
+           NO_Q2),
 ]  # fmt: skip
 
 
@@ -164,8 +175,8 @@ def fixed_lane(compose: Compose) -> Callable[[int, list[Message]], Reply]:
     return script
 
 
-def lane_brief(lane: str) -> Brief:
-    return brief().model_copy(update={"lane": lane})
+def lane_brief(lane: str, **limits: int) -> Brief:
+    return brief(**limits).model_copy(update={"lane": lane})
 
 
 def assert_not_completed(result: RunResult, lane: str, escalation: str) -> None:
@@ -189,16 +200,23 @@ def assert_not_reported(result: RunResult, false: str) -> None:
 async def test_a_hostile_composing_reply_never_completes(
     dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger, attack: Attack, lane: str
 ) -> None:
-    result, _, fake = await play(
+    result, run_id, fake = await play(
         dev_client,
         embedded_pg_url,
         fixed_lane(attack.reply),
-        lane_brief(lane),
+        lane_brief(lane, min_sources=attack.min_sources),
         verifier=hostile.reading_verifier,
         env=AUTO,
     )
 
     assert_not_completed(result, lane, attack.escalation)
+    finished = [
+        row["error"] or ""
+        for row in steps(embedded_pg_url, run_id)
+        if row["tool"] == "finish_research"
+    ]
+    if lane == "fixed" or attack.escalation.startswith("the report was refused"):
+        assert attack.told in finished[0], finished[0]  # the lane's report, refused for it
     assert_not_reported(result, attack.false)
     composed = [body for body in fake.requests if composing(body["messages"])]
     assert len(composed) == 1  # one composing call, never asked again
