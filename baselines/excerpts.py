@@ -135,6 +135,12 @@ class Field:
     name: str = ""
 
 
+def running_sentences(text: str) -> list[str]:
+    """The sentences of `text` read as running prose, white space collapsed: a blank line or a
+    list item's line break ends no sentence (a definition list's terms stay with their prose)."""
+    return sentence_texts(" ".join(text.split()))
+
+
 def wanted_words(question: Question, request: DecideInput) -> Wanted:
     known = written_as_code(question.text, request)
     terms = question_terms(question, request, known)
@@ -574,7 +580,7 @@ def corroborates(
     if any(copies(excerpt.quote, quote) for quote in cited):
         return False
     ours = set(wanted.codes)
-    sentences = sentence_texts(excerpt.quote)
+    sentences = running_sentences(excerpt.quote)
     for number, sentence in enumerate(sentences):
         written = _written_names(sentence, ours)
         if len(written) >= LISTED_NAMES or _led_by_another(written, ours):
@@ -642,7 +648,7 @@ def copies(quote: str, other: str) -> bool:
 
 def _found_whole(quote: str, other: str) -> bool:
     text = " " + " ".join(re.findall(r"[a-z0-9]+", other.lower())) + " "
-    for sentence in sentence_texts(quote):
+    for sentence in running_sentences(quote):
         words = re.findall(r"[a-z0-9]+", sentence.lower())
         if len(words) >= COPIED and f" {' '.join(words)} " in text:
             return True
@@ -875,7 +881,7 @@ def _excerpts(
         # an option with no word to hold (`-c`) is defined where its signature opens the prose
         wordless = under.opens and any(holds_name(name, above) for name in wordless_names(wanted))
         opens = False
-        sentences = [" ".join(s.split()) for s in sentence_texts(paragraph) if s.strip()]
+        sentences = running_sentences(paragraph)
         for first, sentence in enumerate(sentences):
             heads = first == 0 and (under.heading or wordless)
             if not (lead & keywords(sentence) or heads or under.defined):
@@ -951,7 +957,7 @@ def _field_excerpts(
             if not keywords(item.label) or not keywords(item.label) <= asked:
                 continue
             after = paragraphs[number + 1] if number + 1 < len(paragraphs) else ""
-            sentences = [" ".join(s.split()) for s in sentence_texts(after) if s.strip()]
+            sentences = running_sentences(after)
             described = sentences[:1] if after and _prose(after) and not fields(after) else []
             above = f"{passage.section} {item.name}"
             # Three labelled lines read as a table of contents to the host: the value with the
@@ -1512,7 +1518,7 @@ def _part(wanted: Wanted, clause: str) -> Wanted:
 
 def _answering(excerpt: Excerpt, wanted: Wanted) -> list[int]:
     """The numbers of the quote's sentences that, each on its own, answer what `wanted` asks."""
-    sentences = [s for s in sentence_texts(excerpt.quote) if s.strip()]
+    sentences = running_sentences(excerpt.quote)
     return [
         number
         for number, sentence in enumerate(sentences)

@@ -55,6 +55,7 @@ from baselines.excerpts import (
     previous_id,
     quote_passes,
     quote_settles,
+    running_sentences,
     says_answer,
     shown_words,
     strong_needed,
@@ -66,7 +67,6 @@ from baselines.excerpts import (
 from workflows.contracts import DecideInput
 from workflows.models import Decision, Question, ToolCall, Usage
 from workflows.substance import figures, keywords
-from workflows.text import sentence_texts
 from workflows.tools import (
     FINISH_RESEARCH,
     READ_PAGE,
@@ -264,7 +264,7 @@ def _corroborations(request: DecideInput, seen: Seen) -> list[str]:
             continue
         # the words of its claim's first sentence, not code (`key=str.lower`) nor framing
         asked = keywords(question.text) | keywords(request.brief.question) | GENERIC | LIGHT
-        sentence = (sentence_texts(claims[0].strip()) or [""])[0]
+        sentence = (running_sentences(claims[0]) or [""])[0]
         tokens = [token.strip("?!,;:.()[]'\"`") for token in sentence.split()]
         words = unique(
             [

@@ -80,6 +80,8 @@ SAMPLE: list[tuple[str, list[str]]] = [
      ["See https://docs.python.org/3/library/re.html.", "It lists the flags."]),
     ("The default is 10. 20 is the maximum.", ["The default is 10.", "20 is the maximum."]),
     ("Mr. Jones maintains it. Ask him.", ["Mr. Jones maintains it.", "Ask him."]),
+    ('Commits whose message begins with "fixup! ..." move up. The rest stay.',
+     ['Commits whose message begins with "fixup! ..." move up.', "The rest stay."]),
 ]  # fmt: skip
 
 

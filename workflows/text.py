@@ -124,8 +124,9 @@ def _ends_sentence(text: str, boundary: re.Match[str], code: list[tuple[int, int
         return True
     if text[at - 1] not in ".!?":
         at -= 1  # the mark before a closing quote or bracket
-    if text[at - 1] in "!?":
-        return True
+    if text[at - 1] in "!?":  # not before a small letter or more marks: '"fixup! ...", then'
+        following = text[boundary.end() : boundary.end() + 1]
+        return not (following.islower() or following in (".", ",", ";", ":"))
     if any(start < at < end for start, end in code):
         return False
     before = text[max(0, at - 24) : at - 1].rsplit(maxsplit=1)

@@ -25,6 +25,10 @@ HOME = ROOT / "workflows" / "text.py"
         ("The options are: a; b. Then c.", ["The options are: a; b.", "Then c."]),
         ("Set `a. b` here. Done.", ["Set `a. b` here.", "Done."]),
         ("Is it? Yes! Go.", ["Is it?", "Yes!", "Go."]),
+        (
+            'It begins with "fixup! ...", then moves. Done.',
+            ['It begins with "fixup! ...", then moves.', "Done."],
+        ),
         ('He wrote "stop." Then left.', ['He wrote "stop."', "Then left."]),
         ("Steps:\n- read\n- record", ["Steps:", "- read", "- record"]),
         ("Steps:\n1. read\n2. record", ["Steps:", "1. read", "2. record"]),
