@@ -198,19 +198,10 @@ class ResearchActivities:
         """Each seed URL read as `read_page` would read it (fetched, its text extracted), then
         dropped: the ones that cannot be read, with why. Nothing is stored."""
         unreadable: list[RefusedSeed] = []
-        limits = self._options.fetch
         async with heartbeating():
             for url in request.urls:
                 try:
-                    page = await fetch_page(
-                        await self._client(),
-                        url,
-                        request.allowed_hosts,
-                        max_bytes=limits.max_bytes,
-                        timeout_seconds=limits.timeout_seconds,
-                        max_decoded_bytes=limits.max_decoded_bytes,
-                    )
-                    await _extract(page, limits)
+                    await self._read(url, request.allowed_hosts)
                 except (FetchRefused, FetchFailed, ValueError) as failed:
                     reason = f"could not be read: {_sentence(failed)}"
                     unreadable.append(RefusedSeed(url=url, reason=reason))
@@ -287,19 +278,23 @@ class ResearchActivities:
                 self._http, self._folders = self._client_for(folders), folders
         return self._http
 
-    async def _download(self, request: ReadPageInput, ledger: RunLedger) -> SourceRef:
+    async def _read(self, url: str, allowed_hosts: list[str]) -> tuple[FetchedPage, Extracted]:
+        """The page at `url` fetched within the fetch limits, and its text extracted."""
         limits = self._options.fetch
+        page = await fetch_page(
+            await self._client(),
+            url,
+            allowed_hosts,
+            max_bytes=limits.max_bytes,
+            timeout_seconds=limits.timeout_seconds,
+            max_decoded_bytes=limits.max_decoded_bytes,
+        )
+        return page, await _extract(page, limits)
+
+    async def _download(self, request: ReadPageInput, ledger: RunLedger) -> SourceRef:
         source_id, url, step = request.source_id, request.url, request.scope.step
         try:
-            page = await fetch_page(
-                await self._client(),
-                url,
-                request.allowed_hosts,
-                max_bytes=limits.max_bytes,
-                timeout_seconds=limits.timeout_seconds,
-                max_decoded_bytes=limits.max_decoded_bytes,
-            )
-            extracted = await _extract(page, limits)
+            page, extracted = await self._read(url, request.allowed_hosts)
         except FetchRefused as refused:
             return await ledger.store_failed_source(
                 source_id, url, "refused", _sentence(refused), step
