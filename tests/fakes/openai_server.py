@@ -402,21 +402,26 @@ def harborq_script_at(docs: str) -> Script:
         }
         if turn in steps:
             return steps[turn]()
-        return tool(
-            "finish_research",
-            answer="After 5 failed deliveries a message moves to the dead-letter queue; "
-            "a received message stays hidden for 30 seconds by default.",
-            findings=[
-                {
-                    "text": "Messages move to the DLQ after 5 delivery attempts.",
-                    "evidence_ids": ["E001"],
-                },
-                {"text": "The default visibility timeout is 30 seconds.", "evidence_ids": ["E002"]},
-            ],
-            limitations="Q3 (replaying dead letters) was not investigated.",
-        )
+        return harborq_finish()
 
     return script
+
+
+def harborq_finish() -> Reply:
+    """The sample brief's report on its two quotes (E001, E002), Q3 left to the limitations."""
+    return tool(
+        "finish_research",
+        answer="After 5 failed deliveries a message moves to the dead-letter queue; "
+        "a received message stays hidden for 30 seconds by default.",
+        findings=[
+            {
+                "text": "Messages move to the DLQ after 5 delivery attempts.",
+                "evidence_ids": ["E001"],
+            },
+            {"text": "The default visibility timeout is 30 seconds.", "evidence_ids": ["E002"]},
+        ],
+        limitations="Q3 (replaying dead letters) was not investigated.",
+    )
 
 
 harborq_script = harborq_script_at(DOCS)  # the demo corpus, served from disk

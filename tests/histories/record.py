@@ -36,6 +36,7 @@ from tests.fakes.openai_server import (
     Script,
     composing,
     harborq_compose,
+    harborq_finish,
     serve,
     tool,
 )
@@ -142,19 +143,7 @@ def _lanes_script(stray: bool) -> Script:
         called = (last.get("tool_calls") or [{}])[0].get("function", {}).get("name")
         if called == "finish_research":
             return tool("read_page", source_id="S1")
-        return tool(
-            "finish_research",
-            answer="After 5 failed deliveries a message moves to the dead-letter queue; a "
-            "received message stays hidden for 30 seconds by default.",
-            findings=[
-                {
-                    "text": "Messages move to the DLQ after 5 delivery attempts.",
-                    "evidence_ids": ["E001"],
-                },
-                {"text": "The default visibility timeout is 30 seconds.", "evidence_ids": ["E002"]},
-            ],
-            limitations="Q3 (replaying dead letters) was not investigated.",
-        )
+        return harborq_finish()
 
     return script
 
