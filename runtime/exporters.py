@@ -11,23 +11,22 @@ import logging
 import os
 import socket
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
 import temporalio.activity
 import temporalio.worker
 from opentelemetry import trace
-from opentelemetry.sdk import trace as trace_sdk
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
-from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import StatusCode
 from temporalio.contrib.opentelemetry import (
     MetricsExporter,
     OpenTelemetryPlugin,
     ReplaySafeTracerProvider,
+    create_tracer_provider,
 )
-from temporalio.contrib.opentelemetry._id_generator import TemporalIdGenerator
 from temporalio.plugin import SimplePlugin
 from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
 
@@ -73,13 +72,14 @@ def exporting(environ: Mapping[str, str]) -> Exporting:
     return Exporting(environ)
 
 
-class _TracerProvider(ReplaySafeTracerProvider):
-    """The replay-safe provider, showing its resource as the SDK's does (the Azure exporter reads
-    `get_tracer_provider().resource` on every export)."""
+@dataclass(frozen=True)
+class _Resourced:
+    """All the Azure trace exporter reads of the provider it is given (`tracer_provider=`): the
+    resource it sends with every export (the `_OTELRESOURCE_` metric). The replay-safe provider
+    does not show its SDK provider's resource, and the exporter would otherwise ask the global
+    provider for it."""
 
-    @property
-    def resource(self) -> Resource:
-        return self._tracer_provider.resource
+    resource: Resource
 
 
 class _ActivitySpans(temporalio.worker.Interceptor):
@@ -127,18 +127,17 @@ def _resource(environ: Mapping[str, str]) -> Resource:
     )
 
 
-def _tracer_provider(resource: Resource, environ: Mapping[str, str]) -> _TracerProvider:
-    generator = TemporalIdGenerator(RandomIdGenerator())
-    # sampler None: the SDK reads OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG.
-    sdk = trace_sdk.TracerProvider(resource=resource, id_generator=generator)
-    provider = _TracerProvider(sdk, generator)
+def _tracer_provider(resource: Resource, environ: Mapping[str, str]) -> ReplaySafeTracerProvider:
+    # No sampler given: the SDK reads OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG.
+    provider = create_tracer_provider(resource=resource)
     if environ.get("APPLICATIONINSIGHTS_CONNECTION_STRING"):
         from azure.monitor.opentelemetry.exporter import AzureMonitorTraceExporter
 
         provider.add_span_processor(
             BatchSpanProcessor(
                 AzureMonitorTraceExporter(
-                    connection_string=environ["APPLICATIONINSIGHTS_CONNECTION_STRING"]
+                    connection_string=environ["APPLICATIONINSIGHTS_CONNECTION_STRING"],
+                    tracer_provider=_Resourced(resource),
                 )
             )
         )

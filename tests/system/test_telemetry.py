@@ -262,6 +262,14 @@ def _check_application_insights(envelopes: list[dict[str, Any]], roots: dict[str
     logs = [e for e in envelopes if e["data"]["baseType"] == "MessageData"]
     steps = [e for e in logs if e["data"]["baseData"]["message"].startswith("step ")]
     assert steps and {e["tags"]["ai.operation.id"] for e in steps} == operations
+    # Each export carries the worker's resource (the exporter reads it off its tracer provider).
+    resources = [
+        e["data"]["baseData"]["properties"]
+        for e in envelopes
+        if e["data"]["baseType"] == "MetricData"
+        and e["data"]["baseData"]["metrics"][0]["name"] == "_OTELRESOURCE_"
+    ]
+    assert resources and {r.get("service.name") for r in resources} == {"research-agent"}
 
 
 def _check_logs_and_metrics(otlp: OtlpReceiver, roots: dict[str, Span]) -> None:
