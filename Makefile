@@ -141,7 +141,10 @@ eval: $(STAMP) ## score both policies on the labelled golden sets (bench/results
 # (its executions and largest history: bench/results/long_run.json); then how long a five-claim
 # finish waits on a verifier answering in 2 s, claims asked in turn and at once (verifier.json);
 # then the sample brief in the auto lane beside the agent, with a scripted model (lanes.json).
+# The workflow package is compiled first: the sandbox imports the workflow module afresh for every
+# run, and where no bytecode is written (PYTHONDONTWRITEBYTECODE) it would compile it every time.
 bench: $(STAMP) ## the loop's cost, Temporal's floor, a long run, the verifier's wait, the lanes
+	$(BIN)/python -m compileall -q workflows
 	$(BIN)/python -m bench.lean 100
 	$(BIN)/python -m bench.temporal_floor 100
 	$(BIN)/python -m bench.long_run 1000
