@@ -359,9 +359,11 @@ async def _run_one(
         "found": score(golden, entry, found).recalled,
         "steps": result.counters.steps,
         # it entered the fixed lane and escalated to the agent; its model calls (the verifier's
-        # not counted: its tokens are)
+        # not counted: its tokens are; a no-model policy's decisions are not model calls)
         "escalated": "fixed" in result.lanes and "agent" in result.lanes,
-        "model_calls": result.counters.model_calls,
+        "model_calls": 0
+        if settings.model_provider in LOCAL_PROVIDERS
+        else result.counters.model_calls,
         "tokens": result.counters.tokens,
         "seconds": round(seconds, 2),
         "cited_evidence": [
@@ -476,7 +478,9 @@ def render(report: dict[str, Any]) -> str:
         "labelled answer phrase in its cited quotes, or not. Recall: questions whose cited "
         "evidence is on a page labelled for them; found: the same over all recorded evidence. "
         "Escalated: runs that left the fixed lane for the agent. Model calls (the verifier's "
-        "not counted), tokens, steps and seconds: means per brief.",
+        "not counted; none for the no-model arms), tokens (for a no-model arm, what its prompts "
+        "would have cost a model, at four characters a token), steps and seconds: means per "
+        "brief.",
         "",
     ]
     arms = report["arms"]
