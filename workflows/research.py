@@ -55,7 +55,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.tool_base import ToolArgs
     from workflows.tools import bounded_call, check_seeds
     from workflows.transcript import ToolResult, TranscriptEntry
-    from workflows.validation import INVALID_INPUT, read_brief, seeds_problem
+    from workflows.validation import INVALID_INPUT, read_brief, refuse_update, seeds_problem
 
 
 LIMITS_REFUSED = "LimitsRefused"  # the error type of a refused extend_limits update
@@ -382,27 +382,11 @@ class ResearchWorkflow:
         report = state.final_report(
             outcome.status, outcome.stop_reason, outcome.report, outcome.detail
         )
-        records = list(self._unrecorded)
+        records, rows = list(self._unrecorded), contracts.rows_before(self._unrecorded)
+        scope = RunScope.end_of(self._run_id, self._execution, state.counters, state.writer, rows)
         saved = await self._call(
             contracts.SAVE_REPORT_ACTIVITY,
-            contracts.SaveReportInput(
-                scope=RunScope.end_of(
-                    self._run_id,
-                    self._execution,
-                    state.counters,
-                    state.writer,
-                    rows=contracts.rows_before(records),
-                ),
-                status=outcome.status,
-                stop_reason=outcome.stop_reason,
-                report=report,
-                counters=state.counters,
-                finished_at=workflow.now().isoformat(),
-                verification=checked,
-                records=records,
-                lanes=state.lanes,
-                escalation=state.escalation,
-            ),
+            state.save_input(scope, outcome, report, checked, records, workflow.now()),
             summary=contracts.with_records(f"save report: {outcome.status}", records),
         )
         self._unrecorded.clear()
@@ -491,9 +475,4 @@ class ResearchWorkflow:
 
     @extend_limits.validator
     def _validate_extend(self, request: ExtendLimitsInput) -> None:
-        # A refusal is the operator's answer, not a fault: non-retryable, its one sentence as the
-        # message (`temporal workflow update execute --name extend_limits` prints it as it is).
-        try:
-            self._state.model_copy(deep=True).extend(request)
-        except ValueError as refused:
-            raise ApplicationError(str(refused), type=LIMITS_REFUSED, non_retryable=True) from None
+        refuse_update(self._state.extend_refused(request), LIMITS_REFUSED)

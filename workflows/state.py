@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from workflows.cleaning import clean, echo
 from workflows.composer import compose, unaccepted
-from workflows.contracts import DecideInput, StepRecord
+from workflows.contracts import DecideInput, SaveReportInput, StepRecord
 from workflows.ending import Outcome
 from workflows.gate import open_questions, page_names, source_families
 from workflows.hosts import host_allowed, seed_problem, without_credentials
@@ -39,6 +39,7 @@ from workflows.substance import distinctive_words
 from workflows.tool_base import InvalidCall
 from workflows.tools.spec import ReadTarget
 from workflows.transcript import TranscriptEntry
+from workflows.verification import Verification
 
 MAX_SEEDS = 20  # seed URLs a run keeps (the brief's and the operator's): each is in every prompt
 MAX_GUIDANCE = 10  # operator guidance kept (newest): it counts against the context too
@@ -217,6 +218,14 @@ class RunState(BaseModel):
             seconds_left=int(self.seconds_left(now)),
         )
 
+    def extend_refused(self, request: ExtendLimitsInput) -> str:
+        """Why `extend` would refuse the request, in one sentence ("": it would not)."""
+        try:
+            self.model_copy(deep=True).extend(request)
+        except ValueError as refused:
+            return str(refused)
+        return ""
+
     def extend(self, request: ExtendLimitsInput) -> Limits:
         """Raise limits on operator request; refuse lowering and anything above the ceilings."""
         changes = request.model_dump(exclude_none=True)
@@ -232,6 +241,29 @@ class RunState(BaseModel):
         return self.limits
 
     # ------------------------------------------------------------ the result
+
+    def save_input(
+        self,
+        scope: RunScope,
+        outcome: Outcome,
+        report: Report,
+        verification: Verification,
+        records: list[StepRecord],
+        now: datetime,
+    ) -> SaveReportInput:
+        """What `save_report` stores of the ended run (`records`: steps no decide recorded)."""
+        return SaveReportInput(
+            scope=scope,
+            status=outcome.status,
+            stop_reason=outcome.stop_reason,
+            report=report,
+            counters=self.counters,
+            finished_at=now.isoformat(),
+            verification=verification,
+            records=records,
+            lanes=self.lanes,
+            escalation=self.escalation,
+        )
 
     def final_report(
         self, status: RunStatus, stop: StopReason, report: Report | None, detail: str

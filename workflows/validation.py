@@ -1,4 +1,5 @@
-"""Turning a pydantic ValidationError into the one sentence a user sees (pure)."""
+"""Turning a pydantic ValidationError into the one sentence a user sees, and refusing an
+operator's update with one (pure)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,18 @@ INVALID_INPUT = "InvalidInput"  # the error type of input that fails validation
 def describe_validation(error: ValidationError) -> str:
     """The first problem as one sentence: a validator's own words, or `field X: <message>`."""
     return " ".join(_describe(error.errors(include_url=False)[0]).split())
+
+
+def refuse_update(sentence: str, error_type: str) -> None:
+    """An update validator's refusal, when there is one (`sentence`): the operator's answer, not
+    a fault, so non-retryable, its one sentence the message (`temporal workflow update execute`
+    prints it as it is)."""
+    # Imported here: the CLI's ledger reads (`research runs`, `report`) import this module and
+    # stay free of the Temporal SDK (tests/unit/test_cli_startup.py).
+    from temporalio.exceptions import ApplicationError
+
+    if sentence:
+        raise ApplicationError(sentence, type=error_type, non_retryable=True)
 
 
 def read_brief(raw: Any) -> Brief | str:
