@@ -1,4 +1,4 @@
-"""Steering a running run: `signal` (guidance, seed, finish), `extend` and `cancel`.
+"""Steering a running run: `signal` (guidance, seed, escalate, finish), `extend` and `cancel`.
 
 Each checks what it was given before it connects, and none waits unbounded: while no worker
 polls the run's task queue the run cannot answer, so the command says so at once (within
@@ -79,8 +79,8 @@ async def signal(settings: Settings, args: argparse.Namespace) -> int:
         run = await steered(settings, args.id)
         await run.handle.signal(ResearchWorkflow.add_guidance, guidance)
     elif args.signal == "escalate":
-        run = await steered(settings, args.id)
-        await run.handle.signal(ResearchWorkflow.escalate, EscalateInput(reason=args.reason))
+        request = EscalateInput(reason=args.reason)  # its length checked before connecting
+        return await escalate(await steered(settings, args.id), request)
     else:
         run = await steered(settings, args.id)
         await run.handle.signal(ResearchWorkflow.finish_now, FinishNowInput(reason=args.reason))
@@ -100,6 +100,32 @@ async def cancel(settings: Settings, args: argparse.Namespace) -> int:
 def _warn_unless_polled(run: Steered) -> None:
     if not run.polled:
         print(f"warning: {run.waiting()}", file=sys.stderr)
+
+
+async def escalate(run: Steered, request: EscalateInput) -> int:
+    """`research signal ID escalate`: the run answers what it does, or refuses in one sentence
+    why it cannot (exit 1). With no worker polling, the `escalate` signal waits in the run's
+    history instead, and a run that cannot act on it says why in the worker's log."""
+    from workflows.research import ResearchWorkflow
+
+    run_id = run.handle.id
+    if not run.polled:
+        await run.handle.signal(ResearchWorkflow.escalate, request)
+        print(f"Sent escalate to run {run_id}")
+        print(f"warning: {run.waiting()} (a refusal is in the worker's log)", file=sys.stderr)
+        return 0
+    timeout = timedelta(seconds=ANSWER_SECONDS)
+    try:
+        answer = await run.handle.execute_update(
+            ResearchWorkflow.escalate_run, request, rpc_timeout=timeout
+        )
+    except WorkflowUpdateFailedError as error:
+        reason = getattr(error.cause, "message", None) or str(error.cause)
+        raise CliError(f"run {run_id} refused to escalate: {reason}") from None
+    except WorkflowUpdateRPCTimeoutOrCancelledError:
+        raise _unanswered(run_id) from None
+    print(f"Sent escalate to run {run_id}: {answer.message}")
+    return 0
 
 
 async def add_seeds(settings: Settings, run_id: str, urls: list[str]) -> int:

@@ -6,12 +6,17 @@ Every step the lane takes is a tool call the host makes through the same dispatc
 model's (`workflows.dispatch`): the same checks, activities, ledger rows, step budget and step
 lines, so the agent that takes over sees them as its own transcript, no page is fetched twice and
 evidence ids continue. The lane never comes back once the run escalated.
+
+An operator's escalate (the `escalate` signal, or the `escalate_run` update that answers) is
+acted on before the lane's next step; `escalation_refused` says, in one sentence, why a run
+cannot act on one: the update refuses with it, the signal logs it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable
+from datetime import datetime
 from typing import Any, Protocol
 
 from temporalio import workflow
@@ -20,7 +25,16 @@ from workflows import outcomes
 from workflows.contracts import StartRunResult
 from workflows.dispatch import Handled
 from workflows.ending import Outcome
-from workflows.models import Decision, Finding, Question, RunStatus, StopReason, ToolCall
+from workflows.models import (
+    Brief,
+    Decision,
+    EscalateResult,
+    Finding,
+    Question,
+    RunStatus,
+    StopReason,
+    ToolCall,
+)
 from workflows.state import RunState
 from workflows.tool_base import InvalidCall
 from workflows.tools import (
@@ -42,6 +56,9 @@ COMPOSE = compose_report.NAME
 HOST_CALL = "fixed_"  # the call id of each step the lane makes: `fixed_7` (the audit reads it)
 READS_PER_QUESTION = 2  # the best allowed results read for each sub-question
 OPERATOR = "an operator asked for deeper work"
+ESCALATION_REFUSED = "EscalationRefused"  # the error type of a refused escalate_run update
+ESCALATES = "the run continues as the agent before its next step"
+NOT_STARTED = "the run has not started yet, so its lane is not known: send escalate again"
 
 
 class LaneHost(Protocol):
@@ -64,6 +81,76 @@ class Escalation(Exception):
     """The fixed lane hands the run to the agent, for this reason."""
 
 
+def escalation_refused(
+    state: RunState, started: StartRunResult | None, ended: bool, now: datetime
+) -> str:
+    """Why an operator's escalate cannot be acted on now, in one sentence ("": it will be, before
+    the fixed lane's next step). `started`: what start_run said (None: it has not answered yet);
+    `ended`: the run has its outcome."""
+    if ended:
+        return "the run has already ended"
+    if started is None:
+        return NOT_STARTED
+    refused = _lane_refused(state.brief, started.lane)
+    if refused:
+        return refused
+    if AGENT in state.lanes:
+        return f"the run already escalated to the agent ({state.escalation})"
+    if state.escalation_asked:
+        return f"an escalate was already asked ({state.escalation_asked}) and {ESCALATES}"
+    stop = state.tripped(now)
+    if stop is not None:  # the lane's next check ends the run
+        return f"the run is ending ({stop.value}) before its next step"
+    if state.fixed_submitted:
+        return (
+            "the fixed lane has already submitted its report, its last step: if the report is "
+            "refused, the run continues as the agent on its own"
+        )
+    return ""
+
+
+def _lane_refused(brief: Brief, lane: str) -> str:
+    """Why a run that started in `lane` can never escalate ("": it can, starting `auto`)."""
+    if lane == FIXED:
+        why = 'its brief says "lane": "fixed"' if brief.lane == FIXED else "as the run it reruns"
+        return f"the run keeps to the fixed lane alone ({why}), which never hands over to the agent"
+    if lane == AUTO:
+        return ""
+    why = "RESEARCH_LANE=agent, the offline policy, or a run from before lanes"
+    why = "a rerun of an agent's turns" if brief.rerun_of else why
+    why = 'its brief says "lane": "agent"' if brief.lane == AGENT else why
+    return f"the run is in the agent lane from its start ({why}), so it has no fixed lane to leave"
+
+
+def escalate(state: RunState, reason: str) -> EscalateResult:
+    """An operator's escalate the run will act on (`escalation_refused` said nothing)."""
+    state.ask_escalation(reason)
+    return EscalateResult(reason=state.escalation_asked, message=ESCALATES)
+
+
+def escalate_signal(state: RunState, reason: str, refused: str) -> None:
+    """The `escalate` signal: taken as the update takes it, or logged as ignored (a signal cannot
+    answer). Sent before start_run said the lane, it is taken, and a lane that cannot act on it
+    logs it when it begins."""
+    if refused and refused != NOT_STARTED:
+        workflow.logger.warning("escalate ignored: %s", refused)
+    else:
+        state.ask_escalation(reason)
+
+
+def enter_agent(state: RunState) -> None:
+    """The agent loop begins: after the fixed lane, or from the start."""
+    if not state.lanes:
+        _ignore_early(state, AGENT)
+    state.enter_lane(AGENT)
+
+
+def _ignore_early(state: RunState, lane: str) -> None:
+    """An escalate sent before start_run said the lane, met by a lane that cannot act on it."""
+    if state.escalation_asked:
+        workflow.logger.warning("escalate ignored: %s", _lane_refused(state.brief, lane))
+
+
 def starts_fixed(started: StartRunResult, state: RunState) -> bool:
     """Whether the run starts in the fixed lane now: start_run said so (a run recorded before
     lanes says nothing: the agent) and no lane has been entered yet."""
@@ -75,6 +162,8 @@ async def fixed_lane(host: LaneHost, *, escalates: bool) -> Outcome | None:
     Not `escalates` (the brief's `"lane": "fixed"`): it submits what it composed and ends."""
     state = host.state
     state.enter_lane(FIXED)
+    if not escalates:
+        _ignore_early(state, FIXED)
     try:
         return await _run(host, escalates)
     except _Ended as ended:
@@ -113,6 +202,7 @@ async def _run(host: LaneHost, escalates: bool) -> Outcome:
     if uncovered:
         _escalate(escalates, f"required {', '.join(uncovered)} has no evidence")
     report = {"answer": args.answer, "findings": findings, "limitations": args.limitations}
+    state.fixed_submitted = True  # its `_check` is the lane's last: an escalate after is refused
     handled = await _step(host, escalates, FINISH_RESEARCH, **report)
     if handled.outcome is not None and handled.outcome.status is RunStatus.COMPLETED:
         return handled.outcome

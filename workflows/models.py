@@ -525,6 +525,13 @@ class EscalateInput(BaseModel):
     reason: str = Field(default="", max_length=500)
 
 
+class EscalateResult(BaseModel):
+    """What the `escalate_run` update took: the reason kept, and what the run does (`message`)."""
+
+    reason: str = ""
+    message: str = ""
+
+
 class ExtendLimitsInput(BaseModel):
     """New absolute values for some limits; each must be above the current value and its ceiling."""
 

@@ -37,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
         Brief,
         Decision,
         EscalateInput,
+        EscalateResult,
         ExtendLimitsInput,
         FinishNowInput,
         GuidanceInput,
@@ -175,7 +176,7 @@ class ResearchWorkflow:
                 tracing.lane_left(span, state.counters.steps, state.escalation)
             if outcome is not None:
                 return outcome
-        state.enter_lane(lanes.AGENT)
+        lanes.enter_agent(state)
         with tracing.lane(lanes.AGENT, state.counters.steps):
             while True:
                 outcome = await self._ended(self._turn())
@@ -464,8 +465,23 @@ class ResearchWorkflow:
 
     @workflow.signal
     def escalate(self, request: EscalateInput) -> None:
-        """Deeper work: a run in the fixed lane continues as the agent before its next step."""
-        self._state.ask_escalation(request.reason)
+        """Deeper work: a run in the fixed lane continues as the agent before its next step (one
+        that cannot is logged: `escalate_run`, the update, answers why)."""
+        lanes.escalate_signal(self._state, request.reason, self._escalation_refused())
+
+    @workflow.update
+    def escalate_run(self, request: EscalateInput) -> EscalateResult:
+        """The escalate signal as an update: it answers what the run does, or refuses saying why."""
+        return lanes.escalate(self._state, request.reason)
+
+    @escalate_run.validator
+    def _validate_escalate(self, request: EscalateInput) -> None:
+        refuse_update(self._escalation_refused(), lanes.ESCALATION_REFUSED)
+
+    def _escalation_refused(self) -> str:
+        started = self._carried.started if self._carried is not None else self._started
+        ended = self._outcome is not None or bool(self._invalid)
+        return lanes.escalation_refused(self._state, started, ended, workflow.now())
 
     @workflow.update
     def extend_limits(self, request: ExtendLimitsInput) -> Limits:

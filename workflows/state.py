@@ -70,6 +70,9 @@ class RunState(BaseModel):
     lanes: list[str] = Field(default_factory=list)  # the lanes entered, in order
     escalation: str = ""  # why the run left the fixed lane ("": it did not)
     escalation_asked: str = ""  # an operator's escalate, not yet acted on (its reason)
+    # The fixed lane is submitting its report, past its last check for an operator's escalate
+    # (`workflows.lanes`): one asked now would never be acted on, so it is refused.
+    fixed_submitted: bool = Field(default=False, exclude_if=lambda value: not value)
 
     @classmethod
     def begin(cls, brief: Brief, now: datetime) -> RunState:

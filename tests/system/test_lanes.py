@@ -146,7 +146,7 @@ async def test_an_escalate_signal_from_the_temporal_client_hands_over(
     assert result.stop_reason is StopReason.STEP_LIMIT
 
 
-@pytest.mark.parametrize("sender", ["research", "temporal"])
+@pytest.mark.parametrize("sender", ["research", "temporal", "temporal-update"])
 async def test_escalate_from_the_cli_and_the_temporal_cli(
     dev_client: Client, embedded_pg_url: str, corpus_ledger: Ledger, sender: str
 ) -> None:
@@ -173,15 +173,22 @@ async def test_escalate_from_the_cli_and_the_temporal_cli(
                 research, env, "signal", run_id, "escalate", "--reason", "check the versions"
             )
         else:
+            kind = ["update", "execute"] if sender == "temporal-update" else ["signal"]
+            name = "escalate_run" if sender == "temporal-update" else "escalate"
             command = [
-                find_temporal_binary() or "temporal", "workflow", "signal", "--address", address,
-                "--workflow-id", run_id, "--name", "escalate",
+                find_temporal_binary() or "temporal", "workflow", *kind, "--address", address,
+                "--workflow-id", run_id, "--name", name,
                 "--input", json.dumps({"reason": "check the versions"}),
             ]  # fmt: skip
             sent = await asyncio.to_thread(
                 subprocess.run, command, capture_output=True, text=True, timeout=60
             )
         assert sent.returncode == 0, sent.stderr
+        answer = "the run continues as the agent before its next step"
+        if sender == "research":  # the run's answer (the `escalate_run` update)
+            assert sent.stdout == f"Sent escalate to run {run_id}: {answer}\n"
+        elif sender == "temporal-update":
+            assert answer in sent.stdout, sent.stdout
         await asyncio.sleep(1)  # the signal is in history before the model answers
         fake.release.set()
         result: RunResult = await handle.result()

@@ -1,8 +1,8 @@
 """Steering a run no worker serves, as an operator types it: `start` and every steering command
 say at once that no worker polls the run's task queue and that the request waits for one; when a
 worker starts, the run takes every request it was sent (the new limits, guidance, the seed URL,
-the cancellation). `research runs` lists the run as pending till then. A second run under the
-same id is bad input (exit 2)."""
+the escalate, the cancellation). `research runs` lists the run as pending till then. A second run
+under the same id is bad input (exit 2)."""
 
 from __future__ import annotations
 
@@ -71,6 +71,7 @@ async def test_every_steering_command_says_no_worker_polls_and_takes_effect_when
         ["extend", run_id, "--steps", "30"],
         ["signal", run_id, "guidance", "prefer the official docs"],
         ["signal", run_id, "seed", "https://docs.harborq.example/faq.html"],
+        ["signal", run_id, "escalate", "--reason", "go deeper"],
         ["cancel", run_id],
     ]
     for command in commands:
@@ -102,7 +103,7 @@ async def test_every_steering_command_says_no_worker_polls_and_takes_effect_when
         for event in events
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED
     ]
-    assert signals == ["add_guidance", "add_seed_urls"]
+    assert signals == ["add_guidance", "add_seed_urls", "escalate"]
 
 
 @pytest.mark.timeout(300)
