@@ -1,5 +1,5 @@
-"""Baselines the product is measured against: the offline policy, the fixed pipeline, their
-excerpts and the golden sets. Product code never imports them; the composition root (`worker.py`)
+"""Baselines the product is measured against: the offline policy, the fixed pipeline and the
+golden sets. Product code never imports them; the composition root (`worker.py`)
 injects a policy into `decide` (`activities.model.policy`). The CLI measures and compares runs
 against them (`starter.evaluation` for `research eval`, `starter.comparison` for `rerun`).
 """

@@ -172,13 +172,13 @@ async def test_a_continued_run_is_one_trace(
     worker_env: dict[str, str],
     spawn_worker: type[WorkerProcess],
 ) -> None:
-    """A worker process exporting over OTLP runs the demo (offline policy, 8 steps) continuing
-    every 3 steps: each execution's root span is a child of the one before, in one trace."""
+    """A worker process exporting over OTLP runs the demo (offline policy, 13 steps) continuing
+    every 5 steps: each execution's root span is a child of the one before, in one trace."""
     run_id = f"long-trace-{uuid.uuid4().hex[:8]}"
     with OtlpReceiver() as otlp:
         env = {
             **worker_env,
-            "RESEARCH_CONTINUE_AS_NEW_STEPS": "3",
+            "RESEARCH_CONTINUE_AS_NEW_STEPS": "5",
             "OTEL_EXPORTER_OTLP_ENDPOINT": otlp.url,
             "OTEL_BSP_SCHEDULE_DELAY": "200",
         }
@@ -194,7 +194,7 @@ async def test_a_continued_run_is_one_trace(
     roots = [s for s in spans if s.name == ROOT]
     trace = [s for s in otlp.collected.spans if s.trace_id == roots[0].trace_id]
 
-    assert result.status is RunStatus.COMPLETED and result.counters.steps == 8
+    assert result.status is RunStatus.COMPLETED and result.counters.steps == 13
     assert len(histories) == 3 and len(roots) == 3
     assert {root.trace_id for root in roots} == {roots[0].trace_id}
     by_id = {span.span_id: span for span in trace}
@@ -204,17 +204,17 @@ async def test_a_continued_run_is_one_trace(
         chain.append(next(root for root in roots if root.parent_id == chain[-1].span_id))
     assert [root.attributes.get("research.continued_as_new") for root in chain] == [2, 3, None]
     assert chain[-1].attributes["research.status"] == "completed"
-    assert chain[-1].attributes["research.steps"] == 8
+    assert chain[-1].attributes["research.steps"] == 13
     orphans = [s.name for s in trace if s.parent_id and s.parent_id not in by_id]
     assert not orphans, f"every span hangs under a root of the run: {orphans}"
     tools = [s for s in trace if s.name.startswith("execute_tool ")]
-    assert sorted(s.attributes["research.step"] for s in tools) == list(range(1, 9))
+    assert sorted(s.attributes["research.step"] for s in tools) == list(range(1, 14))
     # Each execution's steps sit in its lane's span (one a root: the agent's), under its root.
     lanes = [s for s in trace if s.name == "lane agent"]
     assert sorted(lane.parent_id for lane in lanes) == sorted(root.span_id for root in chain)
     lane_of = {lane.parent_id: lane.span_id for lane in lanes}
     assert [len([t for t in tools if t.parent_id == lane_of[r.span_id]]) for r in chain] == [
+        5,
+        5,
         3,
-        3,
-        2,
     ]

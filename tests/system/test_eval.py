@@ -80,8 +80,10 @@ def test_eval_tables_each_arm_on_the_demo_and_real_pages(tmp_path: Path) -> None
         assert summary["completed_unverified"] == 0, arm
 
     demo = [r for r in report["runs"] if r["golden"] == "demo.json" and r["arm"] == "offline"]
+    # The optional Q3 of the first brief is left open: only a mirror of its page says it, and
+    # the offline policy settles a question on two pages that agree.
     assert [(r["completed"], r["recalled"], r["questions"]) for r in demo] == [
-        (True, 3, 3),
+        (True, 2, 3),
         (True, 1, 1),
     ], "the offline policy answers the demo briefs from their labelled pages"
     model = [r for r in report["runs"] if r["arm"] == "openai:fake-model"]
@@ -98,7 +100,7 @@ def test_eval_tables_each_arm_on_the_demo_and_real_pages(tmp_path: Path) -> None
         "| incomplete | recall | found | escalated | model calls | tokens | steps | seconds |"
     )
     assert "| all | openai:fake-model | 6 | 0 | 0 | 0 | 0 | 6 | 0/" in table
-    assert "| demo.json | offline | 2 | 2 | 0 | 2 | 0 | 0 | 4/4 | 4/4 | " in table
+    assert "| demo.json | offline | 2 | 2 | 0 | 2 | 0 | 0 | 3/4 | 3/4 | " in table
 
     # The figures alone, as data the docs point at: dated, on this machine, and comparable
     # between two evaluations of the same code (no run ids, seconds or quotes per run).

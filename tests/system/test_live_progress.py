@@ -22,7 +22,7 @@ from tests.system.conftest import WorkerProcess
 pytestmark = [pytest.mark.system, pytest.mark.timeout(180)]
 
 NO_WORKER = "warning: no worker is polling task queue"
-DEMO_STEPS = [f"step {n}/20  " for n in range(1, 9)]  # the sample brief completes in 8 steps
+DEMO_STEPS = [f"step {n}/20  " for n in range(1, 14)]  # the sample brief completes in 13 steps
 
 
 @pytest.fixture
@@ -52,7 +52,9 @@ def _start(env: dict[str, str]) -> subprocess.Popen[str]:
 
 
 def _step_lines(stdout: str) -> list[str]:
-    return [line[: len("step 0/20  ")] for line in stdout.splitlines() if line.startswith("step ")]
+    return [
+        line[: line.index("  ") + 2] for line in stdout.splitlines() if line.startswith("step ")
+    ]
 
 
 def test_every_step_is_a_line_the_last_included_and_no_warning_with_a_worker(
@@ -72,12 +74,12 @@ def test_every_step_is_a_line_the_last_included_and_no_warning_with_a_worker(
     assert _step_lines(stdout) == DEMO_STEPS
     lines = stdout.splitlines()
     last = max(i for i, line in enumerate(lines) if line.startswith("step "))
-    assert lines[last] == "step 8/20  finish: the coverage gate passed"
+    assert lines[last] == "step 13/20  finish: the coverage gate passed"
     assert lines[last + 1 : last + 4 : 2] == [
         "",
         "Status: completed: rules only, meaning not checked | Stop: coverage_gate_passed",
     ]
-    assert "Steps: 8 |" in stdout
+    assert "Steps: 13 |" in stdout
     assert NO_WORKER not in stderr
 
 

@@ -54,12 +54,15 @@ def runs(
     )
     short = json.loads(DEMO_BRIEF.read_text()) | {"limits": {"max_steps": 4}}
     (folder / "short.json").write_text(json.dumps(short))
+    # stopped after recording E001 and E002 (the sample brief reads three pages first)
+    recorded = json.loads(DEMO_BRIEF.read_text()) | {"limits": {"max_steps": 6}}
+    (folder / "recorded.json").write_text(json.dumps(recorded))
     worker = WorkerProcess(env)
     try:
         worker.wait_ready()
         tag = uuid.uuid4().hex[:6]
         briefs = {"completed": DEMO_BRIEF, "stopped": folder / "short.json"}
-        briefs["tampered"] = briefs["stopped"]
+        briefs["tampered"] = folder / "recorded.json"
         ids = [f"research-ops-{name}-{tag}" for name in briefs]
         for run_id, brief in zip(ids, briefs.values(), strict=True):
             started = research(env, "start", str(brief), "--id", run_id, "--wait")
@@ -85,7 +88,7 @@ def test_runs_lists_recent_runs_newest_first_with_a_status_filter_and_json(runs:
     ]  # fmt: skip
     ours = [line.split() for line in lines if line.startswith("research-ops-")]
     assert [row[0] for row in ours] == [runs.tampered, runs.stopped, runs.completed]
-    assert ours[2][1:5] == ["completed", "coverage_gate_passed", "8", "3"]
+    assert ours[2][1:5] == ["completed", "coverage_gate_passed", "13", "4"]
     assert ours[1][1:4] == ["incomplete", "step_limit", "4"]
 
     incomplete = research(runs.env, "runs", "--status", "incomplete", "--json")
@@ -104,9 +107,9 @@ def test_status_and_report_as_json_html_and_markdown(runs: Runs, tmp_path: Path)
     assert status.returncode == 0, status.stderr
     summary = json.loads(status.stdout)
     assert (summary["status"], summary["stop_reason"], summary["evidence"]) == (
-        "completed", "coverage_gate_passed", 3
+        "completed", "coverage_gate_passed", 4
     )  # fmt: skip
-    assert summary["counters"]["steps"] == 8
+    assert summary["counters"]["steps"] == 13
 
     report = json.loads(research(runs.env, "report", runs.completed, "--json").stdout)
     assert report["status"] == "completed" and not report["composed"]
@@ -298,7 +301,7 @@ def test_the_ledger_page_queries_run_as_written(runs: Runs, embedded_pg_url: str
         ).fetchone()
 
     traced = next(rows for query, rows in results.items() if "evidence_trace" in query)
-    assert [row[0] for row in traced] == ["E001", "E002", "E003"]
+    assert [row[0] for row in traced] == ["E001", "E002", "E003", "E004"]
     assert all(row[3] is True and row[4] for row in traced)  # quote in snapshot, and cited
     assert all(str(row[5]).startswith("https://docs.harborq.example/") for row in traced)
-    assert summary == ("completed", 8, 2, 3, 3, False)
+    assert summary == ("completed", 13, 4, 4, 4, False)

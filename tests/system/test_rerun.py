@@ -78,10 +78,10 @@ def test_a_rerun_of_an_offline_run_is_identical(sources: Sources) -> None:
     table = {row[0]: row[1:] for row in cells}
     assert table["status"] == ["completed", "completed"]
     assert table["stop reason"] == ["coverage_gate_passed", "coverage_gate_passed"]
-    assert table["steps"] == ["8", "8"] and table["evidence"] == ["3", "3"]
+    assert table["steps"] == ["13", "13"] and table["evidence"] == ["4", "4"]
     assert not [line for line in lines if line.startswith("* ")]  # no value differs
     steps = [line for line in lines if line.strip()[:1].isdigit() and " = " in line]
-    assert len(steps) == 8 + 3 + len(_report(sources, sources.completed)["findings"])
+    assert len(steps) == 13 + 4 + len(_report(sources, sources.completed)["findings"])
     assert lines[-1].startswith("Differences: none")
 
 
