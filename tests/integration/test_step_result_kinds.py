@@ -16,13 +16,15 @@ from activities.ledger.chain import entry_fields
 from runtime.database import apply_migrations, migrations
 from workflows.transcript import TranscriptEntry
 
-EXPORT = Path(__file__).parent.parent / "exports" / "demo"
+# The demo export's steps as recorded before results had a kind (tests/exports/demo since holds
+# a newer recording).
+OLD_STEPS = Path(__file__).parent / "steps_before_kinds.json"
 GATE_FAILED = {"gaps": ["Q2 has no evidence"], "finish_attempts_left": 2}
 
 
 def _old_steps() -> list[dict[str, Any]]:
     """The demo export's steps (stored before results had a kind), and a refused finish."""
-    steps: list[dict[str, Any]] = json.loads((EXPORT / "steps.json").read_text(encoding="utf-8"))
+    steps: list[dict[str, Any]] = json.loads(OLD_STEPS.read_text(encoding="utf-8"))
     refused = json.loads(json.dumps(steps[-1]))
     refused["step"] = len(steps) + 1
     refused["entry"]["step"] = refused["step"]

@@ -50,7 +50,9 @@ def _verified(recorded_rows: RunRows, recorded_facts: HistoryFacts) -> tuple[Run
     rows, facts = recorded_rows.model_copy(deep=True), recorded_facts.model_copy(deep=True)
     assert rows.report is not None and facts.result is not None
     report = rows.report.report
-    submitted = Report(answer=report.answer, findings=report.findings)
+    submitted = Report(
+        answer=report.answer, findings=report.findings, limitations=report.limitations
+    )
     step = max(s.step for s in rows.steps if s.tool == "finish_research")
     verdicts = []
     for claim in verification.claims(submitted, AuditData(rows).evidence_models(), rows.run.brief):
@@ -314,12 +316,13 @@ def test_the_table_names_the_failed_check_and_its_problem() -> None:
 
     line = next(line for line in lines if line.startswith("quotes-in-snapshots "))
     assert "FAIL" in line and "E001: the quote is not S1's text at 634" in line
-    # The same edit breaks the report's gate, its Markdown and the match with history.
+    # The same edit breaks its chain link, the report's Markdown and the match with history (the
+    # gate still passes: the finding rests on E002 too, and E001's heading names its question).
     assert sorted(failed(rows, facts)) == [
+        "evidence-chain",
         "history-evidence",
         "markdown-matches-rows",
         "quotes-in-snapshots",
-        "report-passes-gate",
     ]
     assert lines[-1] == f"{len(CHECKS)} checks: {len(CHECKS) - 4} ok, 4 failed, 0 skipped"
 

@@ -27,7 +27,7 @@ def test_a_recorded_history_replays_cleanly(capsys: pytest.CaptureFixture[str]) 
     code, out, err = replay(history("demo-offline"), capsys)
 
     assert (code, err) == (0, "")
-    assert out == "replays cleanly: demo-offline-recorded (26 events) against the current code\n"
+    assert out == "replays cleanly: demo-offline-recorded (37 events) against the current code\n"
 
 
 def test_a_history_the_code_would_not_repeat_diverges_in_one_paragraph(
