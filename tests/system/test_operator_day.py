@@ -213,7 +213,7 @@ def test_ctrl_c_during_start_wait_says_the_run_goes_on(
     finally:
         if waiting.poll() is None:
             waiting.kill()
-            waiting.wait()
+            waiting.communicate()  # reads and closes its pipes: none left for a later test's GC
 
     assert waiting.returncode == 130
     assert f"stopped following run {run_id}; the run goes on: `research status {run_id}`" in stderr
