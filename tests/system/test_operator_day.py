@@ -201,10 +201,18 @@ def test_ctrl_c_during_start_wait_says_the_run_goes_on(
 ) -> None:
     run_id = f"research-ctrlc-{uuid.uuid4().hex[:6]}"
     env = stack_env | {"RESEARCH_TASK_QUEUE": f"nobody-polls-{run_id}", "PYTHONUNBUFFERED": "1"}
-    waiting = subprocess.Popen(
-        [sys.executable, "-m", "starter.cli", "start", str(DEMO_BRIEF), "--id", run_id, "--wait"],
-        cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    # The command gets Ctrl-C as on a terminal even when this runner inherited SIGINT ignored (a
+    # background job: `make test &`): an ignored signal stays ignored across exec, a handled one
+    # is reset to the default, which Python turns into KeyboardInterrupt and asyncio into a cancel.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        command = ["start", str(DEMO_BRIEF), "--id", run_id, "--wait"]
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "starter.cli", *command],
+            cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+    finally:
+        signal.signal(signal.SIGINT, previous)
     try:
         assert waiting.stdout is not None
         assert waiting.stdout.readline().startswith(f"Started run {run_id}")
