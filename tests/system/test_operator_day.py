@@ -15,6 +15,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -196,23 +197,30 @@ def test_a_search_of_common_words_does_not_claim_the_host_is_empty(
     assert empty.stdout.strip() == NOTHING_INDEXED
 
 
+@contextmanager
+def _terminal_sigint() -> Iterator[None]:
+    """Children started inside get Ctrl-C as on a terminal even when this runner inherited SIGINT
+    ignored (a background job: `make test &`): an ignored signal stays ignored across exec, a
+    handled one is reset to the default, which Python turns into KeyboardInterrupt (asyncio: a
+    cancel of the command)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_ctrl_c_during_start_wait_says_the_run_goes_on(
     stack_env: dict[str, str], tmp_path: Path
 ) -> None:
     run_id = f"research-ctrlc-{uuid.uuid4().hex[:6]}"
     env = stack_env | {"RESEARCH_TASK_QUEUE": f"nobody-polls-{run_id}", "PYTHONUNBUFFERED": "1"}
-    # The command gets Ctrl-C as on a terminal even when this runner inherited SIGINT ignored (a
-    # background job: `make test &`): an ignored signal stays ignored across exec, a handled one
-    # is reset to the default, which Python turns into KeyboardInterrupt and asyncio into a cancel.
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
+    with _terminal_sigint():
         command = ["start", str(DEMO_BRIEF), "--id", run_id, "--wait"]
         waiting = subprocess.Popen(
             [sys.executable, "-m", "starter.cli", *command],
             cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-    finally:
-        signal.signal(signal.SIGINT, previous)
     try:
         assert waiting.stdout is not None
         assert waiting.stdout.readline().startswith(f"Started run {run_id}")
@@ -249,10 +257,12 @@ def dev_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevStack]:
         RESEARCH_UI_PORT=str(ui_port),
         PYTHONUNBUFFERED="1",
     )
-    dev = subprocess.Popen(
-        [sys.executable, "-m", "starter.cli", "dev"],
-        cwd=PROJECT_ROOT, env=dev_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    with _terminal_sigint():
+        dev = subprocess.Popen(
+            [sys.executable, "-m", "starter.cli", "dev"],
+            cwd=PROJECT_ROOT, env=dev_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True,
+        )  # fmt: skip
     try:
         assert dev.stdout is not None
         printed = []
