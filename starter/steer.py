@@ -120,8 +120,7 @@ async def escalate(run: Steered, request: EscalateInput) -> int:
             ResearchWorkflow.escalate_run, request, rpc_timeout=timeout
         )
     except WorkflowUpdateFailedError as error:
-        reason = getattr(error.cause, "message", None) or str(error.cause)
-        raise CliError(f"run {run_id} refused to escalate: {reason}") from None
+        raise CliError(f"run {run_id} refused to escalate: {_refusal(error)}") from None
     except WorkflowUpdateRPCTimeoutOrCancelledError:
         raise _unanswered(run_id) from None
     print(f"Sent escalate to run {run_id}: {answer.message}")
@@ -219,8 +218,7 @@ async def extend(settings: Settings, args: argparse.Namespace) -> int:
         )
         limits = await update.result(rpc_timeout=timedelta(seconds=ANSWER_SECONDS))
     except WorkflowUpdateFailedError as error:
-        reason = getattr(error.cause, "message", None) or str(error.cause)
-        raise CliError(f"run {args.id} refused the new limits: {reason}") from None
+        raise CliError(f"run {args.id} refused the new limits: {_refusal(error)}") from None
     except WorkflowUpdateRPCTimeoutOrCancelledError:
         if run.polled:
             raise _unanswered(args.id) from None
@@ -265,6 +263,11 @@ EXTEND_FLAGS = {
     "max_tokens": "tokens",
     "deadline_seconds": "deadline",
 }
+
+
+def _refusal(error: WorkflowUpdateFailedError) -> str:
+    """The one sentence an update's validator refused with (its ApplicationError's message)."""
+    return getattr(error.cause, "message", None) or str(error.cause)
 
 
 def _unanswered(run_id: str) -> CliError:
